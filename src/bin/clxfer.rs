@@ -1,0 +1,126 @@
+//! The clxfer command line.
+
+use clap::{Parser, Subcommand};
+use clxfer::config::{self, Config};
+use clxfer::layer::probe;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "clxfer",
+    version,
+    about = "See how an OpenCL program's bytes move, and why."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the effective options, the OpenCL loader in use, and each platform and device.
+    Doctor {
+        /// Print the options table as Markdown (the README's table) and exit.
+        #[arg(long)]
+        options_markdown: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Doctor {
+            options_markdown: true,
+        } => {
+            print!("{}", config::markdown_table());
+            ExitCode::SUCCESS
+        }
+        Command::Doctor { .. } => doctor(),
+    }
+}
+
+fn doctor() -> ExitCode {
+    let cfg = Config::from_env();
+    for warning in &cfg.warnings {
+        eprintln!("clxfer: {warning}");
+    }
+    println!("clxfer {}", env!("CARGO_PKG_VERSION"));
+    println!("\nOptions:");
+    for s in &cfg.settings {
+        let from = if s.from_env { "set" } else { "default" };
+        let shown = if s.value.is_empty() {
+            "(unset)"
+        } else {
+            s.value.as_str()
+        };
+        println!("  {:<22} {:<24} ({from})", s.spec.var, shown);
+    }
+
+    println!("\nLayer library:");
+    match layer_library() {
+        Some(lib) => {
+            println!("  {}", lib.display());
+            println!(
+                "  as a loader layer:  OPENCL_LAYERS={} PROGRAM",
+                lib.display()
+            );
+            println!("  by LD_PRELOAD:      LD_PRELOAD={} PROGRAM", lib.display());
+        }
+        None => println!("  libclxfer.so not found next to this binary (build with `cargo build`)"),
+    }
+    for var in [
+        "OPENCL_LAYERS",
+        "LD_PRELOAD",
+        "OCL_ICD_VENDORS",
+        "OCL_ICD_FILENAMES",
+    ] {
+        if let Ok(value) = std::env::var(var) {
+            println!("  {var}={value}");
+        }
+    }
+
+    println!("\nOpenCL:");
+    match probe::inspect(&cfg.opencl_lib) {
+        Err(e) => {
+            println!("  {e}");
+            return ExitCode::from(1);
+        }
+        Ok(inst) => {
+            println!("  loader library: {}", inst.library);
+            println!(
+                "  loader:         {}",
+                inst.loader
+                    .as_deref()
+                    .unwrap_or("unknown (no clGetICDLoaderInfoOCLICD)")
+            );
+            if let Some(err) = inst.error {
+                println!(
+                    "  clGetPlatformIDs failed: {err} (no platforms: is an ICD installed in /etc/OpenCL/vendors?)"
+                );
+            }
+            for (i, p) in inst.platforms.iter().enumerate() {
+                println!("  platform {i}: {} ({}), {}", p.name, p.vendor, p.version);
+                for (j, d) in p.devices.iter().enumerate() {
+                    println!(
+                        "    device {j}: {} [{}], {}, {:.1} GiB global memory",
+                        d.name,
+                        d.kind,
+                        d.version,
+                        d.global_mem as f64 / (1u64 << 30) as f64
+                    );
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// libclxfer.so beside the binary (cargo's target dir) or in ../lib (an install prefix).
+fn layer_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join("libclxfer.so"), dir.join("../lib/libclxfer.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .and_then(|p| p.canonicalize().ok())
+}

@@ -1,0 +1,311 @@
+//! The one options table. Every `CLXFER_*` variable is declared here once; parsing, `clxfer doctor`
+//! and the README table are all built from [`OPTIONS`]. A bad value gives one warning naming the
+//! variable and the accepted values, and the default is used.
+
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+
+/// What values an option accepts.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// One of a fixed list of words.
+    Choice(&'static [&'static str]),
+    /// A file name or path, used as given.
+    Path,
+    /// Empty, or the name of an OpenCL entry point.
+    EntryPoint,
+}
+
+/// One row of the options table.
+#[derive(Debug)]
+pub struct OptSpec {
+    pub var: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+pub const OPTIONS: &[OptSpec] = &[
+    OptSpec {
+        var: "CLXFER_MODE",
+        kind: Kind::Choice(&["trace", "summary", "off"]),
+        default: "trace",
+        doc: "`trace` writes a Chrome trace, `summary` prints a report at exit, \
+              `off` forwards every call untouched and records nothing.",
+    },
+    OptSpec {
+        var: "CLXFER_OPENCL_LIB",
+        kind: Kind::Path,
+        default: "libOpenCL.so.1",
+        doc: "Under LD_PRELOAD, the OpenCL library to forward to when `dlsym(RTLD_NEXT)` finds none \
+              (the program opened OpenCL privately, as Python extensions do).",
+    },
+    OptSpec {
+        var: "CLXFER_LOG",
+        kind: Kind::Choice(&["warn", "info", "debug"]),
+        default: "warn",
+        doc: "What clxfer says on stderr: `warn` only problems, `info` also how it loaded and \
+              what it saw at exit, `debug` also how each function was resolved.",
+    },
+    OptSpec {
+        var: "CLXFER_TEST_PANIC_AT",
+        kind: Kind::EntryPoint,
+        default: "",
+        doc: "Testing only: make clxfer's own code panic inside this entry point, to check that the \
+              program is unaffected and clxfer disables itself.",
+    },
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Trace,
+    Summary,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Warn,
+    Info,
+    Debug,
+}
+
+/// One option's effective value and where it came from.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub spec: &'static OptSpec,
+    pub value: String,
+    pub from_env: bool,
+}
+
+/// The parsed configuration, read once per process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub settings: Vec<Setting>,
+    pub mode: Mode,
+    pub opencl_lib: String,
+    pub log: LogLevel,
+    pub test_panic_at: Option<String>,
+    /// One line per bad value, to be printed once.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Config {
+        Config::from_lookup(|var| std::env::var(var).ok())
+    }
+
+    /// Parses from any lookup (tests pass a map).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
+        let mut warnings = Vec::new();
+        let settings: Vec<Setting> = OPTIONS
+            .iter()
+            .map(|spec| match lookup(spec.var) {
+                Some(raw) => match validate(spec, &raw) {
+                    Ok(value) => Setting {
+                        spec,
+                        value,
+                        from_env: true,
+                    },
+                    Err(accepted) => {
+                        warnings.push(format!(
+                            "{}={:?} is not valid; accepted: {}; using {:?}",
+                            spec.var, raw, accepted, spec.default
+                        ));
+                        Setting {
+                            spec,
+                            value: spec.default.to_string(),
+                            from_env: false,
+                        }
+                    }
+                },
+                None => Setting {
+                    spec,
+                    value: spec.default.to_string(),
+                    from_env: false,
+                },
+            })
+            .collect();
+        let get = |var: &str| {
+            settings
+                .iter()
+                .find(|s| s.spec.var == var)
+                .map(|s| s.value.as_str())
+                .unwrap_or("")
+        };
+        let mode = match get("CLXFER_MODE") {
+            "summary" => Mode::Summary,
+            "off" => Mode::Off,
+            _ => Mode::Trace,
+        };
+        let log = match get("CLXFER_LOG") {
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            _ => LogLevel::Warn,
+        };
+        let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
+        let panic_at = get("CLXFER_TEST_PANIC_AT");
+        let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
+        Config {
+            settings,
+            mode,
+            opencl_lib,
+            log,
+            test_panic_at,
+            warnings,
+        }
+    }
+}
+
+static GLOBAL: OnceLock<Config> = OnceLock::new();
+
+/// The process's configuration, read from the environment on first use; bad values warn once here.
+pub fn global() -> &'static Config {
+    GLOBAL.get_or_init(|| {
+        let config = Config::from_env();
+        for warning in &config.warnings {
+            crate::diag::emit(format_args!("{warning}"));
+        }
+        config
+    })
+}
+
+/// The value to use, or the accepted values for the warning.
+fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
+    let value = raw.trim();
+    match spec.kind {
+        Kind::Choice(words) => {
+            let lower = value.to_ascii_lowercase();
+            words
+                .iter()
+                .find(|w| **w == lower)
+                .map(|w| w.to_string())
+                .ok_or_else(|| words.join("|"))
+        }
+        Kind::Path if value.is_empty() => Err("a non-empty file name or path".into()),
+        Kind::Path => Ok(value.to_string()),
+        Kind::EntryPoint
+            if value.is_empty()
+                || (value.starts_with("cl")
+                    && value.chars().all(|c| c.is_ascii_alphanumeric())) =>
+        {
+            Ok(value.to_string())
+        }
+        Kind::EntryPoint => Err("an OpenCL function name such as clEnqueueWriteBuffer".into()),
+    }
+}
+
+/// How a value is written in the docs table.
+pub fn accepted(spec: &OptSpec) -> String {
+    match spec.kind {
+        Kind::Choice(words) => words
+            .iter()
+            .map(|w| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(" \\| "),
+        Kind::Path => "path".into(),
+        Kind::EntryPoint => "entry point name".into(),
+    }
+}
+
+/// The README's options table, generated from [`OPTIONS`] (a test checks README.md holds it).
+pub fn markdown_table() -> String {
+    let mut out =
+        String::from("| Variable | Values | Default | What it does |\n|---|---|---|---|\n");
+    for spec in OPTIONS {
+        let default = if spec.default.is_empty() {
+            "(unset)".to_string()
+        } else {
+            format!("`{}`", spec.default)
+        };
+        let doc = spec.doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            spec.var,
+            accepted(spec),
+            default,
+            doc
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(pairs: &[(&str, &str)]) -> Config {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|var| map.get(var).cloned())
+    }
+
+    #[test]
+    fn defaults_when_unset() {
+        let c = parse(&[]);
+        assert_eq!(c.mode, Mode::Trace);
+        assert_eq!(c.log, LogLevel::Warn);
+        assert_eq!(c.opencl_lib, "libOpenCL.so.1");
+        assert_eq!(c.test_panic_at, None);
+        assert!(c.warnings.is_empty());
+        assert!(c.settings.iter().all(|s| !s.from_env));
+    }
+
+    #[test]
+    fn valid_values_table() {
+        type Check = dyn Fn(&Config) -> bool;
+        let cases: &[(&str, &str, &Check)] = &[
+            ("CLXFER_MODE", "summary", &|c| c.mode == Mode::Summary),
+            ("CLXFER_MODE", "OFF", &|c| c.mode == Mode::Off),
+            ("CLXFER_MODE", " trace ", &|c| c.mode == Mode::Trace),
+            ("CLXFER_LOG", "debug", &|c| c.log == LogLevel::Debug),
+            ("CLXFER_LOG", "info", &|c| c.log == LogLevel::Info),
+            ("CLXFER_OPENCL_LIB", "/opt/x/libOpenCL.so", &|c| {
+                c.opencl_lib == "/opt/x/libOpenCL.so"
+            }),
+            ("CLXFER_TEST_PANIC_AT", "clFinish", &|c| {
+                c.test_panic_at.as_deref() == Some("clFinish")
+            }),
+        ];
+        for (var, value, check) in cases {
+            let c = parse(&[(var, value)]);
+            assert!(check(&c), "{var}={value}");
+            assert!(c.warnings.is_empty(), "{var}={value}: {:?}", c.warnings);
+        }
+    }
+
+    #[test]
+    fn invalid_values_warn_once_and_use_default() {
+        let cases = [
+            ("CLXFER_MODE", "fast", "trace|summary|off"),
+            ("CLXFER_LOG", "verbose", "warn|info|debug"),
+            ("CLXFER_OPENCL_LIB", "  ", "non-empty"),
+            ("CLXFER_TEST_PANIC_AT", "rm -rf", "OpenCL function name"),
+        ];
+        for (var, value, accepted) in cases {
+            let c = parse(&[(var, value)]);
+            assert_eq!(c.warnings.len(), 1, "{var}");
+            assert!(c.warnings[0].starts_with(var), "{}", c.warnings[0]);
+            assert!(c.warnings[0].contains(accepted), "{}", c.warnings[0]);
+            let d = parse(&[]);
+            assert_eq!(
+                format!("{:?}{:?}{:?}", c.mode, c.log, c.opencl_lib),
+                format!("{:?}{:?}{:?}", d.mode, d.log, d.opencl_lib)
+            );
+        }
+    }
+
+    #[test]
+    fn table_lists_every_option() {
+        let t = markdown_table();
+        for spec in OPTIONS {
+            assert!(t.contains(&format!("`{}`", spec.var)));
+        }
+        assert_eq!(t.lines().count(), OPTIONS.len() + 2);
+    }
+}

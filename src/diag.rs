@@ -1,0 +1,42 @@
+//! Diagnostics: one line each on stderr, prefixed `clxfer:`. Never stdout, never a panic when stderr
+//! is closed, one write per line so lines from several threads do not interleave.
+
+use crate::config::{self, LogLevel};
+use std::io::Write;
+
+/// Writes one `clxfer:` line to stderr, whatever the log level.
+pub fn emit(args: std::fmt::Arguments) {
+    let line = format!("clxfer: {args}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// Whether messages of this level are shown.
+pub fn enabled(level: LogLevel) -> bool {
+    config::global().log >= level
+}
+
+/// A problem the user should know about; always shown.
+#[macro_export]
+macro_rules! warn {
+    ($($t:tt)*) => { $crate::diag::emit(format_args!($($t)*)) };
+}
+
+/// How clxfer loaded and what it saw; shown with `CLXFER_LOG=info` or `debug`.
+#[macro_export]
+macro_rules! info {
+    ($($t:tt)*) => {
+        if $crate::diag::enabled($crate::config::LogLevel::Info) {
+            $crate::diag::emit(format_args!($($t)*))
+        }
+    };
+}
+
+/// Details of resolution and dispatch; shown with `CLXFER_LOG=debug`.
+#[macro_export]
+macro_rules! debug {
+    ($($t:tt)*) => {
+        if $crate::diag::enabled($crate::config::LogLevel::Debug) {
+            $crate::diag::emit(format_args!($($t)*))
+        }
+    };
+}

@@ -1,0 +1,112 @@
+//! Extension functions (USM, ARM SVM, host import) are not in the dispatch table: programs get them
+//! from `clGetExtensionFunctionAddress(ForPlatform)`. clxfer calls down, keeps the driver's pointer
+//! per platform, and hands back its own wrapper for the functions in the `extension` list; any other
+//! name gets exactly what the driver gave.
+
+use super::{Api, Hook, api};
+use parking_lot::RwLock;
+use std::ffi::{CStr, c_char, c_void};
+
+/// One pointer a driver gave: which function, for which dispatch table (0: unknown), where.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Real {
+    api: Api,
+    dispatch: usize,
+    addr: usize,
+}
+
+/// Bounded: one row per (function, platform) pair, deduplicated.
+static REALS: RwLock<Vec<Real>> = RwLock::new(Vec::new());
+
+/// The dispatch-table pointer at the start of every ICD object (cl_icd.h: `struct _cl_platform_id {
+/// cl_icd_dispatch *dispatch; }`); all objects of one platform share it.
+///
+/// # Safety
+/// `handle` must be null or a live OpenCL object.
+unsafe fn dispatch_of(handle: *const c_void) -> usize {
+    if handle.is_null() {
+        0
+    } else {
+        unsafe { *(handle as *const usize) }
+    }
+}
+
+fn register(api: Api, dispatch: usize, addr: usize) {
+    let row = Real {
+        api,
+        dispatch,
+        addr,
+    };
+    let mut reals = REALS.write();
+    if !reals.contains(&row) {
+        reals.push(row);
+    }
+}
+
+/// The driver's function behind clxfer's wrapper for `api`. With one candidate it is used as is
+/// (the handle is not touched); with several (two platforms), the handle's dispatch table decides.
+///
+/// # Safety
+/// `handle` is the first argument the program passed: null or a live OpenCL object.
+pub unsafe fn real(api: Api, handle: *const c_void) -> *mut c_void {
+    let reals = REALS.read();
+    let mut candidates = reals.iter().filter(|r| r.api == api);
+    let Some(first) = candidates.next() else {
+        return std::ptr::null_mut();
+    };
+    if candidates.all(|r| r.addr == first.addr) || handle.is_null() {
+        return first.addr as *mut c_void;
+    }
+    let dispatch = unsafe { dispatch_of(handle) };
+    let chosen = reals
+        .iter()
+        .find(|r| r.api == api && r.dispatch == dispatch)
+        .unwrap_or(first);
+    chosen.addr as *mut c_void
+}
+
+/// The wrapper to return for `name`, having recorded the driver's `addr`.
+unsafe fn wrap(name: *const c_char, dispatch: usize, addr: *mut c_void) -> *mut c_void {
+    if addr.is_null() || name.is_null() {
+        return addr;
+    }
+    let name = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or("");
+    let Some(api) = Api::from_name(name) else {
+        return addr;
+    };
+    let Some(wrapper) = api::extension_wrapper(api) else {
+        return addr;
+    };
+    register(api, dispatch, addr as usize);
+    crate::debug!("{name}: driver function {addr:p} wrapped");
+    wrapper
+}
+
+/// `clGetExtensionFunctionAddress(func_name)`: no platform given, so the pointer's platform is unknown.
+pub struct AddressHook;
+
+impl Hook<(*const c_char,), *mut c_void> for AddressHook {
+    type State = ();
+    unsafe fn before(_: Api, _: &mut (*const c_char,)) {}
+    unsafe fn after(_: (), args: &(*const c_char,), ret: *mut c_void) -> *mut c_void {
+        unsafe { wrap(args.0, 0, ret) }
+    }
+}
+
+/// `clGetExtensionFunctionAddressForPlatform(platform, func_name)`.
+pub struct AddressForPlatformHook;
+
+type ForPlatformArgs = (opencl_sys::cl_platform_id, *const c_char);
+
+impl Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook {
+    type State = ();
+    unsafe fn before(_: Api, _: &mut ForPlatformArgs) {}
+    unsafe fn after(_: (), args: &ForPlatformArgs, ret: *mut c_void) -> *mut c_void {
+        if ret.is_null() {
+            return ret;
+        }
+        // The driver returned a function for this platform, so the handle is a live platform.
+        let dispatch = unsafe { dispatch_of(args.0 as *const c_void) };
+        unsafe { wrap(args.1, dispatch, ret) }
+    }
+}

@@ -1,0 +1,116 @@
+//! Everything that touches FFI: the exports, the loader-layer entry points, resolving the real
+//! OpenCL library, and the one generic path every intercepted call takes ([`forward`]).
+
+pub mod api;
+mod expand;
+pub mod extensions;
+mod guard;
+pub mod lifecycle;
+pub mod loader_layer;
+pub mod preload;
+pub mod probe;
+
+pub use api::Api;
+use opencl_sys::{CL_INVALID_PLATFORM, CL_PLATFORM_NOT_FOUND_KHR, cl_int};
+
+/// How a call reached clxfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// A symbol exported for LD_PRELOAD.
+    Preload = 0,
+    /// A slot of the loader-layer dispatch table.
+    Layer = 1,
+    /// A wrapper handed out by `clGetExtensionFunctionAddress(ForPlatform)`.
+    Extension = 2,
+}
+
+/// What an entry point does around the call down. `before` may edit a copy of the arguments;
+/// `after` may replace the result. Both run only for the outermost call on a thread, inside
+/// `catch_unwind`: if either panics, the program gets the driver's own arguments and result.
+///
+/// # Safety
+/// Implementations may read through the pointers in `args`: they are the program's arguments, which
+/// the driver is about to read (`before`) or has just accepted (`after`).
+pub trait Hook<A, R> {
+    type State;
+    /// # Safety
+    /// `args` are the program's arguments, about to go to the driver.
+    unsafe fn before(api: Api, args: &mut A) -> Self::State;
+    /// # Safety
+    /// `args` went to the driver, which returned `ret`.
+    unsafe fn after(state: Self::State, args: &A, ret: R) -> R;
+}
+
+/// The default hook: the call is counted and nothing is changed.
+pub struct Plain;
+
+impl<A, R> Hook<A, R> for Plain {
+    type State = ();
+    unsafe fn before(_: Api, _: &mut A) {}
+    unsafe fn after(_: (), _: &A, ret: R) -> R {
+        ret
+    }
+}
+
+/// The error an entry point returns when no OpenCL implementation could be found at all, as a loader
+/// with no platforms would answer.
+pub const NO_DRIVER: cl_int = CL_INVALID_PLATFORM;
+
+/// The result when there is no function to forward to.
+pub trait Fallback {
+    fn fallback(api: Api) -> Self;
+}
+
+impl Fallback for cl_int {
+    fn fallback(api: Api) -> cl_int {
+        if api == Api::clGetPlatformIDs {
+            CL_PLATFORM_NOT_FOUND_KHR
+        } else {
+            NO_DRIVER
+        }
+    }
+}
+
+impl<T> Fallback for *mut T {
+    fn fallback(_: Api) -> *mut T {
+        std::ptr::null_mut()
+    }
+}
+
+impl Fallback for () {
+    fn fallback(_: Api) {}
+}
+
+/// The one path of every intercepted call. `down` is the next function (the real library's, or the
+/// next layer's); it is called exactly once, with the program's arguments unless a hook edited them.
+///
+/// # Safety
+/// `down` must be a function with the entry point's signature, and `args` the program's arguments.
+#[inline(always)]
+pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
+    api: Api,
+    via: Via,
+    down: Option<F>,
+    args: A,
+    call: impl FnOnce(F, A) -> R,
+    missing: impl FnOnce() -> R,
+) -> R {
+    let Some(f) = down else { return missing() };
+    let Some(_outermost) = guard::enter() else {
+        return call(f, args);
+    };
+    crate::sink::counts::record(api, via);
+    let mut edited = args;
+    let state = guard::protect(api, || {
+        guard::injected_panic(api);
+        unsafe { H::before(api, &mut edited) }
+    });
+    let used = if state.is_some() { edited } else { args };
+    let ret = call(f, used);
+    match state {
+        Some(state) => {
+            guard::protect(api, || unsafe { H::after(state, &used, ret) }).unwrap_or(ret)
+        }
+        None => ret,
+    }
+}

@@ -1,0 +1,9 @@
+//! clxfer: an OpenCL layer that shows how a program's bytes move between host and device.
+//!
+//! `libclxfer.so` loads as an ICD-loader layer (`OPENCL_LAYERS`) or by `LD_PRELOAD` and forwards
+//! every call untouched; the `clxfer` binary is the command line around it.
+
+pub mod config;
+pub mod diag;
+pub mod layer;
+pub mod sink;
