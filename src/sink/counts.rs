@@ -111,6 +111,7 @@ mod tests {
         let listed: Vec<&str> = lines[1..]
             .iter()
             .flat_map(|l| l["calls:".len()..].split_whitespace())
+            .map(|item| item.split('=').next().unwrap())
             .collect();
         assert_eq!(listed.len(), Api::COUNT);
         let mut sorted = listed.clone();

@@ -1,0 +1,206 @@
+/* A purpose-built ICD for what PoCL cannot show: a second platform whose driver offers
+ * cl_intel_unified_shared_memory through clGetExtensionFunctionAddressForPlatform. Host memory
+ * stands in for every kind of USM allocation; enqueues run at once. Only what the tests call is
+ * implemented; everything else in its dispatch table is NULL. */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl_icd.h>
+#include <CL/cl_ext.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct _cl_platform_id { cl_icd_dispatch *dispatch; };
+struct _cl_device_id { cl_icd_dispatch *dispatch; };
+struct _cl_context { cl_icd_dispatch *dispatch; int refs; };
+struct _cl_command_queue { cl_icd_dispatch *dispatch; int refs; };
+
+static cl_icd_dispatch dispatch;
+static struct _cl_platform_id platform = {&dispatch};
+static struct _cl_device_id device = {&dispatch};
+
+static cl_int answer(const void *v, size_t n, size_t size, void *out, size_t *size_ret) {
+    if (out && size < n) return CL_INVALID_VALUE;
+    if (out) memcpy(out, v, n);
+    if (size_ret) *size_ret = n;
+    return CL_SUCCESS;
+}
+#define ANSWER_STR(s) answer(s, strlen(s) + 1, size, value, size_ret)
+#define ANSWER(v) answer(&(v), sizeof(v), size, value, size_ret)
+
+static cl_int CL_API_CALL get_platform_ids(cl_uint n, cl_platform_id *ps, cl_uint *count) {
+    if ((n == 0 && ps) || (!ps && !count)) return CL_INVALID_VALUE;
+    if (ps && n > 0) ps[0] = &platform;
+    if (count) *count = 1;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL platform_info(cl_platform_id p, cl_platform_info param, size_t size, void *value,
+                                        size_t *size_ret) {
+    if (p != &platform) return CL_INVALID_PLATFORM;
+    switch (param) {
+    case CL_PLATFORM_PROFILE: return ANSWER_STR("FULL_PROFILE");
+    case CL_PLATFORM_VERSION: return ANSWER_STR("OpenCL 3.0 clxfer-test");
+    case CL_PLATFORM_NAME: return ANSWER_STR("clxfer test ICD");
+    case CL_PLATFORM_VENDOR: return ANSWER_STR("clxfer");
+    case CL_PLATFORM_EXTENSIONS: return ANSWER_STR("cl_khr_icd cl_intel_unified_shared_memory");
+    case CL_PLATFORM_ICD_SUFFIX_KHR: return ANSWER_STR("CLXT");
+    default: return CL_INVALID_VALUE;
+    }
+}
+
+static cl_int CL_API_CALL device_ids(cl_platform_id p, cl_device_type type, cl_uint n, cl_device_id *ds,
+                                     cl_uint *count) {
+    if (p != &platform) return CL_INVALID_PLATFORM;
+    if (!(type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
+    if (ds && n > 0) ds[0] = &device;
+    if (count) *count = 1;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
+                                      size_t *size_ret) {
+    if (d != &device) return CL_INVALID_DEVICE;
+    cl_device_type gpu = CL_DEVICE_TYPE_GPU;
+    cl_ulong mem = 1ull << 30;
+    cl_platform_id p = &platform;
+    switch (param) {
+    case CL_DEVICE_NAME: return ANSWER_STR("clxfer test GPU");
+    case CL_DEVICE_VENDOR: return ANSWER_STR("clxfer");
+    case CL_DEVICE_VERSION: return ANSWER_STR("OpenCL 3.0 clxfer-test");
+    case CL_DEVICE_EXTENSIONS: return ANSWER_STR("cl_intel_unified_shared_memory");
+    case CL_DEVICE_TYPE: return ANSWER(gpu);
+    case CL_DEVICE_GLOBAL_MEM_SIZE: return ANSWER(mem);
+    case CL_DEVICE_PLATFORM: return ANSWER(p);
+    default: return CL_INVALID_VALUE;
+    }
+}
+
+static cl_context CL_API_CALL create_context(const cl_context_properties *props, cl_uint n,
+                                             const cl_device_id *ds, void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                             void *user, cl_int *err) {
+    (void)props, (void)notify, (void)user;
+    if (n != 1 || !ds || ds[0] != &device) {
+        if (err) *err = CL_INVALID_DEVICE;
+        return NULL;
+    }
+    struct _cl_context *c = calloc(1, sizeof *c);
+    c->dispatch = &dispatch;
+    c->refs = 1;
+    if (err) *err = CL_SUCCESS;
+    return c;
+}
+
+static cl_int CL_API_CALL release_context(cl_context c) {
+    if (!c) return CL_INVALID_CONTEXT;
+    if (--c->refs == 0) free(c);
+    return CL_SUCCESS;
+}
+
+static cl_command_queue CL_API_CALL create_queue(cl_context c, cl_device_id d, const cl_queue_properties *p,
+                                                 cl_int *err) {
+    (void)p;
+    if (!c || d != &device) {
+        if (err) *err = !c ? CL_INVALID_CONTEXT : CL_INVALID_DEVICE;
+        return NULL;
+    }
+    struct _cl_command_queue *q = calloc(1, sizeof *q);
+    q->dispatch = &dispatch;
+    q->refs = 1;
+    if (err) *err = CL_SUCCESS;
+    return q;
+}
+
+static cl_int CL_API_CALL release_queue(cl_command_queue q) {
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (--q->refs == 0) free(q);
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL finish(cl_command_queue q) { return q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE; }
+
+/* cl_intel_unified_shared_memory on host memory. */
+static void *usm_alloc(cl_context c, size_t size, cl_uint align, cl_int *err) {
+    if (!c || size == 0) {
+        if (err) *err = !c ? CL_INVALID_CONTEXT : CL_INVALID_BUFFER_SIZE;
+        return NULL;
+    }
+    void *p = aligned_alloc(align ? align : 64, (size + 63) & ~(size_t)63);
+    if (err) *err = p ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    return p;
+}
+static void *CL_API_CALL host_alloc(cl_context c, const cl_mem_properties_intel *p, size_t size, cl_uint align, cl_int *err) {
+    (void)p;
+    return usm_alloc(c, size, align, err);
+}
+static void *CL_API_CALL dev_alloc(cl_context c, cl_device_id d, const cl_mem_properties_intel *p, size_t size,
+                                   cl_uint align, cl_int *err) {
+    (void)d, (void)p;
+    return usm_alloc(c, size, align, err);
+}
+static cl_int CL_API_CALL mem_free(cl_context c, void *ptr) {
+    if (!c) return CL_INVALID_CONTEXT;
+    free(ptr);
+    return CL_SUCCESS;
+}
+static cl_int CL_API_CALL enqueue_memcpy(cl_command_queue q, cl_bool blocking, void *dst, const void *src, size_t size,
+                                         cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)blocking, (void)n, (void)wait;
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (!dst || !src) return CL_INVALID_VALUE;
+    if (ev) *ev = NULL;
+    memmove(dst, src, size);
+    return CL_SUCCESS;
+}
+static cl_int CL_API_CALL enqueue_fill(cl_command_queue q, void *dst, const void *pattern, size_t psize, size_t size,
+                                       cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)n, (void)wait;
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (!dst || !pattern || psize == 0 || size % psize) return CL_INVALID_VALUE;
+    for (size_t i = 0; i < size; i += psize) memcpy((char *)dst + i, pattern, psize);
+    if (ev) *ev = NULL;
+    return CL_SUCCESS;
+}
+static cl_int CL_API_CALL enqueue_migrate(cl_command_queue q, const void *ptr, size_t size, cl_mem_migration_flags f,
+                                          cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)ptr, (void)size, (void)f, (void)n, (void)wait;
+    if (ev) *ev = NULL;
+    return q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+}
+
+static void *CL_API_CALL ext_address(const char *name) {
+    if (!strcmp(name, "clIcdGetPlatformIDsKHR")) return (void *)get_platform_ids;
+    if (!strcmp(name, "clGetPlatformInfo")) return (void *)platform_info; /* ocl-icd asks for it */
+    if (!strcmp(name, "clHostMemAllocINTEL")) return (void *)host_alloc;
+    if (!strcmp(name, "clSharedMemAllocINTEL")) return (void *)dev_alloc;
+    if (!strcmp(name, "clDeviceMemAllocINTEL")) return (void *)dev_alloc;
+    if (!strcmp(name, "clMemFreeINTEL")) return (void *)mem_free;
+    if (!strcmp(name, "clMemBlockingFreeINTEL")) return (void *)mem_free;
+    if (!strcmp(name, "clEnqueueMemcpyINTEL")) return (void *)enqueue_memcpy;
+    if (!strcmp(name, "clEnqueueMemFillINTEL")) return (void *)enqueue_fill;
+    if (!strcmp(name, "clEnqueueMigrateMemINTEL")) return (void *)enqueue_migrate;
+    return NULL;
+}
+
+static void *CL_API_CALL ext_address_for_platform(cl_platform_id p, const char *name) {
+    return p == &platform ? ext_address(name) : NULL;
+}
+
+__attribute__((constructor)) static void init(void) {
+    dispatch.clGetPlatformIDs = get_platform_ids;
+    dispatch.clGetPlatformInfo = platform_info;
+    dispatch.clGetDeviceIDs = device_ids;
+    dispatch.clGetDeviceInfo = device_info;
+    dispatch.clCreateContext = create_context;
+    dispatch.clReleaseContext = release_context;
+    dispatch.clCreateCommandQueueWithProperties = create_queue;
+    dispatch.clReleaseCommandQueue = release_queue;
+    dispatch.clFinish = finish;
+    dispatch.clGetExtensionFunctionAddress = ext_address;
+    dispatch.clGetExtensionFunctionAddressForPlatform = ext_address_for_platform;
+}
+
+/* The ICD loader finds the driver through these two exports. */
+__attribute__((visibility("default"))) void *clGetExtensionFunctionAddress(const char *name) { return ext_address(name); }
+__attribute__((visibility("default"))) cl_int clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *ps, cl_uint *count) {
+    return get_platform_ids(n, ps, count);
+}
