@@ -63,6 +63,16 @@ pub enum Mode {
     Off,
 }
 
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Trace => "trace",
+            Mode::Summary => "summary",
+            Mode::Off => "off",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
     Warn,

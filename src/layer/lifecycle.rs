@@ -43,11 +43,11 @@ fn start() {
         libc::pthread_atfork(None, None, Some(after_fork_in_child));
     }
     crate::info!(
-        "clxfer {} active in {} (pid {}), mode {:?}",
+        "clxfer {} active in {} (pid {}), mode {}",
         env!("CARGO_PKG_VERSION"),
         program_name(),
         std::process::id(),
-        config.mode
+        config.mode.as_str()
     );
     guard::set_on(true);
 }

@@ -1,0 +1,98 @@
+//! The `clxfer` command line, and the README's options table.
+
+mod common;
+
+use common::*;
+use std::time::Duration;
+
+fn clxfer() -> std::process::Command {
+    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    cmd.env_remove("CLXFER_LOG");
+    cmd
+}
+
+#[test]
+fn doctor_shows_options_loader_platforms_and_devices() {
+    let mut cmd = clxfer();
+    cmd.arg("doctor").env("CLXFER_MODE", "summary");
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for needle in [
+        "CLXFER_MODE            summary",
+        "(set)",
+        "CLXFER_OPENCL_LIB      libOpenCL.so.1",
+        "loader:         OpenCL ICD Loader 2.3.1",
+        "platform 0: Portable Computing Language",
+        "device 0: pthread-",
+        "[CPU]",
+        "OPENCL_LAYERS=",
+    ] {
+        assert!(
+            r.stdout.contains(needle),
+            "missing {needle:?} in\n{}",
+            r.stdout
+        );
+    }
+    assert!(
+        r.stdout
+            .contains(&layer_lib().canonicalize().unwrap().display().to_string())
+    );
+}
+
+#[test]
+fn doctor_warns_about_a_bad_value_once() {
+    let mut cmd = clxfer();
+    cmd.arg("doctor").env("CLXFER_LOG", "chatty");
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0));
+    let lines = r.clxfer_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(
+        lines[0].contains("CLXFER_LOG") && lines[0].contains("warn|info|debug"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        r.stdout.contains("CLXFER_LOG             warn"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn doctor_reports_a_missing_loader() {
+    let mut cmd = clxfer();
+    cmd.arg("doctor")
+        .env("CLXFER_OPENCL_LIB", "/nonexistent/libOpenCL.so.1");
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stdout.contains("cannot open /nonexistent/libOpenCL.so.1"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn readme_options_table_is_the_generated_one() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = clxfer::config::markdown_table();
+    assert!(
+        readme.contains(&table),
+        "README.md's options table is stale; paste `clxfer doctor --options-markdown`:\n{table}"
+    );
+    let mut cmd = clxfer();
+    cmd.args(["doctor", "--options-markdown"]);
+    assert_eq!(run_cmd(cmd, Duration::from_secs(30)).stdout, table);
+}
+
+#[test]
+fn readme_names_the_two_commands_and_ci_runs_the_test_one() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(readme.contains("scripts/demo") && readme.contains("scripts/test"));
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|l| l.trim() == "scripts/test"),
+        ".ci/run must run scripts/test:\n{ci}"
+    );
+}

@@ -1,0 +1,233 @@
+//! Shared by the integration tests: build the C test programs, run a program with clxfer loaded in
+//! a given way (under a timeout), and read what clxfer said it saw.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+use wait_timeout::ChildExt;
+
+/// How clxfer is loaded into the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
+    None,
+    Layer,
+    Preload,
+    Both,
+}
+
+pub const ALL_LOADS: [Load; 4] = [Load::None, Load::Layer, Load::Preload, Load::Both];
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// target/<profile>: this test binary lives in its deps/ folder.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// The built libclxfer.so (cargo builds the cdylib with the rlib the tests link).
+pub fn layer_lib() -> PathBuf {
+    let lib = profile_dir().join("libclxfer.so");
+    assert!(lib.exists(), "{} missing", lib.display());
+    lib
+}
+
+static BUILD: Mutex<()> = Mutex::new(());
+
+/// Compiles tests/programs/<name>.c (once per change) and returns the binary.
+pub fn program(name: &str) -> PathBuf {
+    let src = root().join("tests/programs").join(format!("{name}.c"));
+    let out_dir = profile_dir().join("test-programs");
+    let shared = name == "testicd";
+    let out = out_dir.join(if shared {
+        format!("lib{name}.so")
+    } else {
+        name.to_string()
+    });
+    let _lock = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let newest_input = [
+        src.clone(),
+        root().join("tests/programs/common.h"),
+        layer_lib(),
+    ]
+    .iter()
+    .filter_map(|p| p.metadata().and_then(|m| m.modified()).ok())
+    .max()
+    .unwrap();
+    if out
+        .metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t >= newest_input)
+    {
+        return out;
+    }
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // Build to a private name and rename, so test binaries running at once never see half a file.
+    let tmp = out_dir.join(format!(".{name}.{}", std::process::id()));
+    let mut cc = Command::new("cc");
+    cc.args([
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wno-deprecated-declarations",
+        "-o",
+    ])
+    .arg(&tmp)
+    .arg(&src);
+    match name {
+        "testicd" => {
+            cc.args(["-shared", "-fPIC"]);
+        }
+        // Linked to clxfer instead of the ICD loader: RTLD_NEXT finds no OpenCL.
+        "no_loader" => {
+            cc.arg(layer_lib())
+                .arg(format!("-Wl,-rpath,{}", profile_dir().display()));
+        }
+        "fake_loader" => {
+            cc.arg("-ldl");
+        }
+        _ => {
+            cc.args(["-lOpenCL", "-lpthread"]);
+        }
+    }
+    let status = cc.status().expect("cc");
+    assert!(status.success(), "compiling {name} failed");
+    std::fs::rename(&tmp, &out).unwrap();
+    out
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+impl Run {
+    /// The per-entry-point counts from clxfer's exit report (`CLXFER_LOG=info`).
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        self.stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("clxfer: calls:"))
+            .flat_map(|l| l.split_whitespace())
+            .map(|item| {
+                let (name, n) = item.split_once('=').unwrap();
+                (name.to_string(), n.parse().unwrap())
+            })
+            .collect()
+    }
+
+    /// (preload, layer, extension) from the report's first line.
+    pub fn via(&self) -> Option<(u64, u64, u64)> {
+        let line = self
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("clxfer: saw "))?;
+        let inner = line.split("(via ").nth(1)?.trim_end_matches(')');
+        let nums: Vec<u64> = inner
+            .split(", ")
+            .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect();
+        Some((nums[0], nums[1], nums[2]))
+    }
+
+    pub fn clxfer_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("clxfer:"))
+            .collect()
+    }
+}
+
+/// A command with clxfer loaded as `load` and no inherited clxfer or loader settings.
+pub fn command(program: impl AsRef<Path>, load: Load) -> Command {
+    let mut cmd = Command::new(program.as_ref());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CLXFER_")
+            || key.starts_with("OCL_ICD")
+            || key == "OPENCL_LAYERS"
+            || key == "LD_PRELOAD"
+        {
+            cmd.env_remove(key);
+        }
+    }
+    let lib = layer_lib();
+    if matches!(load, Load::Layer | Load::Both) {
+        cmd.env("OPENCL_LAYERS", &lib);
+    }
+    if matches!(load, Load::Preload | Load::Both) {
+        cmd.env("LD_PRELOAD", &lib);
+    }
+    cmd.env("CLXFER_LOG", "info");
+    cmd
+}
+
+/// Runs to completion, or kills it and fails the test after `timeout` (a hang).
+pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    // Drain the pipes on threads so a chatty child cannot block on a full pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        out.read_to_end(&mut s).unwrap();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        err.read_to_end(&mut s).unwrap();
+        s
+    });
+    let status = match child.wait_timeout(timeout).unwrap() {
+        Some(status) => status,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {timeout:?} (hang?)");
+        }
+    };
+    Run {
+        stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into_owned(),
+        code: status.code(),
+    }
+}
+
+pub fn run(program: impl AsRef<Path>, load: Load, env: &[(&str, &str)]) -> Run {
+    let mut cmd = command(program, load);
+    cmd.envs(env.iter().copied());
+    run_cmd(cmd, Duration::from_secs(180))
+}
+
+/// An ICD vendors folder holding PoCL and, if asked, the test ICD.
+pub fn vendors_dir(with_test_icd: bool) -> PathBuf {
+    static MADE: Mutex<()> = Mutex::new(());
+    let _lock = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = profile_dir().join(format!(
+        "test-vendors-{}",
+        if with_test_icd { "both" } else { "pocl" }
+    ));
+    if dir.join("pocl.icd").exists() && (!with_test_icd || dir.join("test.icd").exists()) {
+        return dir;
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pocl.icd"), "libpocl.so.2\n").unwrap();
+    if with_test_icd {
+        std::fs::write(
+            dir.join("test.icd"),
+            format!("{}\n", program("testicd").display()),
+        )
+        .unwrap();
+    }
+    dir
+}
