@@ -363,3 +363,38 @@ fn layer_api_as_the_khronos_loader_calls_it() {
         );
     }
 }
+
+#[test]
+fn after_fork_each_process_reports_only_its_own_calls_once() {
+    let prog = program("fork");
+    let plain = run(&prog, Load::None, &[]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    for load in [Load::Layer, Load::Preload, Load::Both] {
+        let r = run(&prog, load, &[]);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        let reports: Vec<&str> = r
+            .clxfer_lines()
+            .into_iter()
+            .filter(|l| l.contains(" saw "))
+            .collect();
+        assert_eq!(
+            reports.len(),
+            2,
+            "{load:?}: one report per process that made calls\n{}",
+            r.stderr
+        );
+        // The child's report holds its three calls and nothing of the parent's.
+        assert!(
+            reports
+                .iter()
+                .any(|l| l.starts_with("clxfer: saw 3 OpenCL calls")),
+            "{load:?}: {reports:?}"
+        );
+        let writes = r.stderr.matches("clEnqueueWriteBuffer=1").count();
+        assert_eq!(
+            writes, 1,
+            "{load:?}: the parent's write was reported once\n{}",
+            r.stderr
+        );
+    }
+}

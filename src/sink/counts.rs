@@ -83,9 +83,11 @@ impl Counts {
     }
 }
 
-/// At exit: say what was seen (info level).
+/// At exit: say what was seen (info level). A process that made no calls (a forked child that only
+/// exits) says nothing.
 pub fn report() {
-    if crate::diag::enabled(crate::config::LogLevel::Info) {
+    let seen = VIA.iter().any(|v| v.load(Ordering::Relaxed) > 0);
+    if seen && crate::diag::enabled(crate::config::LogLevel::Info) {
         for line in snapshot().lines() {
             crate::diag::emit(format_args!("{line}"));
         }

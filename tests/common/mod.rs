@@ -34,7 +34,11 @@ pub fn profile_dir() -> PathBuf {
 /// The built libclxfer.so (cargo builds the cdylib with the rlib the tests link).
 pub fn layer_lib() -> PathBuf {
     let lib = profile_dir().join("libclxfer.so");
-    assert!(lib.exists(), "{} missing", lib.display());
+    assert!(
+        lib.exists(),
+        "{} missing: run `cargo build` before `cargo test` (scripts/test does)",
+        lib.display()
+    );
     lib
 }
 
