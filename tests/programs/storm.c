@@ -1,5 +1,7 @@
-/* The overhead benchmark: a storm of small (4 KiB) write/read/map/unmap enqueues on one queue.
- * Prints the wall time per enqueue in microseconds. Usage: storm [iterations] */
+/* The overhead benchmarks. Default: a storm of small (4 KiB) write/read/map/unmap enqueues on one
+ * queue; prints the wall time per enqueue in microseconds. With "calls": pairs of the cheapest calls
+ * (clRetainMemObject/clReleaseMemObject), where the driver does almost nothing, so clxfer's own cost
+ * per call shows; prints nanoseconds per call. Usage: storm [iterations] [calls] */
 #define _POSIX_C_SOURCE 199309L
 #include "common.h"
 #include <time.h>
@@ -18,6 +20,15 @@ int main(int argc, char **argv) {
     char host[4096] = {1};
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
     CHECK_ERR(err);
+    if (argc > 2 && !strcmp(argv[2], "calls")) {
+        double t0 = now();
+        for (int i = 0; i < iters; i++) {
+            CHECK(clRetainMemObject(buf));
+            CHECK(clReleaseMemObject(buf));
+        }
+        printf("ns_per_call %.1f\n", (now() - t0) * 1e9 / (2.0 * iters));
+        return 0;
+    }
     for (int warm = 0; warm < 100; warm++)
         CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
     double t0 = now();
