@@ -13,14 +13,7 @@ fn tool(name: &str) -> Command {
 }
 
 fn with(mut cmd: Command, load: Load) -> Command {
-    let lib = layer_lib();
-    if matches!(load, Load::Layer | Load::Both) {
-        cmd.env("OPENCL_LAYERS", &lib);
-    }
-    if matches!(load, Load::Preload | Load::Both) {
-        cmd.env("LD_PRELOAD", &lib);
-    }
-    cmd.env("CLXFER_LOG", "info");
+    load_into(&mut cmd, load);
     cmd
 }
 

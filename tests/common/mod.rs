@@ -162,6 +162,12 @@ pub fn command(program: impl AsRef<Path>, load: Load) -> Command {
             cmd.env_remove(key);
         }
     }
+    load_into(&mut cmd, load);
+    cmd
+}
+
+/// Sets the variables that load clxfer as `load`, with its exit report on (`CLXFER_LOG=info`).
+pub fn load_into(cmd: &mut Command, load: Load) {
     let lib = layer_lib();
     if matches!(load, Load::Layer | Load::Both) {
         cmd.env("OPENCL_LAYERS", &lib);
@@ -170,7 +176,6 @@ pub fn command(program: impl AsRef<Path>, load: Load) -> Command {
         cmd.env("LD_PRELOAD", &lib);
     }
     cmd.env("CLXFER_LOG", "info");
-    cmd
 }
 
 /// Runs to completion, or kills it and fails the test after `timeout` (a hang).
