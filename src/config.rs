@@ -64,6 +64,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    const ALL: [Mode; 3] = [Mode::Trace, Mode::Summary, Mode::Off];
+
+    /// The value of `CLXFER_MODE` that selects this mode.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Trace => "trace",
@@ -144,11 +147,10 @@ impl Config {
                 .map(|s| s.value.as_str())
                 .unwrap_or("")
         };
-        let mode = match get("CLXFER_MODE") {
-            "summary" => Mode::Summary,
-            "off" => Mode::Off,
-            _ => Mode::Trace,
-        };
+        let mode = Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == get("CLXFER_MODE"))
+            .unwrap_or(Mode::Trace);
         let log = match get("CLXFER_LOG") {
             "info" => LogLevel::Info,
             "debug" => LogLevel::Debug,

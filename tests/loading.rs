@@ -89,13 +89,8 @@ fn four_threads_each_call_seen_exactly_once() {
     assert_eq!(counts["clEnqueueReadBuffer"], 400);
     assert_eq!(counts["clCreateCommandQueueWithProperties"], 4);
     let r = run(program("threads"), Load::Both, &[]);
-    let line = r
-        .clxfer_lines()
-        .into_iter()
-        .find(|l| l.contains(" saw "))
-        .unwrap()
-        .to_string();
-    assert!(line.contains("on 5 thread(s)"), "{line}");
+    let reports = r.reports();
+    assert!(reports[0].contains("on 5 thread(s)"), "{reports:?}");
 }
 
 #[test]
@@ -347,13 +342,8 @@ fn layer_api_as_the_khronos_loader_calls_it() {
         );
         assert_eq!(r.stdout, expected, "n={n}");
         // Finished in clDeinitLayer, once; no atexit handler on this path.
-        let reports: Vec<_> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains(" saw "))
-            .collect();
         assert_eq!(
-            reports,
+            r.reports(),
             ["clxfer: saw 1 OpenCL calls on 1 thread(s) (via preload 0, layer 1, extension 0)"]
         );
         assert!(
@@ -372,11 +362,7 @@ fn after_fork_each_process_reports_only_its_own_calls_once() {
     for load in [Load::Layer, Load::Preload, Load::Both] {
         let r = run(&prog, load, &[]);
         assert_eq!(r.stdout, plain.stdout, "{load:?}");
-        let reports: Vec<&str> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains(" saw "))
-            .collect();
+        let reports = r.reports();
         assert_eq!(
             reports.len(),
             2,

@@ -3,27 +3,15 @@
 mod common;
 
 use common::*;
-use std::process::Command;
 use std::time::Duration;
-
-fn tool(name: &str) -> Command {
-    let mut cmd = command(name, Load::None);
-    cmd.env_remove("CLXFER_LOG");
-    cmd
-}
-
-fn with(mut cmd: Command, load: Load) -> Command {
-    load_into(&mut cmd, load);
-    cmd
-}
 
 #[test]
 fn clinfo_output_is_byte_identical() {
-    let plain = run_cmd(tool("clinfo"), Duration::from_secs(120));
+    let plain = run_cmd(command("clinfo", Load::None), Duration::from_secs(120));
     assert_eq!(plain.code, Some(0));
     assert!(plain.stdout.contains("Portable Computing Language"));
     for load in [Load::Layer, Load::Preload, Load::Both] {
-        let r = run_cmd(with(tool("clinfo"), load), Duration::from_secs(120));
+        let r = run_cmd(command("clinfo", load), Duration::from_secs(120));
         assert_eq!(r.code, Some(0), "{load:?}");
         assert!(r.stdout == plain.stdout, "{load:?}: clinfo output differs");
         assert!(r.counts()["clGetDeviceInfo"] > 50, "{load:?}: {}", r.stderr);
@@ -33,7 +21,7 @@ fn clinfo_output_is_byte_identical() {
 #[test]
 fn clpeak_transfer_bandwidth_completes() {
     for load in [Load::Layer, Load::Preload] {
-        let mut cmd = with(tool("clpeak"), load);
+        let mut cmd = command("clpeak", load);
         cmd.arg("--transfer-bandwidth");
         let r = run_cmd(cmd, Duration::from_secs(300));
         assert_eq!(r.code, Some(0), "{load:?}\n{}", r.stderr);
@@ -60,12 +48,12 @@ fn clpeak_transfer_bandwidth_completes() {
 #[test]
 fn pyopencl_script_gives_the_same_result() {
     let script = root().join("tests/programs/pyopencl_roundtrip.py");
-    let py = || {
-        let mut cmd = tool("/usr/bin/python3");
+    let py = |load| {
+        let mut cmd = command("/usr/bin/python3", load);
         cmd.arg(&script);
         cmd
     };
-    let plain = run_cmd(py(), Duration::from_secs(120));
+    let plain = run_cmd(py(Load::None), Duration::from_secs(120));
     assert_eq!(plain.code, Some(0), "{}", plain.stderr);
     assert!(
         plain.stdout.contains("read back equal: True"),
@@ -73,7 +61,7 @@ fn pyopencl_script_gives_the_same_result() {
         plain.stdout
     );
     for load in [Load::Layer, Load::Preload, Load::Both] {
-        let r = run_cmd(with(py(), load), Duration::from_secs(120));
+        let r = run_cmd(py(load), Duration::from_secs(120));
         assert_eq!(r.code, Some(0), "{load:?}\n{}", r.stderr);
         assert_eq!(r.stdout, plain.stdout, "{load:?}");
         // Preload: pyopencl's extension opened libOpenCL privately (RTLD_LOCAL), so clxfer had to

@@ -130,16 +130,21 @@ impl Run {
 
     /// (preload, layer, extension) from the report's first line.
     pub fn via(&self) -> Option<(u64, u64, u64)> {
-        let line = self
-            .stderr
-            .lines()
-            .find(|l| l.starts_with("clxfer: saw "))?;
+        let line = *self.reports().first()?;
         let inner = line.split("(via ").nth(1)?.trim_end_matches(')');
         let nums: Vec<u64> = inner
             .split(", ")
             .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
             .collect();
         Some((nums[0], nums[1], nums[2]))
+    }
+
+    /// clxfer's exit reports ("clxfer: saw N OpenCL calls ..."), one per process that made calls.
+    pub fn reports(&self) -> Vec<&str> {
+        self.clxfer_lines()
+            .into_iter()
+            .filter(|l| l.starts_with("clxfer: saw "))
+            .collect()
     }
 
     pub fn clxfer_lines(&self) -> Vec<&str> {
@@ -162,12 +167,7 @@ pub fn command(program: impl AsRef<Path>, load: Load) -> Command {
             cmd.env_remove(key);
         }
     }
-    load_into(&mut cmd, load);
-    cmd
-}
-
-/// Sets the variables that load clxfer as `load`, with its exit report on (`CLXFER_LOG=info`).
-pub fn load_into(cmd: &mut Command, load: Load) {
+    // Load clxfer as asked, with its exit report on.
     let lib = layer_lib();
     if matches!(load, Load::Layer | Load::Both) {
         cmd.env("OPENCL_LAYERS", &lib);
@@ -176,6 +176,7 @@ pub fn load_into(cmd: &mut Command, load: Load) {
         cmd.env("LD_PRELOAD", &lib);
     }
     cmd.env("CLXFER_LOG", "info");
+    cmd
 }
 
 /// Runs to completion, or kills it and fails the test after `timeout` (a hang).
@@ -185,18 +186,8 @@ pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
     // Drain the pipes on threads so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        out.read_to_end(&mut s).unwrap();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        err.read_to_end(&mut s).unwrap();
-        s
-    });
+    let t_out = drain(child.stdout.take().unwrap());
+    let t_err = drain(child.stderr.take().unwrap());
     let status = match child.wait_timeout(timeout).unwrap() {
         Some(status) => status,
         None => {
@@ -210,6 +201,14 @@ pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
         stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into_owned(),
         code: status.code(),
     }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        pipe.read_to_end(&mut bytes).unwrap();
+        bytes
+    })
 }
 
 pub fn run(program: impl AsRef<Path>, load: Load, env: &[(&str, &str)]) -> Run {
