@@ -6,4 +6,6 @@
 pub mod config;
 pub mod diag;
 pub mod layer;
+pub mod model;
 pub mod sink;
+pub mod units;

@@ -1,0 +1,115 @@
+//! OpenCL flag words as names, for reasons, logs and the trace (`READ_WRITE|ALLOC_HOST_PTR`).
+
+use opencl_sys::*;
+
+type Names = &'static [(u64, &'static str)];
+
+pub const MEM_FLAGS: Names = &[
+    (CL_MEM_READ_WRITE, "READ_WRITE"),
+    (CL_MEM_WRITE_ONLY, "WRITE_ONLY"),
+    (CL_MEM_READ_ONLY, "READ_ONLY"),
+    (CL_MEM_USE_HOST_PTR, "USE_HOST_PTR"),
+    (CL_MEM_ALLOC_HOST_PTR, "ALLOC_HOST_PTR"),
+    (CL_MEM_COPY_HOST_PTR, "COPY_HOST_PTR"),
+    (CL_MEM_HOST_WRITE_ONLY, "HOST_WRITE_ONLY"),
+    (CL_MEM_HOST_READ_ONLY, "HOST_READ_ONLY"),
+    (CL_MEM_HOST_NO_ACCESS, "HOST_NO_ACCESS"),
+    (CL_MEM_KERNEL_READ_AND_WRITE, "KERNEL_READ_AND_WRITE"),
+];
+
+pub const MAP_FLAGS: Names = &[
+    (CL_MAP_READ, "READ"),
+    (CL_MAP_WRITE, "WRITE"),
+    (CL_MAP_WRITE_INVALIDATE_REGION, "WRITE_INVALIDATE_REGION"),
+];
+
+pub const MIGRATION_FLAGS: Names = &[
+    (CL_MIGRATE_MEM_OBJECT_HOST, "HOST"),
+    (CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, "CONTENT_UNDEFINED"),
+];
+
+pub const SVM_FLAGS: Names = &[
+    (CL_MEM_READ_WRITE, "READ_WRITE"),
+    (CL_MEM_WRITE_ONLY, "WRITE_ONLY"),
+    (CL_MEM_READ_ONLY, "READ_ONLY"),
+    (CL_MEM_SVM_FINE_GRAIN_BUFFER, "SVM_FINE_GRAIN_BUFFER"),
+    (CL_MEM_SVM_ATOMICS, "SVM_ATOMICS"),
+];
+
+/// `A|B`, with unknown bits as hex, and `0` for no bits.
+pub fn decode(flags: u64, names: Names) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut rest = flags;
+    for &(bit, name) in names {
+        if flags & bit != 0 {
+            parts.push(name.into());
+            rest &= !bit;
+        }
+    }
+    if rest != 0 {
+        parts.push(format!("{rest:#x}"));
+    }
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join("|")
+    }
+}
+
+/// The name of an OpenCL error code, for reasons (`CL_INVALID_VALUE`).
+pub fn error_name(code: i32) -> &'static str {
+    match code {
+        CL_SUCCESS => "CL_SUCCESS",
+        CL_MEM_OBJECT_ALLOCATION_FAILURE => "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+        CL_OUT_OF_RESOURCES => "CL_OUT_OF_RESOURCES",
+        CL_OUT_OF_HOST_MEMORY => "CL_OUT_OF_HOST_MEMORY",
+        CL_MISALIGNED_SUB_BUFFER_OFFSET => "CL_MISALIGNED_SUB_BUFFER_OFFSET",
+        CL_INVALID_VALUE => "CL_INVALID_VALUE",
+        CL_INVALID_CONTEXT => "CL_INVALID_CONTEXT",
+        CL_INVALID_COMMAND_QUEUE => "CL_INVALID_COMMAND_QUEUE",
+        CL_INVALID_HOST_PTR => "CL_INVALID_HOST_PTR",
+        CL_INVALID_MEM_OBJECT => "CL_INVALID_MEM_OBJECT",
+        CL_INVALID_OPERATION => "CL_INVALID_OPERATION",
+        CL_INVALID_BUFFER_SIZE => "CL_INVALID_BUFFER_SIZE",
+        CL_INVALID_EVENT_WAIT_LIST => "CL_INVALID_EVENT_WAIT_LIST",
+        CL_INVALID_PLATFORM => "CL_INVALID_PLATFORM",
+        _ => "an OpenCL error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_flag_words() {
+        let cases: &[(u64, Names, &str)] = &[
+            (0, MEM_FLAGS, "0"),
+            (
+                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                MEM_FLAGS,
+                "READ_WRITE|ALLOC_HOST_PTR",
+            ),
+            (
+                CL_MEM_USE_HOST_PTR | (1 << 40),
+                MEM_FLAGS,
+                "USE_HOST_PTR|0x10000000000",
+            ),
+            (
+                CL_MAP_WRITE_INVALIDATE_REGION,
+                MAP_FLAGS,
+                "WRITE_INVALIDATE_REGION",
+            ),
+            (CL_MAP_READ | CL_MAP_WRITE, MAP_FLAGS, "READ|WRITE"),
+            (
+                CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                MIGRATION_FLAGS,
+                "HOST|CONTENT_UNDEFINED",
+            ),
+        ];
+        for &(flags, names, want) in cases {
+            assert_eq!(decode(flags, names), want);
+        }
+        assert_eq!(error_name(CL_INVALID_MEM_OBJECT), "CL_INVALID_MEM_OBJECT");
+    }
+}

@@ -1,0 +1,529 @@
+//! The registry: every live memory object and every host range the driver treats as pinned or
+//! registered, with where each object's contents last were. Handles and pointers are plain numbers
+//! here: nothing in this module ever dereferences program memory.
+//!
+//! Lookups are O(log n): objects by handle in a hash map, host ranges through a map of disjoint
+//! address segments (each listing the ranges that cover it), so nested and overlapping ranges (a
+//! mapping inside a USE_HOST_PTR range) cost no scan. Both are bounded by [`MAX_ENTRIES`].
+
+use super::flags::{self, MAP_FLAGS, MEM_FLAGS};
+use rangemap::RangeMap;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// At most this many objects and this many host ranges are tracked; beyond, new ones are counted
+/// as untracked and their transfers classify as `unknown`.
+pub const MAX_ENTRIES: usize = 1 << 20;
+
+/// Where an object's contents are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Never written: no contents yet.
+    Nowhere,
+    Host,
+    Device(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    Buffer,
+    Image,
+    Pipe,
+    Other,
+}
+
+/// What the intercept learned about a new memory object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewObject {
+    pub kind: MemKind,
+    pub context: usize,
+    pub flags: u64,
+    pub size: u64,
+    pub host_ptr: usize,
+    /// Sub-buffers: the parent's handle and the offset in it.
+    pub parent: Option<(usize, u64)>,
+    /// The context's only device, if it has one (contents start there when copied in).
+    pub sole_device: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemObject {
+    /// `#7`: numbered in creation order, never reused.
+    pub id: u64,
+    pub kind: MemKind,
+    pub context: usize,
+    pub flags: u64,
+    pub size: u64,
+    pub host_ptr: usize,
+    pub parent: Option<(usize, u64)>,
+    /// Where the contents last were (on the parent for sub-buffers).
+    pub residence: Place,
+    /// The device whose memory this object occupies (counted in [`Registry::device_bytes`]).
+    pub occupies: Option<usize>,
+}
+
+impl MemObject {
+    pub fn flag_names(&self) -> String {
+        flags::decode(self.flags, MEM_FLAGS)
+    }
+
+    /// `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
+    pub fn label(&self) -> String {
+        let kind = match self.kind {
+            MemKind::Buffer if self.parent.is_some() => "sub-buffer",
+            MemKind::Buffer => "buffer",
+            MemKind::Image => "image",
+            MemKind::Pipe => "pipe",
+            MemKind::Other => "memory object",
+        };
+        format!("{kind} #{} ({})", self.id, self.flag_names())
+    }
+}
+
+/// A memory object with its parent resolved.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    pub obj: &'a MemObject,
+    /// The object itself, or the parent of a sub-buffer.
+    pub root: &'a MemObject,
+    /// Offset of `obj` inside `root`.
+    pub offset: u64,
+}
+
+/// Why a host range is pinned or registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeKind {
+    /// From map until unmap; `map_flags` as given.
+    Mapping {
+        map_flags: u64,
+    },
+    UseHostPtr,
+    Svm {
+        flags: u64,
+    },
+    UsmHost,
+    UsmShared,
+    UsmDevice,
+    Imported,
+}
+
+impl RangeKind {
+    /// The host-memory kind word used in classifications and traces.
+    pub fn word(self) -> &'static str {
+        match self {
+            RangeKind::Mapping { .. } => "mapped",
+            RangeKind::UseHostPtr => "use-host-ptr",
+            RangeKind::Svm { .. } => "svm",
+            RangeKind::UsmHost => "usm-host",
+            RangeKind::UsmShared => "usm-shared",
+            RangeKind::UsmDevice => "usm-device",
+            RangeKind::Imported => "imported",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostRange {
+    pub id: u64,
+    pub start: usize,
+    pub len: u64,
+    pub kind: RangeKind,
+    /// The memory object it belongs to: (handle, id, flags).
+    pub owner: Option<(usize, u64, u64)>,
+}
+
+impl HostRange {
+    /// "the live mapping of buffer #7 (ALLOC_HOST_PTR)".
+    pub fn describe(&self) -> String {
+        let owner = |what: &str| match self.owner {
+            Some((_, id, flags)) => format!("{what} #{id} ({})", flags::decode(flags, MEM_FLAGS)),
+            None => what.to_string(),
+        };
+        match self.kind {
+            RangeKind::Mapping { map_flags } => format!(
+                "the live {} mapping of {}",
+                flags::decode(map_flags, MAP_FLAGS),
+                owner("buffer")
+            ),
+            RangeKind::UseHostPtr => format!("the host range of {}", owner("buffer")),
+            RangeKind::Svm { flags } => format!(
+                "a clSVMAlloc allocation ({})",
+                flags::decode(flags, flags::SVM_FLAGS)
+            ),
+            RangeKind::UsmHost => "a clHostMemAllocINTEL allocation".into(),
+            RangeKind::UsmShared => "a clSharedMemAllocINTEL allocation".into(),
+            RangeKind::UsmDevice => "a clDeviceMemAllocINTEL allocation".into(),
+            RangeKind::Imported => format!("the clImportMemoryARM import of {}", owner("object")),
+        }
+    }
+}
+
+/// Which range a host pointer falls in.
+#[derive(Clone, Copy, Debug)]
+pub struct Hit<'a> {
+    pub range: &'a HostRange,
+    /// Bytes from the range's start to the pointer.
+    pub offset: u64,
+    /// Whether the whole span lies inside the range.
+    pub whole: bool,
+}
+
+/// Bytes now and at most, per device or for pinned host memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub now: u64,
+    pub peak: u64,
+}
+
+impl Usage {
+    fn add(&mut self, n: u64) {
+        self.now = self.now.saturating_add(n);
+        self.peak = self.peak.max(self.now);
+    }
+    fn sub(&mut self, n: u64) {
+        self.now = self.now.saturating_sub(n);
+    }
+}
+
+pub struct Registry {
+    /// [`MAX_ENTRIES`], smaller in tests.
+    limit: usize,
+    objects: HashMap<usize, MemObject>,
+    next_object: u64,
+    ranges: HashMap<u64, HostRange>,
+    next_range: u64,
+    /// Disjoint address segments → the ids of the ranges covering them.
+    cover: RangeMap<usize, Vec<u64>>,
+    /// Live mappings by (object, pointer): a stack, since a region may be mapped twice.
+    mappings: HashMap<(usize, usize), Vec<u64>>,
+    /// SVM/USM allocations by start pointer.
+    allocations: HashMap<usize, u64>,
+    /// Objects and ranges not tracked because the registry was full.
+    pub untracked: u64,
+    pinned: Usage,
+    devices: HashMap<usize, Usage>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::with_limit(MAX_ENTRIES)
+    }
+
+    pub fn with_limit(limit: usize) -> Registry {
+        Registry {
+            limit,
+            objects: HashMap::new(),
+            next_object: 0,
+            ranges: HashMap::new(),
+            next_range: 0,
+            cover: RangeMap::new(),
+            mappings: HashMap::new(),
+            allocations: HashMap::new(),
+            untracked: 0,
+            pinned: Usage::default(),
+            devices: HashMap::new(),
+        }
+    }
+
+    pub fn object(&self, handle: usize) -> Option<&MemObject> {
+        self.objects.get(&handle)
+    }
+
+    pub fn objects(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn ranges(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// The object and, for a sub-buffer, its parent.
+    pub fn resolve(&self, handle: usize) -> Option<View<'_>> {
+        let obj = self.objects.get(&handle)?;
+        match obj.parent {
+            Some((parent, offset)) => Some(View {
+                obj,
+                root: self.objects.get(&parent)?,
+                offset,
+            }),
+            None => Some(View {
+                obj,
+                root: obj,
+                offset: 0,
+            }),
+        }
+    }
+
+    /// Records a new object (replacing a stale entry with the same handle); returns its id.
+    pub fn add_object(&mut self, handle: usize, new: NewObject) -> Option<u64> {
+        if let Some(old) = self.objects.get(&handle) {
+            let id = old.id;
+            self.remove_object(handle, id);
+        }
+        if self.objects.len() >= self.limit {
+            self.untracked += 1;
+            return None;
+        }
+        self.next_object += 1;
+        let id = self.next_object;
+        let copies_in =
+            new.flags & (opencl_sys::CL_MEM_COPY_HOST_PTR | opencl_sys::CL_MEM_USE_HOST_PTR) != 0;
+        let residence = match (new.parent, copies_in, new.sole_device) {
+            (Some(_), ..) => Place::Nowhere,
+            (None, true, Some(device)) => Place::Device(device),
+            (None, true, None) => Place::Host,
+            (None, false, _) => Place::Nowhere,
+        };
+        if new.flags & opencl_sys::CL_MEM_USE_HOST_PTR != 0
+            && new.parent.is_none()
+            && new.host_ptr != 0
+        {
+            let owner = Some((handle, id, new.flags));
+            self.add_range(new.host_ptr, new.size, RangeKind::UseHostPtr, owner);
+        }
+        self.objects.insert(
+            handle,
+            MemObject {
+                id,
+                kind: new.kind,
+                context: new.context,
+                flags: new.flags,
+                size: new.size,
+                host_ptr: new.host_ptr,
+                parent: new.parent,
+                residence,
+                occupies: None,
+            },
+        );
+        Some(id)
+    }
+
+    /// Forgets an object when the driver really destroys it, if `id` still names that handle.
+    pub fn remove_object(&mut self, handle: usize, id: u64) {
+        if self.objects.get(&handle).is_none_or(|o| o.id != id) {
+            return;
+        }
+        let Some(obj) = self.objects.remove(&handle) else {
+            return;
+        };
+        if let Some(device) = obj.occupies {
+            self.devices.entry(device).or_default().sub(obj.size);
+        }
+        let owned: Vec<u64> = self
+            .ranges
+            .values()
+            .filter(|r| r.owner.is_some_and(|(h, i, _)| h == handle && i == id))
+            .map(|r| r.id)
+            .collect();
+        for range in owned {
+            self.remove_range(range);
+        }
+        self.mappings.retain(|&(h, _), _| h != handle);
+    }
+
+    /// Adds a pinned or registered range; returns its id.
+    pub fn add_range(
+        &mut self,
+        start: usize,
+        len: u64,
+        kind: RangeKind,
+        owner: Option<(usize, u64, u64)>,
+    ) -> Option<u64> {
+        let end = start.checked_add(len as usize)?;
+        if len == 0 || self.ranges.len() >= self.limit {
+            self.untracked += u64::from(len != 0);
+            return None;
+        }
+        self.next_range += 1;
+        let id = self.next_range;
+        if covers(kind, owner) {
+            self.cover_add(start..end, id);
+        }
+        if counts_as_pinned(kind, owner) {
+            self.pinned.add(len);
+        }
+        self.ranges.insert(
+            id,
+            HostRange {
+                id,
+                start,
+                len,
+                kind,
+                owner,
+            },
+        );
+        Some(id)
+    }
+
+    fn remove_range(&mut self, id: u64) -> Option<HostRange> {
+        let range = self.ranges.remove(&id)?;
+        if covers(range.kind, range.owner) {
+            self.cover_remove(range.start..range.start + range.len as usize, id);
+        }
+        if counts_as_pinned(range.kind, range.owner) {
+            self.pinned.sub(range.len);
+        }
+        Some(range)
+    }
+
+    fn cover_add(&mut self, span: Range<usize>, id: u64) {
+        let mut pieces = Vec::new();
+        let mut cursor = span.start;
+        for (segment, ids) in self.cover.overlapping(&span) {
+            let (start, end) = (segment.start.max(span.start), segment.end.min(span.end));
+            if cursor < start {
+                pieces.push((cursor..start, vec![id]));
+            }
+            let mut ids = ids.clone();
+            ids.push(id);
+            pieces.push((start..end, ids));
+            cursor = end;
+        }
+        if cursor < span.end {
+            pieces.push((cursor..span.end, vec![id]));
+        }
+        for (range, ids) in pieces {
+            self.cover.insert(range, ids);
+        }
+    }
+
+    fn cover_remove(&mut self, span: Range<usize>, id: u64) {
+        let pieces: Vec<_> = self
+            .cover
+            .overlapping(&span)
+            .map(|(segment, ids)| {
+                let range = segment.start.max(span.start)..segment.end.min(span.end);
+                (
+                    range,
+                    ids.iter().copied().filter(|&i| i != id).collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        for (range, ids) in pieces {
+            if ids.is_empty() {
+                self.cover.remove(range);
+            } else {
+                self.cover.insert(range, ids);
+            }
+        }
+    }
+
+    /// The innermost pinned or registered range holding `ptr`, and whether `span` bytes from
+    /// `ptr` stay inside it.
+    pub fn host_range(&self, ptr: usize, span: u64) -> Option<Hit<'_>> {
+        let (_, ids) = self.cover.get_key_value(&ptr)?;
+        let range = ids
+            .iter()
+            .filter_map(|id| self.ranges.get(id))
+            .min_by_key(|r| (r.len, u64::MAX - r.id))?;
+        let offset = (ptr - range.start) as u64;
+        Some(Hit {
+            range,
+            offset,
+            whole: offset.saturating_add(span) <= range.len,
+        })
+    }
+
+    /// A map call returned `ptr` for `len` bytes of `handle`.
+    pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
+        let owner = self.objects.get(&handle).map(|o| (handle, o.id, o.flags));
+        if let Some(id) = self.add_range(ptr, len, RangeKind::Mapping { map_flags }, owner) {
+            self.mappings.entry((handle, ptr)).or_default().push(id);
+        }
+    }
+
+    /// The newest live mapping of `handle` at `ptr`.
+    pub fn mapping(&self, handle: usize, ptr: usize) -> Option<&HostRange> {
+        let id = self.mappings.get(&(handle, ptr))?.last()?;
+        self.ranges.get(id)
+    }
+
+    /// An unmap was enqueued: the mapping ends.
+    pub fn end_mapping(&mut self, handle: usize, ptr: usize) -> Option<HostRange> {
+        let stack = self.mappings.get_mut(&(handle, ptr))?;
+        let id = stack.pop()?;
+        if stack.is_empty() {
+            self.mappings.remove(&(handle, ptr));
+        }
+        self.remove_range(id)
+    }
+
+    /// An SVM or USM allocation.
+    pub fn add_allocation(&mut self, ptr: usize, len: u64, kind: RangeKind) {
+        if let Some(id) = self.add_range(ptr, len, kind, None)
+            && let Some(old) = self.allocations.insert(ptr, id)
+        {
+            self.remove_range(old);
+        }
+    }
+
+    /// An SVM or USM free; false when `ptr` was not an allocation clxfer saw.
+    pub fn remove_allocation(&mut self, ptr: usize) -> bool {
+        match self.allocations.remove(&ptr) {
+            Some(id) => self.remove_range(id).is_some(),
+            None => false,
+        }
+    }
+
+    /// The contents of `handle` (its parent, for a sub-buffer) are now at `place`. When `occupies`
+    /// names a device, the object's storage is counted against that device from now on (storage
+    /// is allocated at first use, and follows a migration).
+    pub fn set_residence(&mut self, handle: usize, place: Place, occupies: Option<usize>) {
+        let root = match self.objects.get(&handle) {
+            Some(MemObject {
+                parent: Some((parent, _)),
+                ..
+            }) => *parent,
+            Some(_) => handle,
+            None => return,
+        };
+        let Some(obj) = self.objects.get_mut(&root) else {
+            return;
+        };
+        obj.residence = place;
+        if let Some(new) = occupies
+            && obj.occupies != occupies
+        {
+            let size = obj.size;
+            if let Some(old) = obj.occupies.replace(new) {
+                self.devices.entry(old).or_default().sub(size);
+            }
+            self.devices.entry(new).or_default().add(size);
+        }
+    }
+
+    /// Pinned or registered host bytes (mappings of USE_HOST_PTR buffers and USM device memory
+    /// excluded: they are counted once, or are not host memory).
+    pub fn pinned_bytes(&self) -> Usage {
+        self.pinned
+    }
+
+    /// Bytes of device storage per device, by the vendor rules the caller applied.
+    pub fn device_bytes(&self, device: usize) -> Usage {
+        self.devices.get(&device).copied().unwrap_or_default()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry::new()
+    }
+}
+
+/// Whether a range answers pointer lookups: all but SVM mappings (no owner), whose pointers the
+/// SVM allocation itself already covers.
+fn covers(kind: RangeKind, owner: Option<(usize, u64, u64)>) -> bool {
+    !matches!(kind, RangeKind::Mapping { .. }) || owner.is_some()
+}
+
+fn counts_as_pinned(kind: RangeKind, owner: Option<(usize, u64, u64)>) -> bool {
+    let in_use_host_ptr = owner.is_some_and(|(_, _, f)| f & opencl_sys::CL_MEM_USE_HOST_PTR != 0);
+    match kind {
+        RangeKind::UsmDevice => false,
+        RangeKind::Mapping { .. } => owner.is_some() && !in_use_host_ptr,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,8 @@
+//! The memory model and the transfer classifier: safe, pure code, unit-tested without OpenCL.
+
+pub mod classification;
+pub mod classify;
+pub mod device;
+pub mod flags;
+pub mod memory;
+pub mod rules;

@@ -1,0 +1,983 @@
+//! Vendor rules AS DATA: one [`RuleSet`] per driver family, each rule with the id that reasons
+//! cite, what it says, and its source (a row of `../shared/docs/transfer-rules.md` or
+//! `ground-truth-h200.md`; tags: [X] measured, [S] driver source, [D] vendor doc, [I] inference).
+//! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
+
+use super::device::{DeviceKind, DeviceProfile};
+
+/// One rule: what the classifier cites.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule<T: 'static> {
+    pub id: &'static str,
+    pub value: T,
+    pub says: &'static str,
+    pub source: &'static str,
+}
+
+/// A vendor-independent rule (no value: the classifier's code is the rule).
+pub type Row = Rule<()>;
+
+/// How a transfer from or to pageable (`malloc`) memory moves, against device memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pageable {
+    /// Through the driver's pinned bounce buffer.
+    Staged,
+    /// Staged up to this many bytes, the user's pages pinned on the fly above.
+    PinnedAbove(u64),
+    /// DMA straight from the user's pages (userptr); a blocking transfer to system memory with a
+    /// pointer not aligned to `cpu_copy_align` bytes is done by the CPU instead.
+    Direct { cpu_copy_align: u64 },
+    /// The device works in host memory: one host memcpy.
+    HostCopy,
+}
+
+/// Where a buffer's storage lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    Device,
+    Host,
+}
+
+/// What `CL_MEM_USE_HOST_PTR` does with the program's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseHostPtr {
+    /// The pages are registered and the buffer also gets device storage.
+    DeviceCopy,
+    /// The device uses the program's pages directly.
+    ZeroCopy,
+    /// Zero-copy when pointer and size are multiples of this many bytes (0: the device's
+    /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`), else a device copy.
+    ZeroCopyIfAligned(u64),
+}
+
+/// How data moves between two devices of one context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrossDevice {
+    ViaHost,
+    Peer,
+    /// Both devices work in the same host memory: nothing moves.
+    Shared,
+}
+
+/// What `clEnqueueMigrateMemObjects` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrate {
+    /// Migration to a device (flags 0) is only a marker; the data moves at first use.
+    pub to_device_marker: bool,
+    /// Migration to the host is only a marker.
+    pub to_host_marker: bool,
+    /// CONTENT_UNDEFINED skips the copy.
+    pub content_undefined_honoured: bool,
+}
+
+/// The rules for one driver family.
+#[derive(Debug)]
+pub struct RuleSet {
+    /// The `CLXFER_RULES` word.
+    pub name: &'static str,
+    pub title: &'static str,
+    /// Device memory is host memory: every buffer is host-resident.
+    pub unified: Rule<bool>,
+    pub pageable: Rule<Pageable>,
+    /// A non-blocking transfer from pageable memory holds the host anyway.
+    pub nonblocking_blocks: Rule<bool>,
+    /// The host range of a live USE_HOST_PTR buffer counts as pinned for any transfer.
+    pub registered: Rule<bool>,
+    pub alloc_host_ptr: Rule<Placement>,
+    pub use_host_ptr: Rule<UseHostPtr>,
+    /// Mapping a device-resident buffer for WRITE copies device→host at map time.
+    pub map_write_copies: Rule<bool>,
+    pub migrate: Rule<Migrate>,
+    pub between_devices: Rule<CrossDevice>,
+    /// Pointer alignment the driver's fast path wants, if it cares.
+    pub alignment: Rule<Option<u64>>,
+}
+
+const MIB: u64 = 1 << 20;
+const TR: &str = "transfer-rules.md";
+
+impl RuleSet {
+    /// (id, what it says, source) of every rule, in table order.
+    pub fn rows(&self) -> [(&'static str, &'static str, &'static str); 10] {
+        macro_rules! row {
+            ($r:expr) => {
+                ($r.id, $r.says, $r.source)
+            };
+        }
+        [
+            row!(self.unified),
+            row!(self.pageable),
+            row!(self.nonblocking_blocks),
+            row!(self.registered),
+            row!(self.alloc_host_ptr),
+            row!(self.use_host_ptr),
+            row!(self.map_write_copies),
+            row!(self.migrate),
+            row!(self.between_devices),
+            row!(self.alignment),
+        ]
+    }
+
+    /// Where a plain, ALLOC_HOST_PTR or USE_HOST_PTR buffer's storage lives, with the rule that says
+    /// so. `host_ptr` and `size` decide the alignment-dependent USE_HOST_PTR cases.
+    pub fn placement(
+        &self,
+        flags: u64,
+        host_ptr: usize,
+        size: u64,
+        base_align: u64,
+    ) -> (Placement, &'static str) {
+        if self.unified.value {
+            return (Placement::Host, self.unified.id);
+        }
+        self.own_placement(flags, host_ptr, size, base_align)
+            .unwrap_or((Placement::Device, self.unified.id))
+    }
+
+    /// The placement the ALLOC_HOST_PTR or USE_HOST_PTR rule gives (`None` for other buffers),
+    /// whatever the device's memory.
+    pub fn own_placement(
+        &self,
+        flags: u64,
+        host_ptr: usize,
+        size: u64,
+        base_align: u64,
+    ) -> Option<(Placement, &'static str)> {
+        use opencl_sys::{CL_MEM_ALLOC_HOST_PTR, CL_MEM_USE_HOST_PTR};
+        if flags & CL_MEM_USE_HOST_PTR != 0 {
+            let placement = match self.use_host_ptr.value {
+                UseHostPtr::DeviceCopy => Placement::Device,
+                UseHostPtr::ZeroCopy => Placement::Host,
+                UseHostPtr::ZeroCopyIfAligned(n) => {
+                    let n = if n == 0 { base_align.max(1) } else { n };
+                    if (host_ptr as u64).is_multiple_of(n) && size.is_multiple_of(n) {
+                        Placement::Host
+                    } else {
+                        Placement::Device
+                    }
+                }
+            };
+            return Some((placement, self.use_host_ptr.id));
+        }
+        if flags & CL_MEM_ALLOC_HOST_PTR != 0 {
+            return Some((self.alloc_host_ptr.value, self.alloc_host_ptr.id));
+        }
+        None
+    }
+}
+
+/// Every rule set, in the order `CLXFER_RULES` lists them.
+pub const SETS: &[&RuleSet] = &[
+    &NVIDIA,
+    &AMD,
+    &INTEL_IGPU,
+    &INTEL_DGPU,
+    &INTEL_CPU,
+    &CPU,
+    &GENERIC,
+];
+
+/// The `CLXFER_RULES` words: `auto`, then every set.
+pub const CHOICES: &[&str] = &[
+    "auto",
+    "nvidia",
+    "amd",
+    "intel-igpu",
+    "intel-dgpu",
+    "intel-cpu",
+    "cpu",
+    "generic",
+];
+
+pub fn by_name(name: &str) -> Option<&'static RuleSet> {
+    SETS.iter().copied().find(|s| s.name == name)
+}
+
+/// The set `auto` picks for a device: by vendor id or name, then by type and unified memory.
+pub fn for_device(dev: &DeviceProfile) -> &'static RuleSet {
+    let vendor = dev.vendor.to_ascii_lowercase();
+    let is = |id: u32, word: &str| dev.vendor_id == id || vendor.contains(word);
+    match dev.kind {
+        DeviceKind::Cpu if is(0x8086, "intel") && !dev.platform.contains("Portable") => &INTEL_CPU,
+        DeviceKind::Cpu => &CPU,
+        _ if is(0x10de, "nvidia") => &NVIDIA,
+        _ if is(0x1002, "advanced micro devices") || vendor.contains("amd") => &AMD,
+        _ if is(0x8086, "intel") && dev.host_unified => &INTEL_IGPU,
+        _ if is(0x8086, "intel") => &INTEL_DGPU,
+        _ => &GENERIC,
+    }
+}
+
+const DISCRETE: &str = "device memory is separate from host memory";
+
+pub static NVIDIA: RuleSet = RuleSet {
+    name: "nvidia",
+    title: "NVIDIA discrete GPU",
+    unified: Rule {
+        id: "nvidia.memory",
+        value: false,
+        says: DISCRETE,
+        source: "ground-truth-h200.md",
+    },
+    pageable: Rule {
+        id: "nvidia.pageable",
+        value: Pageable::Staged,
+        says: "pageable memory is staged through the driver's pinned bounce buffer (8.5 GB/s write, \
+               15.2 read against 55.4 pinned on an H200); alignment and mlock do not help",
+        source: "transfer-rules.md NVIDIA Q1 [X]; ground-truth-h200.md rows 1-4",
+    },
+    nonblocking_blocks: Rule {
+        id: "nvidia.nonblocking",
+        value: true,
+        says: "a non-blocking write from pageable memory spends most of its time inside the call \
+               (96% at 256 MiB): it is effectively synchronous",
+        source: "transfer-rules.md NVIDIA Q1 [X]",
+    },
+    registered: Rule {
+        id: "nvidia.registered",
+        value: true,
+        says: "the host range of a live USE_HOST_PTR buffer is registered (pinned) for any transfer",
+        source: "transfer-rules.md NVIDIA Q3, Pitfall 2 [X]",
+    },
+    alloc_host_ptr: Rule {
+        id: "nvidia.alloc-host-ptr",
+        value: Placement::Device,
+        says: "an ALLOC_HOST_PTR buffer has device storage (+256 MiB after map and use) and a \
+               pinned host mirror; map its pointer and use that for transfers",
+        source: "transfer-rules.md NVIDIA Q2 [X]",
+    },
+    use_host_ptr: Rule {
+        id: "nvidia.use-host-ptr",
+        value: UseHostPtr::DeviceCopy,
+        says: "USE_HOST_PTR registers the program's pages and also gives the buffer device storage",
+        source: "transfer-rules.md NVIDIA Q3 [X]",
+    },
+    map_write_copies: Rule {
+        id: "nvidia.map",
+        value: true,
+        says: "mapping a device buffer copies device→host at map for READ and for WRITE, and unmap \
+               after WRITE copies back (27.6 GB/s effective); an ALLOC_HOST_PTR buffer too",
+        source: "transfer-rules.md NVIDIA Q4 [X]",
+    },
+    migrate: Rule {
+        id: "nvidia.migrate",
+        value: Migrate {
+            to_device_marker: false,
+            to_host_marker: false,
+            content_undefined_honoured: true,
+        },
+        says: "migration copies at once (to host 1 GiB in ~700 ms; device profiling reports 0 ms); \
+               CONTENT_UNDEFINED is honoured",
+        source: "transfer-rules.md NVIDIA Q5 [X]; ground-truth-h200.md migrate rows",
+    },
+    between_devices: Rule {
+        id: "nvidia.between-devices",
+        value: CrossDevice::ViaHost,
+        says: "data moves between two GPUs through the host (0.8-1.3 GB/s on NVLink-connected H200s)",
+        source: "transfer-rules.md NVIDIA Q5 [X]",
+    },
+    alignment: Rule {
+        id: "nvidia.alignment",
+        value: None,
+        says: "pointer alignment does not change the path (pinned +1 byte: 55.1 GB/s)",
+        source: "ground-truth-h200.md rows 2, 6 [X]",
+    },
+};
+
+pub static AMD: RuleSet = RuleSet {
+    name: "amd",
+    title: "AMD GPU (ROCm)",
+    unified: Rule {
+        id: "amd.memory",
+        value: false,
+        says: DISCRETE,
+        source: TR,
+    },
+    pageable: Rule {
+        id: "amd.pageable",
+        value: Pageable::PinnedAbove(MIB),
+        says: "pageable transfers of 1 MiB or less are staged; larger ones pin the pages on the fly \
+               (about 2/3 of peak, pinning costs time)",
+        source: "transfer-rules.md AMD Q1 [S] rocsettings.cpp, rocblit.cpp; [D] guide 1.4.2.4",
+    },
+    nonblocking_blocks: Rule {
+        id: "amd.nonblocking",
+        value: false,
+        says: "staging presumably runs on a worker thread (AMD_DIRECT_DISPATCH=false)",
+        source: "transfer-rules.md Pitfall 6 [I]",
+    },
+    registered: Rule {
+        id: "amd.registered",
+        value: true,
+        says: "a live USE_HOST_PTR range is locked in place (hsa_amd_memory_lock_to_pool)",
+        source: "transfer-rules.md AMD Q3 [S]",
+    },
+    alloc_host_ptr: Rule {
+        id: "amd.alloc-host-ptr",
+        value: Placement::Host,
+        says: "an ALLOC_HOST_PTR buffer lives in system memory and uses no device memory; kernels \
+               reach it over PCIe",
+        source: "transfer-rules.md AMD Q2 [S] rocmemory.cpp",
+    },
+    use_host_ptr: Rule {
+        id: "amd.use-host-ptr",
+        value: UseHostPtr::ZeroCopy,
+        says: "USE_HOST_PTR is locked in place: zero-copy, no device copy",
+        source: "transfer-rules.md AMD Q3 [S]",
+    },
+    map_write_copies: Rule {
+        id: "amd.map",
+        value: false,
+        says: "map READ of a device buffer copies device→host; map WRITE copies nothing at map and \
+               host→device at unmap; host-resident buffers map for free",
+        source: "transfer-rules.md AMD Q4 [D][S] rocvirtual.cpp",
+    },
+    migrate: Rule {
+        id: "amd.migrate",
+        value: Migrate {
+            to_device_marker: true,
+            to_host_marker: false,
+            content_undefined_honoured: false,
+        },
+        says: "migration with flags 0 moves nothing (it happens at first use); CONTENT_UNDEFINED \
+               still syncs the data",
+        source: "transfer-rules.md AMD Q5 [S] rocvirtual.cpp",
+    },
+    between_devices: Rule {
+        id: "amd.between-devices",
+        value: CrossDevice::ViaHost,
+        says: "multi-GPU data goes device → host backing store → device",
+        source: "transfer-rules.md AMD Q5 [S] rocmemory.cpp",
+    },
+    alignment: Rule {
+        id: "amd.alignment",
+        value: None,
+        says: "pinning aligns down to 4 KiB itself: pointer alignment does not change the path",
+        source: "transfer-rules.md AMD Q1 [S] rocblit.cpp",
+    },
+};
+
+const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
+    and the GPU copies directly (Xe2 and later stage first-seen pointers under 512 MB); a blocking \
+    transfer to system memory with a pointer not 64 B aligned is a CPU memcpy";
+const INTEL_PAGEABLE_SRC: &str = "transfer-rules.md Intel GPU Q1 [S] enqueue_read_buffer.h, \
+    staging_buffer_manager.cpp, command_queue.cpp";
+const INTEL_ALIGN: &str =
+    "pointers should be 64 B aligned (4 KiB advised): unaligned reads ran at 1.6-8 GB/s against 21";
+const INTEL_MIGRATE: &str = "clEnqueueMigrateMemObjects is only a marker; buffers move at kernel \
+    launch, through host memory";
+
+pub static INTEL_IGPU: RuleSet = RuleSet {
+    name: "intel-igpu",
+    title: "Intel integrated GPU",
+    unified: Rule {
+        id: "intel-igpu.memory",
+        value: true,
+        says: "device memory is system memory: buffers are host-resident and map without a copy",
+        source: "transfer-rules.md Intel GPU Q4 [S] mem_obj.cpp",
+    },
+    pageable: Rule {
+        id: "intel-igpu.pageable",
+        value: Pageable::Direct { cpu_copy_align: 64 },
+        says: INTEL_PAGEABLE,
+        source: INTEL_PAGEABLE_SRC,
+    },
+    nonblocking_blocks: Rule {
+        id: "intel-igpu.nonblocking",
+        value: false,
+        says: "a non-blocking transfer never uses the CPU copy",
+        source: "transfer-rules.md Intel GPU Q1 [S]",
+    },
+    registered: Rule {
+        id: "intel-igpu.registered",
+        value: true,
+        says: "pointers into mapped regions and USM/SVM are used as they are",
+        source: "transfer-rules.md Intel GPU Q1 [S] context.cpp",
+    },
+    alloc_host_ptr: Rule {
+        id: "intel-igpu.alloc-host-ptr",
+        value: Placement::Host,
+        says: "every buffer lives in system memory",
+        source: "transfer-rules.md Intel GPU Q2-Q3 [S]",
+    },
+    use_host_ptr: Rule {
+        id: "intel-igpu.use-host-ptr",
+        value: UseHostPtr::ZeroCopyIfAligned(64),
+        says: "USE_HOST_PTR is zero-copy only when pointer and size are multiples of 64 B",
+        source: "transfer-rules.md Intel GPU Q3 [S] buffer.cpp",
+    },
+    map_write_copies: Rule {
+        id: "intel-igpu.map",
+        value: true,
+        says: "system-memory buffers map on the CPU without a copy",
+        source: "transfer-rules.md Intel GPU Q4 [S]",
+    },
+    migrate: Rule {
+        id: "intel-igpu.migrate",
+        value: Migrate {
+            to_device_marker: true,
+            to_host_marker: true,
+            content_undefined_honoured: true,
+        },
+        says: INTEL_MIGRATE,
+        source: "transfer-rules.md Intel GPU Q5 [S]",
+    },
+    between_devices: Rule {
+        id: "intel-igpu.between-devices",
+        value: CrossDevice::ViaHost,
+        says: "buffers move between root devices through host memory",
+        source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
+    },
+    alignment: Rule {
+        id: "intel-igpu.alignment",
+        value: Some(64),
+        says: INTEL_ALIGN,
+        source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
+    },
+};
+
+pub static INTEL_DGPU: RuleSet = RuleSet {
+    name: "intel-dgpu",
+    title: "Intel discrete GPU",
+    unified: Rule {
+        id: "intel-dgpu.memory",
+        value: false,
+        says: DISCRETE,
+        source: TR,
+    },
+    pageable: Rule {
+        id: "intel-dgpu.pageable",
+        value: Pageable::Direct { cpu_copy_align: 64 },
+        says: INTEL_PAGEABLE,
+        source: INTEL_PAGEABLE_SRC,
+    },
+    nonblocking_blocks: Rule {
+        id: "intel-dgpu.nonblocking",
+        value: false,
+        says: "a non-blocking transfer never uses the CPU copy",
+        source: "transfer-rules.md Intel GPU Q1 [S]",
+    },
+    registered: Rule {
+        id: "intel-dgpu.registered",
+        value: true,
+        says: "pointers into mapped regions and USM/SVM are used as they are",
+        source: "transfer-rules.md Intel GPU Q1 [S] context.cpp",
+    },
+    alloc_host_ptr: Rule {
+        id: "intel-dgpu.alloc-host-ptr",
+        value: Placement::Device,
+        says: "ALLOC_HOST_PTR is ignored for placement: the buffer lives in device memory (use \
+               CL_MEM_FORCE_HOST_MEMORY_INTEL or clHostMemAllocINTEL for host memory)",
+        source: "transfer-rules.md Intel GPU Q2 [S] buffer.cpp",
+    },
+    use_host_ptr: Rule {
+        id: "intel-dgpu.use-host-ptr",
+        value: UseHostPtr::DeviceCopy,
+        says: "on discrete GPUs USE_HOST_PTR gets device storage",
+        source: "transfer-rules.md Intel GPU Q3 [S]",
+    },
+    map_write_copies: Rule {
+        id: "intel-dgpu.map",
+        value: true,
+        says: "mapping a device-memory buffer reads it into a map allocation (skipped for \
+               WRITE_INVALIDATE_REGION); unmap writes it back",
+        source: "transfer-rules.md Intel GPU Q4 [S] command_queue.cpp",
+    },
+    migrate: Rule {
+        id: "intel-dgpu.migrate",
+        value: Migrate {
+            to_device_marker: true,
+            to_host_marker: true,
+            content_undefined_honoured: true,
+        },
+        says: INTEL_MIGRATE,
+        source: "transfer-rules.md Intel GPU Q5 [S]",
+    },
+    between_devices: Rule {
+        id: "intel-dgpu.between-devices",
+        value: CrossDevice::ViaHost,
+        says: "buffers move between root devices through host memory",
+        source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
+    },
+    alignment: Rule {
+        id: "intel-dgpu.alignment",
+        value: Some(64),
+        says: INTEL_ALIGN,
+        source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
+    },
+};
+
+const HOST_COPY: &str = "the device works in host memory: a read or write is one host memcpy \
+    (7-12 GB/s on PoCL whatever the memory kind) and map/unmap move nothing";
+
+pub static INTEL_CPU: RuleSet = RuleSet {
+    name: "intel-cpu",
+    title: "Intel CPU runtime",
+    unified: Rule {
+        id: "intel-cpu.memory",
+        value: true,
+        says: HOST_COPY,
+        source: "transfer-rules.md Intel CPU [D]",
+    },
+    pageable: Rule {
+        id: "intel-cpu.pageable",
+        value: Pageable::HostCopy,
+        says: HOST_COPY,
+        source: "transfer-rules.md Intel CPU [D]",
+    },
+    nonblocking_blocks: Rule {
+        id: "intel-cpu.nonblocking",
+        value: false,
+        says: "the copy runs on the runtime's worker threads",
+        source: "[I]",
+    },
+    registered: Rule {
+        id: "intel-cpu.registered",
+        value: true,
+        says: "all memory is host memory",
+        source: "[I]",
+    },
+    alloc_host_ptr: Rule {
+        id: "intel-cpu.alloc-host-ptr",
+        value: Placement::Host,
+        says: "all memory is host memory",
+        source: "[I]",
+    },
+    use_host_ptr: Rule {
+        id: "intel-cpu.use-host-ptr",
+        value: UseHostPtr::ZeroCopyIfAligned(0),
+        says: "USE_HOST_PTR is zero-copy if aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN, else the \
+               framework may copy; prefer map/unmap over read/write",
+        source: "transfer-rules.md Intel CPU [D]",
+    },
+    map_write_copies: Rule {
+        id: "intel-cpu.map",
+        value: false,
+        says: "map returns host memory",
+        source: "transfer-rules.md Intel CPU [D]",
+    },
+    migrate: Rule {
+        id: "intel-cpu.migrate",
+        value: Migrate {
+            to_device_marker: false,
+            to_host_marker: false,
+            content_undefined_honoured: true,
+        },
+        says: "a CPU device's memory is host memory: migration has nothing to move",
+        source: "[I]",
+    },
+    between_devices: Rule {
+        id: "intel-cpu.between-devices",
+        value: CrossDevice::Shared,
+        says: "CPU devices share host memory",
+        source: "[I]",
+    },
+    alignment: Rule {
+        id: "intel-cpu.alignment",
+        value: None,
+        says: "alignment matters only for USE_HOST_PTR zero-copy",
+        source: "transfer-rules.md Intel CPU [D]",
+    },
+};
+
+pub static CPU: RuleSet = RuleSet {
+    name: "cpu",
+    title: "PoCL and other CPU devices",
+    unified: Rule {
+        id: "cpu.memory",
+        value: true,
+        says: HOST_COPY,
+        source: "ground-truth-h200.md PoCL CPU [X]; transfer-rules.md PoCL [S] common_driver.c",
+    },
+    pageable: Rule {
+        id: "cpu.pageable",
+        value: Pageable::HostCopy,
+        says: HOST_COPY,
+        source: "ground-truth-h200.md PoCL CPU [X]",
+    },
+    nonblocking_blocks: Rule {
+        id: "cpu.nonblocking",
+        value: false,
+        says: "commands run on the driver's worker threads",
+        source: "[I]",
+    },
+    registered: Rule {
+        id: "cpu.registered",
+        value: true,
+        says: "all memory is host memory",
+        source: "transfer-rules.md PoCL [S]",
+    },
+    alloc_host_ptr: Rule {
+        id: "cpu.alloc-host-ptr",
+        value: Placement::Host,
+        says: "all memory is host memory",
+        source: "transfer-rules.md PoCL [S]",
+    },
+    use_host_ptr: Rule {
+        id: "cpu.use-host-ptr",
+        value: UseHostPtr::ZeroCopy,
+        says: "the device uses the program's pages directly",
+        source: "transfer-rules.md PoCL [S] common_driver.c",
+    },
+    map_write_copies: Rule {
+        id: "cpu.map",
+        value: false,
+        says: "map/unmap move nothing",
+        source: "ground-truth-h200.md PoCL CPU [X]",
+    },
+    migrate: Rule {
+        id: "cpu.migrate",
+        value: Migrate {
+            to_device_marker: false,
+            to_host_marker: false,
+            content_undefined_honoured: true,
+        },
+        says: "PoCL migrates at once; CONTENT_UNDEFINED is honoured",
+        source: "transfer-rules.md PoCL [S] pocl_mem_management.c",
+    },
+    between_devices: Rule {
+        id: "cpu.between-devices",
+        value: CrossDevice::Shared,
+        says: "CPU devices use the same host allocation: nothing moves between them",
+        source: "transfer-rules.md PoCL [S] common_driver.c",
+    },
+    alignment: Rule {
+        id: "cpu.alignment",
+        value: None,
+        says: "alignment does not change the path",
+        source: "ground-truth-h200.md PoCL CPU [X]",
+    },
+};
+
+pub static GENERIC: RuleSet = RuleSet {
+    name: "generic",
+    title: "other GPU (conservative)",
+    unified: Rule {
+        id: "generic.memory",
+        value: false,
+        says: DISCRETE,
+        source: "[I]",
+    },
+    pageable: Rule {
+        id: "generic.pageable",
+        value: Pageable::Staged,
+        says: "pageable memory is assumed staged: no vendor promises DMA from malloc'd memory",
+        source: "transfer-rules.md spec baseline [D], section 7 [I]",
+    },
+    nonblocking_blocks: Rule {
+        id: "generic.nonblocking",
+        value: true,
+        says: "a non-blocking transfer from pageable memory may hold the host while it is staged",
+        source: "transfer-rules.md Pitfall 6 [I]",
+    },
+    registered: Rule {
+        id: "generic.registered",
+        value: true,
+        says: "a live USE_HOST_PTR range is registered on every driver measured or read",
+        source: "transfer-rules.md section 6 [X][S]",
+    },
+    alloc_host_ptr: Rule {
+        id: "generic.alloc-host-ptr",
+        value: Placement::Device,
+        says: "an ALLOC_HOST_PTR buffer is assumed to take device memory (as on NVIDIA and Intel \
+               discrete)",
+        source: "transfer-rules.md Pitfall 3 [I]",
+    },
+    use_host_ptr: Rule {
+        id: "generic.use-host-ptr",
+        value: UseHostPtr::DeviceCopy,
+        says: "the spec lets the runtime cache USE_HOST_PTR contents in device memory",
+        source: "transfer-rules.md spec baseline [D]",
+    },
+    map_write_copies: Rule {
+        id: "generic.map",
+        value: true,
+        says: "mapping a device buffer is assumed to copy at map (READ, WRITE) and at unmap (WRITE)",
+        source: "transfer-rules.md Q4 rows [I]",
+    },
+    migrate: Rule {
+        id: "generic.migrate",
+        value: Migrate {
+            to_device_marker: false,
+            to_host_marker: false,
+            content_undefined_honoured: true,
+        },
+        says: "migration is assumed to copy at once; CONTENT_UNDEFINED skips the copy (spec)",
+        source: "transfer-rules.md spec baseline [D]",
+    },
+    between_devices: Rule {
+        id: "generic.between-devices",
+        value: CrossDevice::ViaHost,
+        says: "no driver measured moves buffers peer-to-peer: assumed through the host",
+        source: "transfer-rules.md Q5 rows [I]",
+    },
+    alignment: Rule {
+        id: "generic.alignment",
+        value: Some(64),
+        says: "pointers not 64 B aligned are slow on some drivers",
+        source: "transfer-rules.md Intel GPU Q1 [I]",
+    },
+};
+
+/// Rules every set shares: the classifier's own logic, cited like the vendor rules.
+pub mod common {
+    use super::Row;
+
+    macro_rules! rows {
+        ($($name:ident = $id:literal, $says:literal, $source:literal;)*) => {
+            $(pub const $name: Row = Row { id: $id, value: (), says: $says, source: $source };)*
+            pub const ALL: &[Row] = &[$($name),*];
+        };
+    }
+
+    rows! {
+        MAPPED = "any.mapped", "a pointer inside the live mapping of any buffer (at any offset) is pinned; after unmap it is not", "transfer-rules.md Pitfall 1 [X][S]";
+        SVM = "any.svm", "clSVMAlloc memory is pinned and device-accessible (55.4 GB/s)", "ground-truth-h200.md SVM row [X]";
+        USM_HOST = "any.usm-host", "USM host memory (clHostMemAllocINTEL) is pinned", "transfer-rules.md section 6 [D]";
+        USM_SHARED = "any.usm-shared", "USM shared memory is driver-managed and migrates on demand", "transfer-rules.md section 6 [D][I]";
+        USM_DEVICE = "any.usm-device", "USM device memory (clDeviceMemAllocINTEL) is device memory", "cl_intel_unified_shared_memory [D]";
+        IMPORTED = "any.imported", "clImportMemoryARM host imports are committed and pinned", "transfer-rules.md section 6 [D]";
+        PAGEABLE = "any.pageable", "a pointer outside every pinned or registered range clxfer saw is pageable; mlock does not pin", "transfer-rules.md section 6, Pitfall 10 [X]";
+        PARTIAL = "any.partial", "the host span starts in a pinned range but runs past its end: the driver cannot DMA it whole", "[I]";
+        HOST_RESIDENT = "any.host-resident", "the buffer's storage is host memory: the call is a host memcpy and nothing crosses the bus now", "transfer-rules.md AMD Q2, PoCL [S]";
+        SUB_BUFFER = "any.sub-buffer", "a sub-buffer takes its parent's placement", "transfer-rules.md Pitfall 4 [S]";
+        RECT = "any.rect", "a rect transfer moves the region's bytes but touches the whole host span", "transfer-rules.md Pitfall 5 [S]";
+        DEVICE_COPY = "any.device-copy", "a copy between buffers on one device stays on the device (2.0 TB/s on an H200)", "transfer-rules.md NVIDIA Q2 [X]";
+        FILL = "any.fill", "a fill is written by the device; only the pattern comes from the host", "OpenCL spec [D]";
+        INVALIDATE = "any.invalidate", "WRITE_INVALIDATE_REGION discards the contents: nothing is copied at map", "transfer-rules.md spec baseline, NVIDIA Q4 [D][X]";
+        READ_ONLY_UNMAP = "any.read-only-unmap", "unmapping a READ-only mapping writes nothing back", "OpenCL spec [D]";
+        ALREADY_THERE = "any.already-there", "the contents are already where the command moves them", "[I]";
+        NO_CONTENTS = "any.no-contents", "the buffer has held no data yet: nothing to move (allocation is deferred to first use)", "transfer-rules.md Pitfall 8 [D][X]";
+        CONTENT_UNDEFINED = "any.content-undefined", "CONTENT_UNDEFINED: the object moves without its contents", "transfer-rules.md spec baseline [D]";
+        FIRST_USE = "any.first-use", "the kernel uses a buffer whose contents are on another device: it moves now, at first use", "transfer-rules.md Pitfall 9 [S]";
+        HOST_COPY = "any.host-copy", "both sides are host memory: a host memcpy", "[I]";
+        UNKNOWN_OBJECT = "any.unknown-object", "clxfer does not know this object (created before clxfer loaded, released, or invalid)", "-";
+        UNKNOWN_MAPPING = "any.unknown-mapping", "clxfer saw no live mapping of this object at this pointer", "-";
+        DRIVER_ERROR = "any.driver-error", "the driver refused the call: nothing was enqueued", "-";
+    }
+}
+
+/// Looks up a rule by id across every set and the common rules (for docs and tests).
+pub fn find(id: &str) -> Option<(&'static str, &'static str)> {
+    common::ALL
+        .iter()
+        .map(|r| (r.id, r.says))
+        .chain(
+            SETS.iter()
+                .flat_map(|s| s.rows().map(|(id, says, _)| (id, says))),
+        )
+        .find(|(rid, _)| *rid == id)
+}
+
+/// `docs/RULES.md`, generated from the tables above (a test checks the file matches).
+pub fn markdown() -> String {
+    use std::fmt::Write as _;
+    let clean = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::from(
+        "# Transfer rules\n\nGenerated from `src/model/rules.rs` by `clxfer doctor --rules-markdown`; \
+         do not edit. Every reason clxfer gives names one of these ids. Sources are rows of \
+         `transfer-rules.md` and `ground-truth-h200.md` (tags: [X] measured, [S] driver source, \
+         [D] vendor doc, [M] maintainer, [I] inference).\n\n## Rules every set shares\n\n\
+         | Rule | What it says | Source |\n|---|---|---|\n",
+    );
+    for r in common::ALL {
+        let _ = writeln!(out, "| `{}` | {} | {} |", r.id, clean(r.says), r.source);
+    }
+    for set in SETS {
+        let _ = write!(
+            out,
+            "\n## `{}`: {}\n\n| Rule | What it says | Source |\n|---|---|---|\n",
+            set.name, set.title
+        );
+        for (id, says, source) in set.rows() {
+            let _ = writeln!(out, "| `{id}` | {} | {} |", clean(says), clean(source));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_and_prefixed() {
+        let mut seen = HashSet::new();
+        for r in common::ALL {
+            assert!(r.id.starts_with("any."), "{}", r.id);
+            assert!(seen.insert(r.id), "duplicate {}", r.id);
+        }
+        for set in SETS {
+            for (id, says, source) in set.rows() {
+                assert!(
+                    id.starts_with(&format!("{}.", set.name)),
+                    "{id} in {}",
+                    set.name
+                );
+                assert!(seen.insert(id), "duplicate {id}");
+                assert!(!says.is_empty() && !source.is_empty(), "{id}");
+            }
+        }
+    }
+
+    #[test]
+    fn choices_cover_every_set() {
+        assert_eq!(CHOICES[0], "auto");
+        let names: Vec<_> = SETS.iter().map(|s| s.name).collect();
+        assert_eq!(&CHOICES[1..], names.as_slice());
+        for name in names {
+            assert_eq!(by_name(name).unwrap().name, name);
+        }
+        assert!(by_name("auto").is_none());
+    }
+
+    #[test]
+    fn auto_picks_by_vendor_and_type() {
+        let dev = |vendor: &str, id: u32, kind: DeviceKind, unified: bool, platform: &str| {
+            DeviceProfile {
+                vendor: vendor.into(),
+                vendor_id: id,
+                kind,
+                host_unified: unified,
+                platform: platform.into(),
+                ..DeviceProfile::unknown(1)
+            }
+        };
+        let pocl = "Portable Computing Language";
+        let cases = [
+            (
+                dev(
+                    "NVIDIA Corporation",
+                    0x10de,
+                    DeviceKind::Gpu,
+                    false,
+                    "NVIDIA CUDA",
+                ),
+                "nvidia",
+            ),
+            (
+                dev(
+                    "Advanced Micro Devices, Inc.",
+                    0x1002,
+                    DeviceKind::Gpu,
+                    false,
+                    "AMD",
+                ),
+                "amd",
+            ),
+            (
+                dev("AuthenticAMD", 0x1002, DeviceKind::Gpu, false, "AMD"),
+                "amd",
+            ),
+            (
+                dev(
+                    "Intel(R) Corporation",
+                    0x8086,
+                    DeviceKind::Gpu,
+                    true,
+                    "Intel",
+                ),
+                "intel-igpu",
+            ),
+            (
+                dev(
+                    "Intel(R) Corporation",
+                    0x8086,
+                    DeviceKind::Gpu,
+                    false,
+                    "Intel",
+                ),
+                "intel-dgpu",
+            ),
+            (
+                dev(
+                    "Intel(R) Corporation",
+                    0x8086,
+                    DeviceKind::Cpu,
+                    true,
+                    "Intel(R) OpenCL",
+                ),
+                "intel-cpu",
+            ),
+            (
+                dev("GenuineIntel", 0x8086, DeviceKind::Cpu, true, pocl),
+                "cpu",
+            ),
+            (
+                dev("AuthenticAMD", 0x1022, DeviceKind::Cpu, true, pocl),
+                "cpu",
+            ),
+            (
+                dev("ARM", 0x13b5, DeviceKind::Gpu, true, "ARM Platform"),
+                "generic",
+            ),
+            (dev("", 0, DeviceKind::Other, false, ""), "generic"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(for_device(&d).name, want, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn placement_follows_flags_and_alignment() {
+        use Placement::{Device, Host};
+        use opencl_sys::{CL_MEM_ALLOC_HOST_PTR as AHP, CL_MEM_USE_HOST_PTR as UHP};
+        let cases: &[(&RuleSet, u64, usize, u64, Placement)] = &[
+            (&NVIDIA, 0, 0, 4096, Device),
+            (&NVIDIA, AHP, 0, 4096, Device),
+            (&NVIDIA, UHP, 4096, 4096, Device),
+            (&AMD, AHP, 0, 4096, Host),
+            (&AMD, UHP, 4097, 100, Host),
+            (&AMD, 0, 0, 4096, Device),
+            (&INTEL_DGPU, AHP, 0, 4096, Device),
+            (&INTEL_IGPU, 0, 0, 4096, Host),
+            (&INTEL_CPU, UHP, 128, 256, Host),
+            (&CPU, 0, 0, 1, Host),
+            (&GENERIC, AHP, 0, 4096, Device),
+        ];
+        for &(set, flags, ptr, size, want) in cases {
+            assert_eq!(
+                set.placement(flags, ptr, size, 128).0,
+                want,
+                "{} {flags:#x}",
+                set.name
+            );
+        }
+        // USE_HOST_PTR zero-copy only when aligned (Intel); the device's base alignment when 0.
+        let mut odd = INTEL_DGPU.use_host_ptr;
+        odd.value = UseHostPtr::ZeroCopyIfAligned(64);
+        let set = RuleSet {
+            use_host_ptr: odd,
+            ..clone_of(&INTEL_DGPU)
+        };
+        assert_eq!(set.placement(UHP, 64, 128, 0).0, Host);
+        assert_eq!(set.placement(UHP, 65, 128, 0).0, Device);
+        assert_eq!(set.placement(UHP, 64, 100, 0).0, Device);
+        let mut base = odd;
+        base.value = UseHostPtr::ZeroCopyIfAligned(0);
+        let set = RuleSet {
+            use_host_ptr: base,
+            ..clone_of(&INTEL_DGPU)
+        };
+        assert_eq!(set.placement(UHP, 128, 256, 128).0, Host);
+        assert_eq!(set.placement(UHP, 64, 256, 128).0, Device);
+    }
+
+    fn clone_of(s: &RuleSet) -> RuleSet {
+        RuleSet { ..*s }
+    }
+
+    #[test]
+    fn markdown_lists_every_rule() {
+        let md = markdown();
+        for set in SETS {
+            for (id, ..) in set.rows() {
+                assert!(md.contains(&format!("`{id}`")));
+            }
+        }
+        assert!(find("nvidia.pageable").is_some());
+        assert!(find("any.mapped").is_some());
+        assert!(find("nope").is_none());
+    }
+}
