@@ -2,6 +2,7 @@
 //! and the README table are all built from [`OPTIONS`]. A bad value gives one warning naming the
 //! variable and the accepted values, and the default is used.
 
+use crate::model::rules::{self, RuleSet};
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
@@ -46,6 +47,14 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "warn",
         doc: "What clxfer says on stderr: `warn` only problems, `info` also how it loaded and \
               what it saw at exit, `debug` also how each function was resolved.",
+    },
+    OptSpec {
+        var: "CLXFER_RULES",
+        kind: Kind::Choice(crate::model::rules::CHOICES),
+        default: "auto",
+        doc: "Which vendor's transfer rules classify every device: `auto` picks by vendor and \
+              device type; a name forces one set for all devices (how tests on a CPU device \
+              exercise the GPU rules). The rules are listed in docs/RULES.md.",
     },
     OptSpec {
         var: "CLXFER_TEST_PANIC_AT",
@@ -98,6 +107,8 @@ pub struct Config {
     pub mode: Mode,
     pub opencl_lib: String,
     pub log: LogLevel,
+    /// `None`: pick per device (`auto`).
+    pub rules: Option<&'static RuleSet>,
     pub test_panic_at: Option<String>,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
@@ -157,6 +168,7 @@ impl Config {
             _ => LogLevel::Warn,
         };
         let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
+        let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
         Config {
@@ -164,6 +176,7 @@ impl Config {
             mode,
             opencl_lib,
             log,
+            rules,
             test_panic_at,
             warnings,
         }
@@ -264,6 +277,7 @@ mod tests {
         assert_eq!(c.log, LogLevel::Warn);
         assert_eq!(c.opencl_lib, "libOpenCL.so.1");
         assert_eq!(c.test_panic_at, None);
+        assert!(c.rules.is_none());
         assert!(c.warnings.is_empty());
         assert!(c.settings.iter().all(|s| !s.from_env));
     }
@@ -280,6 +294,13 @@ mod tests {
             ("CLXFER_OPENCL_LIB", "/opt/x/libOpenCL.so", &|c| {
                 c.opencl_lib == "/opt/x/libOpenCL.so"
             }),
+            ("CLXFER_RULES", "nvidia", &|c| {
+                c.rules.is_some_and(|r| r.name == "nvidia")
+            }),
+            ("CLXFER_RULES", "Intel-DGPU", &|c| {
+                c.rules.is_some_and(|r| r.name == "intel-dgpu")
+            }),
+            ("CLXFER_RULES", "auto", &|c| c.rules.is_none()),
             ("CLXFER_TEST_PANIC_AT", "clFinish", &|c| {
                 c.test_panic_at.as_deref() == Some("clFinish")
             }),
@@ -296,6 +317,11 @@ mod tests {
         let cases = [
             ("CLXFER_MODE", "fast", "trace|summary|off"),
             ("CLXFER_LOG", "verbose", "warn|info|debug"),
+            (
+                "CLXFER_RULES",
+                "radeon",
+                "auto|nvidia|amd|intel-igpu|intel-dgpu|intel-cpu|cpu|generic",
+            ),
             ("CLXFER_OPENCL_LIB", "  ", "non-empty"),
             ("CLXFER_TEST_PANIC_AT", "rm -rf", "OpenCL function name"),
         ];

@@ -19,7 +19,7 @@ macro_rules! cl_entry_points {
         )* }
         extension { $(
             fn $xname:ident( $xfirst:ident : $xfty:ty $(, $xarg:ident : $xty:ty)* $(,)? ) -> $xret:ty
-                $([$xerr:ident])? ;
+                $([$xerr:ident])? $(=> $xhook:path)? ;
         )* }
     ) => {
         /// Every entry point clxfer intercepts, core first, then extensions.
@@ -124,7 +124,7 @@ macro_rules! cl_entry_points {
                     unsafe {
                         let real = extensions::real(Api::$xname, $xfirst as *const c_void);
                         let down = std::mem::transmute::<*mut c_void, Option<unsafe extern "C" fn($xfty $(, $xty)*) -> $xret>>(real);
-                        forward::<$crate::layer::Plain, _, _, _>(
+                        forward::<$crate::layer::expand::hook_of!($($xhook)?), _, _, _>(
                             Api::$xname, Via::Extension, down, ($xfirst, $($xarg,)*),
                             |f, ($xfirst, $($xarg,)*)| f($xfirst $(, $xarg)*),
                             || { $(if !$xerr.is_null() { *$xerr = $crate::layer::NO_DRIVER; })? Fallback::fallback(Api::$xname) },

@@ -60,6 +60,7 @@ extern "C" fn after_fork_in_child() {
     PID.store(std::process::id() as i32, Ordering::Relaxed);
     FINISHED.store(false, Ordering::Relaxed);
     crate::sink::counts::reset();
+    crate::sink::transfers::reset();
 }
 
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.
@@ -69,7 +70,11 @@ pub fn finish() {
     {
         return;
     }
-    if let Err(payload) = catch_unwind(crate::sink::counts::report) {
+    let report = || {
+        crate::sink::counts::report();
+        super::intercept::report_memory();
+    };
+    if let Err(payload) = catch_unwind(report) {
         guard::disable("exit", &payload);
     }
 }

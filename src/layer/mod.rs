@@ -2,9 +2,11 @@
 //! OpenCL library, and the one generic path every intercepted call takes ([`forward`]).
 
 pub mod api;
+pub mod driver;
 mod expand;
 pub mod extensions;
 mod guard;
+pub mod intercept;
 pub mod lifecycle;
 pub mod loader_layer;
 pub mod preload;
@@ -14,7 +16,7 @@ pub use api::Api;
 use opencl_sys::{CL_INVALID_PLATFORM, CL_PLATFORM_NOT_FOUND_KHR, cl_int};
 
 /// How a call reached clxfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Via {
     /// A symbol exported for LD_PRELOAD.
     Preload = 0,
@@ -22,6 +24,14 @@ pub enum Via {
     Layer = 1,
     /// A wrapper handed out by `clGetExtensionFunctionAddress(ForPlatform)`.
     Extension = 2,
+}
+
+/// One intercepted call: which entry point, and how it arrived (which decides the function table
+/// clxfer's own queries go through, see [`driver::table`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub api: Api,
+    pub via: Via,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -35,7 +45,7 @@ pub trait Hook<A, R> {
     type State;
     /// # Safety
     /// `args` are the program's arguments, about to go to the driver.
-    unsafe fn before(api: Api, args: &mut A) -> Self::State;
+    unsafe fn before(call: Call, args: &mut A) -> Self::State;
     /// # Safety
     /// `args` went to the driver, which returned `ret`.
     unsafe fn after(state: Self::State, args: &A, ret: R) -> R;
@@ -46,7 +56,7 @@ pub struct Plain;
 
 impl<A, R> Hook<A, R> for Plain {
     type State = ();
-    unsafe fn before(_: Api, _: &mut A) {}
+    unsafe fn before(_: Call, _: &mut A) {}
     unsafe fn after(_: (), _: &A, ret: R) -> R {
         ret
     }
@@ -103,7 +113,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     let mut edited = args;
     let state = guard::protect(api, || {
         guard::injected_panic(api);
-        unsafe { H::before(api, &mut edited) }
+        unsafe { H::before(Call { api, via }, &mut edited) }
     });
     let used = if state.is_some() { edited } else { args };
     let ret = call(f, used);

@@ -34,10 +34,12 @@ pub enum Op {
         mem: usize,
         bytes: u64,
     },
+    /// Map of `bytes` of a memory object, which the driver returned at `ptr`.
     Map {
         mem: usize,
         flags: u64,
         bytes: u64,
+        ptr: usize,
     },
     Unmap {
         mem: usize,
@@ -600,7 +602,7 @@ impl Ctx<'_> {
                 );
                 return none;
             }
-            if rule.value.to_host_marker {
+            if rule.value.is_marker(flags) {
                 self.cite(&rule, "migration to the host is only a marker here");
                 return none;
             }
@@ -614,11 +616,12 @@ impl Ctx<'_> {
             );
             return none;
         }
-        if rule.value.to_device_marker {
-            self.cite(
-                &rule,
-                "flags 0 is only a marker: the data moves when a kernel first uses it",
+        if rule.value.is_marker(flags) {
+            let names = flags::decode(flags, MIGRATION_FLAGS);
+            let text = format!(
+                "migration with flags {names} is only a marker: the data moves at first use"
             );
+            self.cite(&rule, text);
             return none;
         }
         match residence {
@@ -779,7 +782,9 @@ pub fn classify(
         } => ctx.host(mem, to_device, ptr, bytes, span, rect),
         &Op::Copy { src, dst, bytes } => ctx.copy(src, dst, bytes),
         &Op::Fill { bytes, .. } | &Op::PtrFill { bytes, .. } => ctx.fill(bytes),
-        &Op::Map { mem, flags, bytes } => ctx.map(mem, flags, bytes),
+        &Op::Map {
+            mem, flags, bytes, ..
+        } => ctx.map(mem, flags, bytes),
         &Op::Unmap { mem, ptr } => ctx.unmap(mem, ptr),
         Op::Migrate { mems, flags } => ctx.migrate(mems, *flags),
         &Op::PtrCopy { dst, src, bytes } => ctx.ptr_copy(dst, src, bytes),
@@ -790,12 +795,15 @@ pub fn classify(
     }
 }
 
-/// A command the driver refused: nothing was enqueued, so nothing moved.
-pub fn refused(code: i32, blocking: bool, rules: &RuleSet) -> Classification {
+/// A command the driver refused (`code`, when it said which error): nothing was enqueued.
+pub fn refused(code: Option<i32>, blocking: bool, rules: &RuleSet) -> Classification {
     let mut out = blank(rules, blocking);
     out.path = Path::Unknown;
-    out.error = Some(code);
-    let text = format!("the driver returned {} ({code})", flags::error_name(code));
+    out.error = code;
+    let text = match code {
+        Some(code) => format!("the driver returned {} ({code})", flags::error_name(code)),
+        None => "the driver returned no result and no error code".to_string(),
+    };
     out.reasons.push(Reason {
         rule: any::DRIVER_ERROR.id,
         text,

@@ -40,6 +40,8 @@ pub struct NewObject {
     pub flags: u64,
     pub size: u64,
     pub host_ptr: usize,
+    /// Bytes per pixel of an image; 1 for buffers.
+    pub element_size: u64,
     /// Sub-buffers: the parent's handle and the offset in it.
     pub parent: Option<(usize, u64)>,
     /// The context's only device, if it has one (contents start there when copied in).
@@ -55,6 +57,7 @@ pub struct MemObject {
     pub flags: u64,
     pub size: u64,
     pub host_ptr: usize,
+    pub element_size: u64,
     pub parent: Option<(usize, u64)>,
     /// Where the contents last were (on the parent for sub-buffers).
     pub residence: Place,
@@ -290,6 +293,7 @@ impl Registry {
                 flags: new.flags,
                 size: new.size,
                 host_ptr: new.host_ptr,
+                element_size: new.element_size.max(1),
                 parent: new.parent,
                 residence,
                 occupies: None,

@@ -3,6 +3,8 @@
 pub mod classification;
 pub mod classify;
 pub mod device;
+pub mod effects;
 pub mod flags;
+pub mod geometry;
 pub mod memory;
 pub mod rules;

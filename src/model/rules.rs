@@ -59,15 +59,36 @@ pub enum CrossDevice {
     Shared,
 }
 
+/// When a migration to a device is only a marker (the data moves at first use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Never,
+    WhenFlagsZero,
+    Always,
+}
+
 /// What `clEnqueueMigrateMemObjects` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Migrate {
-    /// Migration to a device (flags 0) is only a marker; the data moves at first use.
-    pub to_device_marker: bool,
+    pub to_device_marker: Marker,
     /// Migration to the host is only a marker.
     pub to_host_marker: bool,
     /// CONTENT_UNDEFINED skips the copy.
     pub content_undefined_honoured: bool,
+}
+
+impl Migrate {
+    /// Whether a migration with `flags` only marks the objects, moving nothing now.
+    pub fn is_marker(&self, flags: u64) -> bool {
+        if flags & opencl_sys::CL_MIGRATE_MEM_OBJECT_HOST != 0 {
+            return self.to_host_marker;
+        }
+        match self.to_device_marker {
+            Marker::Never => false,
+            Marker::WhenFlagsZero => flags == 0,
+            Marker::Always => true,
+        }
+    }
 }
 
 /// The rules for one driver family.
@@ -262,7 +283,7 @@ pub static NVIDIA: RuleSet = RuleSet {
     migrate: Rule {
         id: "nvidia.migrate",
         value: Migrate {
-            to_device_marker: false,
+            to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
         },
@@ -335,7 +356,7 @@ pub static AMD: RuleSet = RuleSet {
     migrate: Rule {
         id: "amd.migrate",
         value: Migrate {
-            to_device_marker: true,
+            to_device_marker: Marker::WhenFlagsZero,
             to_host_marker: false,
             content_undefined_honoured: false,
         },
@@ -415,7 +436,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     migrate: Rule {
         id: "intel-igpu.migrate",
         value: Migrate {
-            to_device_marker: true,
+            to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
         },
@@ -486,7 +507,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     migrate: Rule {
         id: "intel-dgpu.migrate",
         value: Migrate {
-            to_device_marker: true,
+            to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
         },
@@ -559,7 +580,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     migrate: Rule {
         id: "intel-cpu.migrate",
         value: Migrate {
-            to_device_marker: false,
+            to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
         },
@@ -628,7 +649,7 @@ pub static CPU: RuleSet = RuleSet {
     migrate: Rule {
         id: "cpu.migrate",
         value: Migrate {
-            to_device_marker: false,
+            to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
         },
@@ -698,7 +719,7 @@ pub static GENERIC: RuleSet = RuleSet {
     migrate: Rule {
         id: "generic.migrate",
         value: Migrate {
-            to_device_marker: false,
+            to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
         },

@@ -88,7 +88,8 @@ impl Counts {
 pub fn report() {
     let seen = VIA.iter().any(|v| v.load(Ordering::Relaxed) > 0);
     if seen && crate::diag::enabled(crate::config::LogLevel::Info) {
-        for line in snapshot().lines() {
+        let transfers = super::transfers::lines(&super::transfers::snapshot());
+        for line in snapshot().lines().into_iter().chain(transfers) {
             crate::diag::emit(format_args!("{line}"));
         }
     }

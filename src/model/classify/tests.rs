@@ -43,6 +43,7 @@ fn world() -> Registry {
         flags,
         size: SZ,
         host_ptr,
+        element_size: 1,
         parent: None,
         sole_device: None,
     };
@@ -114,6 +115,7 @@ fn map(mem: usize, flags: u64) -> Op {
         mem,
         flags,
         bytes: SZ,
+        ptr: 0,
     }
 }
 fn migrate(mems: &[usize], flags: u64) -> Op {
@@ -233,6 +235,7 @@ fn table() -> Vec<Case> {
         AMD map(PLAIN, CL_MAP_WRITE), B => D2H None 0; ["amd.map"];
         AMD Op::Unmap { mem: AHP, ptr: MAPPED }, B => H2D ZeroCopy 0; ["amd.alloc-host-ptr"];
         AMD migrate(&[ON_D2], 0), NB => H2D None 0; ["amd.migrate"];
+        AMD migrate(&[ON_D2], CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => D2D ViaHost SZ; ["amd.migrate", "amd.between-devices"];
         AMD migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => D2H Staged SZ; ["amd.migrate"] not ["any.content-undefined"];
         AMD Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["amd.between-devices"];
 
@@ -244,6 +247,8 @@ fn table() -> Vec<Case> {
         INTEL_DGPU write(UHP, PAGEABLE, SZ), B => H2D Pinned SZ; ["intel-dgpu.pageable", "intel-dgpu.use-host-ptr"];
         INTEL_DGPU map(PLAIN, CL_MAP_WRITE), B => D2H Pinned SZ; ["intel-dgpu.map"];
         INTEL_DGPU migrate(&[ON_D2], 0), NB => H2D None 0; ["intel-dgpu.migrate"];
+        INTEL_DGPU migrate(&[ON_HOST], CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => H2D None 0; ["any.content-undefined"];
+        INTEL_DGPU migrate(&[ON_HOST], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["any.already-there"];
         INTEL_DGPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["intel-dgpu.migrate"];
         INTEL_DGPU Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use", "intel-dgpu.between-devices"];
         INTEL_IGPU write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["intel-igpu.pageable"] not ["intel-igpu.alignment"];
@@ -423,7 +428,7 @@ fn classification_details() {
 
 #[test]
 fn refused_commands_carry_the_error() {
-    let c = refused(CL_INVALID_MEM_OBJECT, true, &NVIDIA);
+    let c = refused(Some(CL_INVALID_MEM_OBJECT), true, &NVIDIA);
     assert_eq!(
         (c.path, c.bytes, c.error),
         (Path::Unknown, 0, Some(CL_INVALID_MEM_OBJECT))

@@ -10,6 +10,7 @@ fn buffer(flags: u64, size: u64, host_ptr: usize) -> NewObject {
         flags,
         size,
         host_ptr,
+        element_size: 1,
         parent: None,
         sole_device: Some(0xd1),
     }

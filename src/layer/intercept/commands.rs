@@ -1,0 +1,322 @@
+//! What each transfer-like enqueue does, read from its arguments (arrays only after the driver
+//! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
+
+use super::{Command, WORLD, kernel_mems};
+use crate::model::classify::Op;
+use crate::model::geometry::Region;
+use opencl_sys::*;
+use std::ffi::c_void;
+
+/// A host pointer argument, `*const` or `*mut`.
+pub trait Addr: Copy {
+    fn addr(self) -> usize;
+}
+impl<T> Addr for *const T {
+    fn addr(self) -> usize {
+        self as usize
+    }
+}
+impl<T> Addr for *mut T {
+    fn addr(self) -> usize {
+        self as usize
+    }
+}
+
+/// Three `size_t`s the driver has read (origin, region); zeros for NULL.
+///
+/// # Safety
+/// `p` is null or points to three readable `size_t`s.
+unsafe fn triple(p: *const usize) -> [usize; 3] {
+    if p.is_null() {
+        [0; 3]
+    } else {
+        unsafe { (p as *const [usize; 3]).read_unaligned() }
+    }
+}
+
+fn element_size(mem: cl_mem) -> u64 {
+    WORLD
+        .memory
+        .lock()
+        .object(mem as usize)
+        .map_or(1, |o| o.element_size)
+}
+
+/// The bytes a `region` of `mem`'s elements holds.
+unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
+    let region = unsafe { triple(region) };
+    Region {
+        origin: [0; 3],
+        region,
+        row_pitch: 0,
+        slice_pitch: 0,
+        element_size: element_size(mem),
+    }
+    .extent()
+    .bytes
+}
+
+macro_rules! command {
+    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
+        impl Command<$args> for $name {
+            fn queue($a: &$args) -> cl_command_queue {
+                $queue
+            }
+            fn blocking($a: &$args) -> bool {
+                let _ = $a;
+                $blocking
+            }
+            unsafe fn op($a: &$args) -> Option<Op> {
+                #[allow(unused_unsafe)]
+                unsafe {
+                    $op
+                }
+            }
+        }
+    };
+}
+
+/// `clEnqueueReadBuffer` (`TO_DEVICE == false`), `clEnqueueWriteBuffer`.
+pub struct HostBuffer<const TO_DEVICE: bool>;
+type HostBufferArgs<P> = (
+    cl_command_queue,
+    cl_mem,
+    cl_bool,
+    usize,
+    usize,
+    P,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+);
+impl<P: Addr, const TO_DEVICE: bool> Command<HostBufferArgs<P>> for HostBuffer<TO_DEVICE> {
+    fn queue(a: &HostBufferArgs<P>) -> cl_command_queue {
+        a.0
+    }
+    fn blocking(a: &HostBufferArgs<P>) -> bool {
+        a.2 != 0
+    }
+    unsafe fn op(a: &HostBufferArgs<P>) -> Option<Op> {
+        let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
+        Some(Op::Host {
+            mem,
+            to_device: TO_DEVICE,
+            ptr,
+            bytes,
+            span: bytes,
+            rect: false,
+        })
+    }
+}
+
+/// `clEnqueueReadBufferRect`, `clEnqueueWriteBufferRect`.
+pub struct HostRect<const TO_DEVICE: bool>;
+type HostRectArgs<P> = (
+    cl_command_queue,
+    cl_mem,
+    cl_bool,
+    *const usize,
+    *const usize,
+    *const usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    P,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+);
+impl<P: Addr, const TO_DEVICE: bool> Command<HostRectArgs<P>> for HostRect<TO_DEVICE> {
+    fn queue(a: &HostRectArgs<P>) -> cl_command_queue {
+        a.0
+    }
+    fn blocking(a: &HostRectArgs<P>) -> bool {
+        a.2 != 0
+    }
+    unsafe fn op(a: &HostRectArgs<P>) -> Option<Op> {
+        let (origin, region) = unsafe { (triple(a.4), triple(a.5)) };
+        let e = Region {
+            origin,
+            region,
+            row_pitch: a.8,
+            slice_pitch: a.9,
+            element_size: 1,
+        }
+        .extent();
+        let ptr = a.10.addr().wrapping_add(e.offset as usize);
+        Some(Op::Host {
+            mem: a.1 as usize,
+            to_device: TO_DEVICE,
+            ptr,
+            bytes: e.bytes,
+            span: e.span,
+            rect: true,
+        })
+    }
+}
+
+/// `clEnqueueReadImage`, `clEnqueueWriteImage`.
+pub struct HostImage<const TO_DEVICE: bool>;
+type HostImageArgs<P> = (
+    cl_command_queue,
+    cl_mem,
+    cl_bool,
+    *const usize,
+    *const usize,
+    usize,
+    usize,
+    P,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+);
+impl<P: Addr, const TO_DEVICE: bool> Command<HostImageArgs<P>> for HostImage<TO_DEVICE> {
+    fn queue(a: &HostImageArgs<P>) -> cl_command_queue {
+        a.0
+    }
+    fn blocking(a: &HostImageArgs<P>) -> bool {
+        a.2 != 0
+    }
+    unsafe fn op(a: &HostImageArgs<P>) -> Option<Op> {
+        let region = unsafe { triple(a.4) };
+        let element_size = element_size(a.1);
+        let e = Region {
+            origin: [0; 3],
+            region,
+            row_pitch: a.5,
+            slice_pitch: a.6,
+            element_size,
+        }
+        .extent();
+        let rect = e.span != e.bytes;
+        Some(Op::Host {
+            mem: a.1 as usize,
+            to_device: TO_DEVICE,
+            ptr: a.7.addr(),
+            bytes: e.bytes,
+            span: e.span,
+            rect,
+        })
+    }
+}
+
+pub struct CopyBuffer;
+command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }));
+
+pub struct CopyBufferRect;
+command!(CopyBufferRect, (
+        cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize,
+        usize, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false,
+    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(std::ptr::null_mut(), a.5) }));
+
+pub struct CopyImage;
+command!(CopyImage, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false,
+    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.5) }));
+
+pub struct CopyImageToBuffer;
+command!(CopyImageToBuffer, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false,
+    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.4) }));
+
+pub struct CopyBufferToImage;
+command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false,
+    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.2, a.5) }));
+
+pub struct FillBuffer;
+command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }));
+
+pub struct FillImage;
+command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: region_bytes(a.1, a.4) }));
+
+pub struct Unmap;
+command!(Unmap, (cl_command_queue, cl_mem, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }));
+
+pub struct Migrate;
+command!(Migrate, (cl_command_queue, cl_uint, *const cl_mem, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+|a| queue: a.0, blocking: false,
+op: {
+    let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
+    Some(Op::Migrate { mems: mems.iter().map(|&m| m as usize).collect(), flags: a.3 })
+});
+
+/// `clEnqueueSVMMemcpy`, `clEnqueueSVMMemcpyARM`, `clEnqueueMemcpyINTEL`.
+pub struct PtrCopy;
+command!(PtrCopy, (cl_command_queue, cl_bool, *mut c_void, *const c_void, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: a.1 != 0,
+    op: Some(Op::PtrCopy { dst: a.2 as usize, src: a.3 as usize, bytes: a.4 as u64 }));
+
+/// `clEnqueueSVMMemFill`, `clEnqueueSVMMemFillARM`, `clEnqueueMemFillINTEL`.
+pub struct PtrFill;
+command!(PtrFill, (cl_command_queue, *mut c_void, *const c_void, usize, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }));
+
+/// `clEnqueueMemsetINTEL`.
+pub struct Memset;
+command!(Memset, (cl_command_queue, *mut c_void, cl_int, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }));
+
+/// `clEnqueueSVMMap`, `clEnqueueSVMMapARM`.
+pub struct SvmMap;
+command!(SvmMap, (cl_command_queue, cl_bool, cl_map_flags, *mut c_void, usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: a.1 != 0,
+    op: Some(Op::PtrMap { ptr: a.3 as usize, flags: a.2, bytes: a.4 as u64 }));
+
+/// `clEnqueueSVMUnmap`, `clEnqueueSVMUnmapARM`.
+pub struct SvmUnmap;
+command!(SvmUnmap, (cl_command_queue, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }));
+
+/// `clEnqueueSVMMigrateMem`: a size of 0 (or no sizes) means the whole allocation.
+pub struct SvmMigrate;
+command!(SvmMigrate, (cl_command_queue, cl_uint, *mut *const c_void, *const usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+|a| queue: a.0, blocking: false,
+op: {
+    let n = a.1 as usize;
+    let ptrs = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, n) };
+    let sizes = if a.3.is_null() { &[][..] } else { std::slice::from_raw_parts(a.3, n) };
+    let memory = WORLD.memory.lock();
+    let ptrs = ptrs.iter().enumerate().map(|(i, &p)| {
+        let size = sizes.get(i).copied().unwrap_or(0) as u64;
+        let whole = || memory.host_range(p as usize, 1).map_or(0, |h| h.range.len - h.offset);
+        (p as usize, if size == 0 { whole() } else { size })
+    }).collect();
+    Some(Op::PtrMigrate { ptrs, flags: a.4 })
+});
+
+/// `clEnqueueMigrateMemINTEL`.
+pub struct UsmMigrate;
+command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false,
+    op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }));
+
+/// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
+pub struct Kernel;
+command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }));
+command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
+    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }));
+type NativeArgs = (
+    cl_command_queue,
+    Option<unsafe extern "C" fn(*mut c_void)>,
+    *mut c_void,
+    usize,
+    cl_uint,
+    *const cl_mem,
+    *mut *const c_void,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+);
+command!(Kernel, NativeArgs, |a| queue: a.0, blocking: false,
+op: {
+    let mems = if a.5.is_null() { &[][..] } else { std::slice::from_raw_parts(a.5, a.4 as usize) };
+    Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect() })
+});

@@ -1,0 +1,121 @@
+//! `clEnqueueMapBuffer` and `clEnqueueMapImage`: they return the mapped pointer (the start of a
+//! pinned range until unmap) and report errors through `errcode_ret`.
+
+use super::{record, refused};
+use crate::layer::{Call, Hook};
+use crate::model::classify::Op;
+use crate::model::geometry::Region;
+use opencl_sys::*;
+use std::ffi::c_void;
+
+/// The error the driver wrote, if the program gave somewhere to write it.
+///
+/// # Safety
+/// `errcode_ret` is the program's out-parameter, which the driver has just written (or null).
+unsafe fn error_of(errcode_ret: *mut cl_int) -> Option<cl_int> {
+    (!errcode_ret.is_null()).then(|| unsafe { errcode_ret.read() })
+}
+
+pub struct MapBuffer;
+
+type MapBufferArgs = (
+    cl_command_queue,
+    cl_mem,
+    cl_bool,
+    cl_map_flags,
+    usize,
+    usize,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+    *mut cl_int,
+);
+
+impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
+    type State = Call;
+    unsafe fn before(call: Call, _: &mut MapBufferArgs) -> Call {
+        call
+    }
+    unsafe fn after(call: Call, a: &MapBufferArgs, ret: *mut c_void) -> *mut c_void {
+        let (queue, blocking) = (a.0 as usize, a.2 != 0);
+        if ret.is_null() {
+            refused(call, queue, blocking, unsafe { error_of(a.9) });
+        } else {
+            let op = Op::Map {
+                mem: a.1 as usize,
+                flags: a.3,
+                bytes: a.5 as u64,
+                ptr: ret as usize,
+            };
+            record(call, queue, blocking, op);
+        }
+        ret
+    }
+}
+
+pub struct MapImage;
+
+type MapImageArgs = (
+    cl_command_queue,
+    cl_mem,
+    cl_bool,
+    cl_map_flags,
+    *const usize,
+    *const usize,
+    *mut usize,
+    *mut usize,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+    *mut cl_int,
+);
+
+impl Hook<MapImageArgs, *mut c_void> for MapImage {
+    type State = Call;
+    unsafe fn before(call: Call, _: &mut MapImageArgs) -> Call {
+        call
+    }
+    unsafe fn after(call: Call, a: &MapImageArgs, ret: *mut c_void) -> *mut c_void {
+        let (queue, blocking) = (a.0 as usize, a.2 != 0);
+        if ret.is_null() {
+            refused(call, queue, blocking, unsafe { error_of(a.11) });
+            return ret;
+        }
+        // The driver accepted the region and wrote the pitches.
+        let read = |p: *const usize| {
+            if p.is_null() {
+                0
+            } else {
+                unsafe { p.read_unaligned() }
+            }
+        };
+        let region = if a.5.is_null() {
+            [0; 3]
+        } else {
+            unsafe { (a.5 as *const [usize; 3]).read_unaligned() }
+        };
+        let element_size = super::WORLD
+            .memory
+            .lock()
+            .object(a.1 as usize)
+            .map_or(1, |o| o.element_size);
+        let row_pitch = read(a.6);
+        let slice_pitch = read(a.7);
+        let e = Region {
+            origin: [0; 3],
+            region,
+            row_pitch,
+            slice_pitch,
+            element_size,
+        }
+        .extent();
+        let op = Op::Map {
+            mem: a.1 as usize,
+            flags: a.3,
+            bytes: e.span,
+            ptr: ret as usize,
+        };
+        record(call, queue, blocking, op);
+        ret
+    }
+}

@@ -1,0 +1,364 @@
+//! Hooks that keep the model's objects current: memory objects (created, imported, destroyed),
+//! contexts, queues, kernel arguments, and SVM/USM allocations.
+
+use super::{WORLD, bounded_insert, device};
+use crate::layer::{Call, Hook, Via, driver};
+use crate::model::memory::{MemKind, NewObject, RangeKind};
+use opencl_sys::*;
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Every call that creates a memory object (buffers, sub-buffers, images, pipes, GL/EGL objects).
+pub struct MemCreated;
+
+impl<A> Hook<A, cl_mem> for MemCreated {
+    type State = Via;
+    unsafe fn before(call: Call, _: &mut A) -> Via {
+        call.via
+    }
+    unsafe fn after(via: Via, _: &A, ret: cl_mem) -> cl_mem {
+        if !ret.is_null() {
+            register(via, ret);
+        }
+        ret
+    }
+}
+
+/// Records a memory object the driver just created; returns (id, flags).
+fn register(via: Via, mem: cl_mem) -> Option<(u64, u64)> {
+    let t = driver::table(via)?;
+    // SAFETY: the driver just returned `mem`.
+    let info = unsafe { driver::mem_info(t, mem) }?;
+    let devices = context_devices(via, info.context);
+    let new = NewObject {
+        kind: match info.mem_type {
+            CL_MEM_OBJECT_BUFFER => MemKind::Buffer,
+            CL_MEM_OBJECT_PIPE => MemKind::Pipe,
+            0 => MemKind::Other,
+            _ => MemKind::Image,
+        },
+        context: info.context,
+        flags: info.flags,
+        size: info.size as u64,
+        host_ptr: info.host_ptr,
+        element_size: info.element_size as u64,
+        parent: (info.parent != 0).then_some((info.parent, info.offset as u64)),
+        sole_device: (devices.len() == 1).then(|| devices[0]),
+    };
+    let flags = new.flags;
+    let id = WORLD.memory.lock().add_object(mem as usize, new)?;
+    // SAFETY: as above; the callback forgets the object when the driver really destroys it.
+    unsafe { driver::on_destroy(t, mem, destroyed, id as usize) };
+    Some((id, flags))
+}
+
+unsafe extern "C" fn destroyed(mem: cl_mem, id: *mut c_void) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        WORLD.memory.lock().remove_object(mem as usize, id as u64)
+    }));
+}
+
+/// The devices of a context, cached.
+fn context_devices(via: Via, context: usize) -> Vec<usize> {
+    if let Some(devices) = WORLD.contexts.read().get(&context) {
+        return devices.clone();
+    }
+    let Some(t) = driver::table(via) else {
+        return Vec::new();
+    };
+    // SAFETY: `context` belongs to an object the driver accepted or returned.
+    let devices = unsafe { driver::context_devices(t, context as cl_context) };
+    bounded_insert(&mut WORLD.contexts.write(), context, devices.clone());
+    devices
+}
+
+/// `clImportMemoryARM`: the imported host range is pinned for the object's life.
+pub struct Imported;
+
+type ImportArgs = (
+    cl_context,
+    cl_mem_flags,
+    *const cl_import_properties_arm,
+    *mut c_void,
+    usize,
+    *mut cl_int,
+);
+
+impl Hook<ImportArgs, cl_mem> for Imported {
+    type State = Via;
+    unsafe fn before(call: Call, _: &mut ImportArgs) -> Via {
+        call.via
+    }
+    unsafe fn after(via: Via, args: &ImportArgs, ret: cl_mem) -> cl_mem {
+        if !ret.is_null()
+            && let Some((id, flags)) = register(via, ret)
+        {
+            let owner = Some((ret as usize, id, flags));
+            WORLD.memory.lock().add_range(
+                args.3 as usize,
+                args.4 as u64,
+                RangeKind::Imported,
+                owner,
+            );
+        }
+        ret
+    }
+}
+
+/// Context creation: learn its devices (and profile them, which says which rules apply).
+pub struct ContextCreated;
+
+impl<A> Hook<A, cl_context> for ContextCreated {
+    type State = Via;
+    unsafe fn before(call: Call, _: &mut A) -> Via {
+        call.via
+    }
+    unsafe fn after(via: Via, _: &A, ret: cl_context) -> cl_context {
+        if !ret.is_null() {
+            WORLD.contexts.write().remove(&(ret as usize));
+            for d in context_devices(via, ret as usize) {
+                device(via, d);
+            }
+        }
+        ret
+    }
+}
+
+/// Queue creation: remember the queue's device.
+pub struct QueueCreated;
+
+fn queue_created(ret: cl_command_queue, device: cl_device_id) {
+    if !ret.is_null() {
+        bounded_insert(&mut WORLD.queues.write(), ret as usize, device as usize);
+    }
+}
+
+type QueueArgs = (
+    cl_context,
+    cl_device_id,
+    cl_command_queue_properties,
+    *mut cl_int,
+);
+type QueuePropsArgs = (
+    cl_context,
+    cl_device_id,
+    *const cl_queue_properties,
+    *mut cl_int,
+);
+
+impl Hook<QueueArgs, cl_command_queue> for QueueCreated {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut QueueArgs) {}
+    unsafe fn after(_: (), args: &QueueArgs, ret: cl_command_queue) -> cl_command_queue {
+        queue_created(ret, args.1);
+        ret
+    }
+}
+
+impl Hook<QueuePropsArgs, cl_command_queue> for QueueCreated {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut QueuePropsArgs) {}
+    unsafe fn after(_: (), args: &QueuePropsArgs, ret: cl_command_queue) -> cl_command_queue {
+        queue_created(ret, args.1);
+        ret
+    }
+}
+
+/// Kernel creation: a new kernel (perhaps at a freed kernel's address) has no arguments yet; a
+/// clone has its source's.
+pub struct KernelCreated;
+
+impl<A> Hook<A, cl_kernel> for KernelCreated {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut A) {}
+    unsafe fn after(_: (), _: &A, ret: cl_kernel) -> cl_kernel {
+        WORLD.kernels.lock().remove(&(ret as usize));
+        ret
+    }
+}
+
+pub struct KernelCloned;
+
+impl Hook<(cl_kernel, *mut cl_int), cl_kernel> for KernelCloned {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_kernel, *mut cl_int)) {}
+    unsafe fn after(_: (), args: &(cl_kernel, *mut cl_int), ret: cl_kernel) -> cl_kernel {
+        if !ret.is_null() {
+            let mut kernels = WORLD.kernels.lock();
+            let source = kernels.get(&(args.0 as usize)).cloned().unwrap_or_default();
+            bounded_insert(&mut kernels, ret as usize, source);
+        }
+        ret
+    }
+}
+
+/// `clSetKernelArg`: which memory objects a kernel will use.
+pub struct KernelArg;
+
+type ArgArgs = (cl_kernel, cl_uint, usize, *const c_void);
+
+impl Hook<ArgArgs, cl_int> for KernelArg {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut ArgArgs) {}
+    unsafe fn after(_: (), &(kernel, index, size, value): &ArgArgs, ret: cl_int) -> cl_int {
+        if ret != CL_SUCCESS {
+            return ret;
+        }
+        // The driver accepted the argument, so `value` points to `size` readable bytes.
+        let handle = if size == size_of::<cl_mem>() && !value.is_null() {
+            unsafe { (value as *const usize).read_unaligned() }
+        } else {
+            0
+        };
+        let is_mem = handle != 0 && WORLD.memory.lock().object(handle).is_some();
+        let mut kernels = WORLD.kernels.lock();
+        if !kernels.contains_key(&(kernel as usize)) {
+            bounded_insert(&mut kernels, kernel as usize, Vec::new());
+        }
+        if let Some(args) = kernels.get_mut(&(kernel as usize)) {
+            args.retain(|&(i, _)| i != index);
+            if is_mem {
+                args.push((index, handle));
+            }
+        }
+        ret
+    }
+}
+
+/// The memory objects a kernel's arguments name now.
+pub(super) fn kernel_mems(kernel: cl_kernel) -> Vec<usize> {
+    let kernels = WORLD.kernels.lock();
+    kernels
+        .get(&(kernel as usize))
+        .map(|a| a.iter().map(|&(_, m)| m).collect())
+        .unwrap_or_default()
+}
+
+/// `clSVMAlloc`, `clSVMAllocARM`.
+pub struct SvmAlloc;
+
+type SvmAllocArgs = (cl_context, cl_svm_mem_flags, usize, cl_uint);
+
+impl Hook<SvmAllocArgs, *mut c_void> for SvmAlloc {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut SvmAllocArgs) {}
+    unsafe fn after(_: (), args: &SvmAllocArgs, ret: *mut c_void) -> *mut c_void {
+        if !ret.is_null() {
+            let kind = RangeKind::Svm { flags: args.1 };
+            WORLD
+                .memory
+                .lock()
+                .add_allocation(ret as usize, args.2 as u64, kind);
+        }
+        ret
+    }
+}
+
+/// `clSVMFree`, `clSVMFreeARM`.
+pub struct SvmFree;
+
+impl Hook<(cl_context, *mut c_void), ()> for SvmFree {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
+    unsafe fn after(_: (), args: &(cl_context, *mut c_void), _: ()) {
+        WORLD.memory.lock().remove_allocation(args.1 as usize);
+    }
+}
+
+/// `clEnqueueSVMFree(ARM)`: the pointers are gone once the command is enqueued.
+pub struct EnqueueSvmFree;
+
+type EnqueueSvmFreeArgs<F> = (
+    cl_command_queue,
+    cl_uint,
+    *mut *mut c_void,
+    F,
+    *mut c_void,
+    cl_uint,
+    *const cl_event,
+    *mut cl_event,
+);
+
+impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut EnqueueSvmFreeArgs<F>) {}
+    unsafe fn after(_: (), args: &EnqueueSvmFreeArgs<F>, ret: cl_int) -> cl_int {
+        if ret == CL_SUCCESS && !args.2.is_null() {
+            // The driver accepted the array of `args.1` pointers.
+            let ptrs = unsafe { std::slice::from_raw_parts(args.2, args.1 as usize) };
+            let mut memory = WORLD.memory.lock();
+            for &p in ptrs {
+                memory.remove_allocation(p as usize);
+            }
+        }
+        ret
+    }
+}
+
+/// `clHostMemAllocINTEL`.
+pub struct UsmHostAlloc;
+
+type UsmHostArgs = (
+    cl_context,
+    *const cl_mem_properties_intel,
+    usize,
+    cl_uint,
+    *mut cl_int,
+);
+
+impl Hook<UsmHostArgs, *mut c_void> for UsmHostAlloc {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut UsmHostArgs) {}
+    unsafe fn after(_: (), args: &UsmHostArgs, ret: *mut c_void) -> *mut c_void {
+        usm_allocated(ret, args.2, RangeKind::UsmHost)
+    }
+}
+
+/// `clDeviceMemAllocINTEL` (`SHARED == false`) and `clSharedMemAllocINTEL`.
+pub struct UsmAlloc<const SHARED: bool>;
+
+type UsmArgs = (
+    cl_context,
+    cl_device_id,
+    *const cl_mem_properties_intel,
+    usize,
+    cl_uint,
+    *mut cl_int,
+);
+
+impl<const SHARED: bool> Hook<UsmArgs, *mut c_void> for UsmAlloc<SHARED> {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut UsmArgs) {}
+    unsafe fn after(_: (), args: &UsmArgs, ret: *mut c_void) -> *mut c_void {
+        let kind = if SHARED {
+            RangeKind::UsmShared
+        } else {
+            RangeKind::UsmDevice
+        };
+        usm_allocated(ret, args.3, kind)
+    }
+}
+
+fn usm_allocated(ret: *mut c_void, size: usize, kind: RangeKind) -> *mut c_void {
+    if !ret.is_null() {
+        WORLD
+            .memory
+            .lock()
+            .add_allocation(ret as usize, size as u64, kind);
+    }
+    ret
+}
+
+/// `clMemFreeINTEL`, `clMemBlockingFreeINTEL`.
+pub struct UsmFree;
+
+impl Hook<(cl_context, *mut c_void), cl_int> for UsmFree {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
+    unsafe fn after(_: (), args: &(cl_context, *mut c_void), ret: cl_int) -> cl_int {
+        if ret == CL_SUCCESS {
+            WORLD.memory.lock().remove_allocation(args.1 as usize);
+        }
+        ret
+    }
+}
