@@ -46,7 +46,7 @@ pub const OPTIONS: &[OptSpec] = &[
         kind: Kind::Choice(&["warn", "info", "debug"]),
         default: "warn",
         doc: "What clxfer says on stderr: `warn` only problems, `info` also how it loaded and \
-              what it saw at exit, `debug` also how each function was resolved.",
+              what it saw at exit, `debug` also how each function was resolved and every transfer's classification.",
     },
     OptSpec {
         var: "CLXFER_RULES",

@@ -87,6 +87,19 @@ fn readme_options_table_is_the_generated_one() {
 }
 
 #[test]
+fn rules_doc_is_the_generated_one() {
+    let doc = std::fs::read_to_string(root().join("docs/RULES.md")).unwrap_or_default();
+    let table = clxfer::model::rules::markdown();
+    assert!(
+        doc == table,
+        "docs/RULES.md is stale; run `clxfer doctor --rules-markdown > docs/RULES.md`"
+    );
+    let mut cmd = clxfer();
+    cmd.args(["doctor", "--rules-markdown"]);
+    assert_eq!(run_cmd(cmd, Duration::from_secs(30)).stdout, table);
+}
+
+#[test]
 fn readme_names_the_two_commands_and_ci_runs_the_test_one() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(readme.contains("scripts/demo") && readme.contains("scripts/test"));

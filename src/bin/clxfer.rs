@@ -24,6 +24,9 @@ enum Command {
         /// Print the options table as Markdown (the README's table) and exit.
         #[arg(long)]
         options_markdown: bool,
+        /// Print the vendor transfer rules as Markdown (docs/RULES.md) and exit.
+        #[arg(long)]
+        rules_markdown: bool,
     },
 }
 
@@ -31,8 +34,16 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Doctor {
             options_markdown: true,
+            ..
         } => {
             print!("{}", config::markdown_table());
+            ExitCode::SUCCESS
+        }
+        Command::Doctor {
+            rules_markdown: true,
+            ..
+        } => {
+            print!("{}", clxfer::model::rules::markdown());
             ExitCode::SUCCESS
         }
         Command::Doctor { .. } => doctor(),
@@ -102,11 +113,12 @@ fn doctor() -> ExitCode {
                 println!("  platform {i}: {} ({}), {}", p.name, p.vendor, p.version);
                 for (j, d) in p.devices.iter().enumerate() {
                     println!(
-                        "    device {j}: {} [{}], {}, {:.1} GiB global memory",
+                        "    device {j}: {} [{}], {}, {:.1} GiB global memory, rules {}",
                         d.name,
                         d.kind,
                         d.version,
-                        d.global_mem as f64 / (1u64 << 30) as f64
+                        d.global_mem as f64 / (1u64 << 30) as f64,
+                        cfg.rules.map_or(d.rules, |r| r.name)
                     );
                 }
             }

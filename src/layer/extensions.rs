@@ -18,17 +18,13 @@ struct Real {
 /// Bounded: one row per (function, platform) pair, deduplicated.
 static REALS: RwLock<Vec<Real>> = RwLock::new(Vec::new());
 
-/// The dispatch-table pointer at the start of every ICD object (cl_icd.h: `struct _cl_platform_id {
-/// cl_icd_dispatch *dispatch; }`); all objects of one platform share it.
+/// The address of an object's ICD dispatch table (0 for null): all objects of one platform share
+/// it.
 ///
 /// # Safety
 /// `handle` must be null or a live OpenCL object.
 unsafe fn dispatch_of(handle: *const c_void) -> usize {
-    if handle.is_null() {
-        0
-    } else {
-        unsafe { *(handle as *const usize) }
-    }
+    unsafe { super::driver::icd(handle as *mut c_void) }.map_or(0, |t| t as *const _ as usize)
 }
 
 fn register(api: Api, dispatch: usize, addr: usize) {

@@ -42,9 +42,10 @@ pub fn enter() -> Option<Outermost> {
             }
         }
     }
-    // try_with: during thread teardown the slot may be gone; then just forward.
+    // try_with: during thread teardown the slot may be gone; then just forward. `then`, not
+    // `then_some`: a guard built for a nested call would reset the flag when dropped.
     INSIDE
-        .try_with(|inside| (!inside.replace(true)).then_some(Outermost(())))
+        .try_with(|inside| (!inside.replace(true)).then(|| Outermost(())))
         .ok()
         .flatten()
 }
@@ -118,5 +119,26 @@ pub(super) fn set_panic_at(api: Option<Api>) {
 pub fn injected_panic(api: Api) {
     if PANIC_AT.load(Ordering::Relaxed) == api as usize {
         panic!("injected by CLXFER_TEST_PANIC_AT={}", api.name());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_calls_do_not_reset_the_outermost_flag() {
+        set_on(true);
+        let outer = enter().expect("first call is outermost");
+        assert!(enter().is_none(), "nested");
+        assert!(
+            enter().is_none(),
+            "still nested after a nested call returned"
+        );
+        drop(outer);
+        assert!(
+            enter().is_some(),
+            "outermost again once the outer call ended"
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! Opens the loader privately with libloading and calls it directly (this runs in the CLI, not in a
 //! traced program).
 
+use crate::model::device::{DeviceKind, DeviceProfile};
+use crate::model::rules;
 use opencl_sys::*;
 use std::ffi::c_void;
 
@@ -11,6 +13,8 @@ pub struct Device {
     pub kind: String,
     pub version: String,
     pub global_mem: u64,
+    /// The rule set `CLXFER_RULES=auto` picks for it.
+    pub rules: &'static str,
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +95,7 @@ pub fn inspect(lib: &str) -> Result<Installation, String> {
             for p in handles {
                 let text =
                     |param| string(|size, value, ret| platform_info(p, param, size, value, ret));
+                let text_of_platform = text(CL_PLATFORM_NAME);
                 let mut n: cl_uint = 0;
                 device_ids(p, CL_DEVICE_TYPE_ALL, 0, std::ptr::null_mut(), &mut n);
                 let mut devs = vec![std::ptr::null_mut(); n as usize];
@@ -120,11 +125,20 @@ pub fn inspect(lib: &str) -> Result<Installation, String> {
                             );
                             v
                         };
+                        let profile = DeviceProfile {
+                            vendor: text(CL_DEVICE_VENDOR),
+                            vendor_id: num(CL_DEVICE_VENDOR_ID) as u32,
+                            kind: DeviceKind::from_type(num(CL_DEVICE_TYPE)),
+                            host_unified: num(CL_DEVICE_HOST_UNIFIED_MEMORY) != 0,
+                            platform: text_of_platform.clone(),
+                            ..DeviceProfile::unknown(0)
+                        };
                         Device {
                             name: text(CL_DEVICE_NAME),
                             kind: device_type(num(CL_DEVICE_TYPE)),
                             version: text(CL_DEVICE_VERSION),
                             global_mem: num(CL_DEVICE_GLOBAL_MEM_SIZE),
+                            rules: rules::for_device(&profile).name,
                         }
                     })
                     .collect();

@@ -798,8 +798,15 @@ pub fn markdown() -> String {
         "# Transfer rules\n\nGenerated from `src/model/rules.rs` by `clxfer doctor --rules-markdown`; \
          do not edit. Every reason clxfer gives names one of these ids. Sources are rows of \
          `transfer-rules.md` and `ground-truth-h200.md` (tags: [X] measured, [S] driver source, \
-         [D] vendor doc, [M] maintainer, [I] inference).\n\n## Rules every set shares\n\n\
-         | Rule | What it says | Source |\n|---|---|---|\n",
+         [D] vendor doc, [M] maintainer, [I] inference).\n\n## Paths and directions\n\n\
+         | Word | Meaning |\n|---|---|\n",
+    );
+    use super::classification::{Direction, Path};
+    for (word, meaning) in Path::DOCS.iter().chain(Direction::DOCS) {
+        let _ = writeln!(out, "| `{word}` | {meaning} |");
+    }
+    out.push_str(
+        "\n## Rules every set shares\n\n| Rule | What it says | Source |\n|---|---|---|\n",
     );
     for r in common::ALL {
         let _ = writeln!(out, "| `{}` | {} | {} |", r.id, clean(r.says), r.source);

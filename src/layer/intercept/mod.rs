@@ -13,7 +13,7 @@ pub use commands::*;
 pub use map::*;
 pub use objects::*;
 
-use super::{Call, Hook, Via, driver};
+use super::{Call, Hook, driver};
 use crate::model::classification::{Classification, Path};
 use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
@@ -58,13 +58,12 @@ fn bounded_insert<V>(map: &mut HashMap<usize, V>, key: usize, value: V) {
 }
 
 /// The profile and rules of `device`, read from the driver the first time.
-fn device(via: Via, device: usize) -> Option<Arc<Device>> {
+fn device(device: usize) -> Option<Arc<Device>> {
     if let Some(known) = WORLD.devices.read().get(&device) {
         return Some(known.clone());
     }
-    let t = driver::table(via)?;
     // SAFETY: `device` came from a call the driver accepted.
-    let mut profile = unsafe { driver::device_profile(t, device as _, 0) };
+    let mut profile = unsafe { driver::device_profile(device as _, 0) };
     let forced = crate::config::global().rules;
     let rules = forced.unwrap_or_else(|| rules::for_device(&profile));
     let mut devices = WORLD.devices.write();
@@ -99,22 +98,22 @@ fn device(via: Via, device: usize) -> Option<Arc<Device>> {
 }
 
 /// The device of a queue the driver accepted.
-fn queue_device(via: Via, queue: usize) -> Option<usize> {
+fn queue_device(queue: usize) -> Option<usize> {
     if let Some(&device) = WORLD.queues.read().get(&queue) {
         return Some(device);
     }
     // SAFETY: the queue came from a call the driver accepted.
-    let device = unsafe { driver::queue_device(driver::table(via)?, queue as cl_command_queue) }?;
+    let device = unsafe { driver::queue_device(queue as cl_command_queue) }?;
     bounded_insert(&mut WORLD.queues.write(), queue, device);
     Some(device)
 }
 
 /// Classifies a command the driver accepted on `queue`, updates the model, reports it.
 fn record(call: Call, queue: usize, blocking: bool, op: Op) {
-    let Some(handle) = queue_device(call.via, queue) else {
+    let Some(handle) = queue_device(queue) else {
         return;
     };
-    let Some(dev) = device(call.via, handle) else {
+    let Some(dev) = device(handle) else {
         return;
     };
     let req = Request {

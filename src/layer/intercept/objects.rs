@@ -2,7 +2,7 @@
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
 use super::{WORLD, bounded_insert, device};
-use crate::layer::{Call, Hook, Via, driver};
+use crate::layer::{Call, Hook, driver};
 use crate::model::memory::{MemKind, NewObject, RangeKind};
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -12,24 +12,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 pub struct MemCreated;
 
 impl<A> Hook<A, cl_mem> for MemCreated {
-    type State = Via;
-    unsafe fn before(call: Call, _: &mut A) -> Via {
-        call.via
-    }
-    unsafe fn after(via: Via, _: &A, ret: cl_mem) -> cl_mem {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut A) {}
+    unsafe fn after(_: (), _: &A, ret: cl_mem) -> cl_mem {
         if !ret.is_null() {
-            register(via, ret);
+            register(ret);
         }
         ret
     }
 }
 
 /// Records a memory object the driver just created; returns (id, flags).
-fn register(via: Via, mem: cl_mem) -> Option<(u64, u64)> {
-    let t = driver::table(via)?;
+fn register(mem: cl_mem) -> Option<(u64, u64)> {
     // SAFETY: the driver just returned `mem`.
-    let info = unsafe { driver::mem_info(t, mem) }?;
-    let devices = context_devices(via, info.context);
+    let info = unsafe { driver::mem_info(mem) }?;
+    let devices = context_devices(info.context);
     let new = NewObject {
         kind: match info.mem_type {
             CL_MEM_OBJECT_BUFFER => MemKind::Buffer,
@@ -48,7 +45,7 @@ fn register(via: Via, mem: cl_mem) -> Option<(u64, u64)> {
     let flags = new.flags;
     let id = WORLD.memory.lock().add_object(mem as usize, new)?;
     // SAFETY: as above; the callback forgets the object when the driver really destroys it.
-    unsafe { driver::on_destroy(t, mem, destroyed, id as usize) };
+    unsafe { driver::on_destroy(mem, destroyed, id as usize) };
     Some((id, flags))
 }
 
@@ -59,15 +56,12 @@ unsafe extern "C" fn destroyed(mem: cl_mem, id: *mut c_void) {
 }
 
 /// The devices of a context, cached.
-fn context_devices(via: Via, context: usize) -> Vec<usize> {
+fn context_devices(context: usize) -> Vec<usize> {
     if let Some(devices) = WORLD.contexts.read().get(&context) {
         return devices.clone();
     }
-    let Some(t) = driver::table(via) else {
-        return Vec::new();
-    };
     // SAFETY: `context` belongs to an object the driver accepted or returned.
-    let devices = unsafe { driver::context_devices(t, context as cl_context) };
+    let devices = unsafe { driver::context_devices(context as cl_context) };
     bounded_insert(&mut WORLD.contexts.write(), context, devices.clone());
     devices
 }
@@ -85,13 +79,11 @@ type ImportArgs = (
 );
 
 impl Hook<ImportArgs, cl_mem> for Imported {
-    type State = Via;
-    unsafe fn before(call: Call, _: &mut ImportArgs) -> Via {
-        call.via
-    }
-    unsafe fn after(via: Via, args: &ImportArgs, ret: cl_mem) -> cl_mem {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut ImportArgs) {}
+    unsafe fn after(_: (), args: &ImportArgs, ret: cl_mem) -> cl_mem {
         if !ret.is_null()
-            && let Some((id, flags)) = register(via, ret)
+            && let Some((id, flags)) = register(ret)
         {
             let owner = Some((ret as usize, id, flags));
             WORLD.memory.lock().add_range(
@@ -109,15 +101,13 @@ impl Hook<ImportArgs, cl_mem> for Imported {
 pub struct ContextCreated;
 
 impl<A> Hook<A, cl_context> for ContextCreated {
-    type State = Via;
-    unsafe fn before(call: Call, _: &mut A) -> Via {
-        call.via
-    }
-    unsafe fn after(via: Via, _: &A, ret: cl_context) -> cl_context {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut A) {}
+    unsafe fn after(_: (), _: &A, ret: cl_context) -> cl_context {
         if !ret.is_null() {
             WORLD.contexts.write().remove(&(ret as usize));
-            for d in context_devices(via, ret as usize) {
-                device(via, d);
+            for d in context_devices(ret as usize) {
+                device(d);
             }
         }
         ret
