@@ -1,8 +1,11 @@
 //! What the classifier answers: the vocabulary of directions and paths (one list, used alike in
 //! code, logs, traces and docs) and the [`Classification`] of one transfer.
 
+use super::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS, SVM_FLAGS};
+use super::memory::{MemKind, RangeKind};
 use crate::units;
-use std::fmt::Write as _;
+use smallvec::SmallVec;
+use std::fmt::{self, Write as _};
 
 macro_rules! words {
     ($(#[$m:meta])* $name:ident { $($variant:ident = $word:literal: $doc:literal,)* }) => {
@@ -47,15 +50,285 @@ words! {
     }
 }
 
-/// One step of the reasoning, citing the rule it applied (an id from `rules.rs`).
-#[derive(Clone, Debug, PartialEq)]
+/// One step of the reasoning, citing the rule it applied (an id from `rules.rs`). Structured,
+/// not text: the words are rendered only when shown ([`Reason::text`]), so classifying allocates
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reason {
     pub rule: &'static str,
-    pub text: String,
+    /// The object it is about, when a command has several (migrations).
+    pub about: Option<ObjRef>,
+    pub why: Why,
+}
+
+impl Reason {
+    pub fn text(&self) -> String {
+        match self.about {
+            Some(obj) => format!("{obj}: {}", self.why),
+            None => self.why.to_string(),
+        }
+    }
+}
+
+/// A memory object as reasons name it: `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjRef {
+    pub id: u64,
+    pub flags: u64,
+    pub kind: MemKind,
+    pub sub: bool,
+}
+
+impl fmt::Display for ObjRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let kind = match self.kind {
+            MemKind::Buffer if self.sub => "sub-buffer",
+            MemKind::Buffer => "buffer",
+            MemKind::Image => "image",
+            MemKind::Pipe => "pipe",
+            MemKind::Other => "memory object",
+        };
+        write!(
+            f,
+            "{kind} #{} ({})",
+            self.id,
+            flags::decode(self.flags, MEM_FLAGS)
+        )
+    }
+}
+
+/// A pinned or registered host range as reasons name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeRef {
+    pub kind: RangeKind,
+    pub owner: Option<ObjRef>,
+}
+
+impl fmt::Display for RangeRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let owner = |f: &mut fmt::Formatter, what: &str| match self.owner {
+            Some(obj) => write!(f, "{obj}"),
+            None => write!(f, "{what}"),
+        };
+        match self.kind {
+            RangeKind::Mapping { map_flags } => {
+                write!(
+                    f,
+                    "the live {} mapping of ",
+                    flags::decode(map_flags, MAP_FLAGS)
+                )?;
+                owner(f, "a buffer")
+            }
+            RangeKind::UseHostPtr => {
+                write!(f, "the host range of ")?;
+                owner(f, "a buffer")
+            }
+            RangeKind::Svm { flags } => {
+                write!(
+                    f,
+                    "a clSVMAlloc allocation ({})",
+                    flags::decode(flags, SVM_FLAGS)
+                )
+            }
+            RangeKind::UsmHost => write!(f, "a clHostMemAllocINTEL allocation"),
+            RangeKind::UsmShared => write!(f, "a clSharedMemAllocINTEL allocation"),
+            RangeKind::UsmDevice => write!(f, "a clDeviceMemAllocINTEL allocation"),
+            RangeKind::Imported => {
+                write!(f, "the clImportMemoryARM import of ")?;
+                owner(f, "an object")
+            }
+        }
+    }
+}
+
+/// What a reason says, with the numbers it says it with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Why {
+    Text(&'static str),
+    InRange {
+        range: RangeRef,
+        offset: u64,
+        pinned: bool,
+    },
+    Partial {
+        range: RangeRef,
+        offset: u64,
+        past: u64,
+    },
+    SubBuffer {
+        sub: ObjRef,
+        offset: u64,
+        parent: ObjRef,
+    },
+    Placement {
+        obj: ObjRef,
+        host: bool,
+    },
+    HostResident {
+        what: &'static str,
+        unified: bool,
+    },
+    Rect {
+        bytes: u64,
+        span: u64,
+    },
+    StagedUpTo {
+        bytes: u64,
+        limit: u64,
+    },
+    PinnedAbove {
+        bytes: u64,
+        limit: u64,
+    },
+    CpuCopy {
+        align: u64,
+        rem: u64,
+    },
+    Misaligned {
+        align: u64,
+        rem: u64,
+    },
+    MapCopies {
+        flags: u64,
+    },
+    UnmapCopies {
+        flags: u64,
+    },
+    UnknownObject {
+        handle: usize,
+    },
+    NoMapping {
+        ptr: usize,
+    },
+    ContentsElsewhere {
+        obj: ObjRef,
+    },
+    LastElsewhere {
+        obj: ObjRef,
+    },
+    Marker {
+        flags: u64,
+    },
+    NoObjects {
+        flags: u64,
+    },
+    DriverError {
+        code: Option<i32>,
+    },
+}
+
+impl From<&'static str> for Why {
+    fn from(text: &'static str) -> Why {
+        Why::Text(text)
+    }
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let b = units::bytes;
+        let map = |flags| flags::decode(flags, MAP_FLAGS);
+        match *self {
+            Why::Text(text) => f.write_str(text),
+            Why::InRange {
+                range,
+                offset,
+                pinned,
+            } => {
+                let state = if pinned { "pinned" } else { "not pinned" };
+                write!(f, "the pointer is inside {range}, at +{offset}: {state}")
+            }
+            Why::Partial {
+                range,
+                offset,
+                past,
+            } => write!(
+                f,
+                "the span starts inside {range}, at +{offset}, but runs {past} B past its end"
+            ),
+            Why::SubBuffer {
+                sub,
+                offset,
+                parent,
+            } => {
+                write!(
+                    f,
+                    "{sub} is at +{offset} in {parent}: it takes the parent's placement"
+                )
+            }
+            Why::Placement { obj, host: true } => write!(f, "{obj} lives in host memory"),
+            Why::Placement { obj, host: false } => write!(f, "{obj} has device storage"),
+            Why::HostResident {
+                what,
+                unified: true,
+            } => {
+                write!(f, "device memory is host memory: {what}")
+            }
+            Why::HostResident { what, .. } => write!(f, "the buffer is in host memory: {what}"),
+            Why::Rect { bytes, span } => {
+                write!(f, "{} moved across a host span of {}", b(bytes), b(span))
+            }
+            Why::StagedUpTo { bytes, limit } => {
+                write!(f, "{} is at most {}: staged", b(bytes), b(limit))
+            }
+            Why::PinnedAbove { bytes, limit } => write!(
+                f,
+                "{} is over {}: the pages are pinned on the fly (about 2/3 of peak)",
+                b(bytes),
+                b(limit)
+            ),
+            Why::CpuCopy { align, rem } => write!(
+                f,
+                "blocking, to system memory, pointer % {align} = {rem}: a CPU memcpy"
+            ),
+            Why::Misaligned { align, rem } => {
+                write!(f, "the pointer is {rem} B past a {align} B boundary: slow")
+            }
+            Why::MapCopies { flags } => {
+                write!(
+                    f,
+                    "map for {} copies device→host into pinned host memory",
+                    map(flags)
+                )
+            }
+            Why::UnmapCopies { flags } => {
+                write!(
+                    f,
+                    "unmap of a {} mapping copies the region host→device",
+                    map(flags)
+                )
+            }
+            Why::UnknownObject { handle } => write!(f, "memory object {handle:#x} is unknown"),
+            Why::NoMapping { ptr } => write!(f, "no live mapping at {ptr:#x}"),
+            Why::ContentsElsewhere { obj } => {
+                write!(f, "the contents of {obj} are on another device")
+            }
+            Why::LastElsewhere { obj } => write!(f, "{obj} was last on another device"),
+            Why::Marker { flags } => write!(
+                f,
+                "migration with flags {} is only a marker: the data moves at first use",
+                flags::decode(flags, MIGRATION_FLAGS)
+            ),
+            Why::NoObjects { flags } => write!(
+                f,
+                "no objects to migrate ({})",
+                flags::decode(flags, MIGRATION_FLAGS)
+            ),
+            Why::DriverError { code: Some(code) } => {
+                write!(
+                    f,
+                    "the driver returned {} ({code})",
+                    flags::error_name(code)
+                )
+            }
+            Why::DriverError { code: None } => {
+                f.write_str("the driver returned no result and no error code")
+            }
+        }
+    }
 }
 
 /// The host memory on one side of a transfer.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostMemory {
     pub ptr: usize,
     /// `pageable`, `mapped`, `use-host-ptr`, `svm`, `usm-host`, `usm-shared`, `usm-device`,
@@ -63,8 +336,19 @@ pub struct HostMemory {
     pub kind: &'static str,
     /// Whether the driver can DMA from it directly.
     pub pinned: bool,
+    /// The range it is in, and the offset into it.
+    pub range: Option<(RangeRef, u64)>,
+}
+
+impl HostMemory {
     /// "pinned: inside the live WRITE mapping of buffer #7 (ALLOC_HOST_PTR), at +4096".
-    pub provenance: String,
+    pub fn provenance(&self) -> String {
+        let state = if self.pinned { "pinned" } else { "not pinned" };
+        match self.range {
+            Some((range, offset)) => format!("{state}: inside {range}, at +{offset}"),
+            None => "pageable: in no pinned or registered range clxfer saw".into(),
+        }
+    }
 }
 
 /// Alignment facts of the host pointer and the size.
@@ -100,7 +384,7 @@ pub struct Classification {
     /// The rule set applied (`nvidia`, `cpu`, …).
     pub rules: &'static str,
     /// In the order applied.
-    pub reasons: Vec<Reason>,
+    pub reasons: SmallVec<[Reason; 4]>,
     /// The driver's error code, when it refused the call.
     pub error: Option<i32>,
 }
@@ -126,7 +410,7 @@ impl Classification {
             let _ = write!(s, " error {code}");
         }
         if let Some(host) = &self.host {
-            let _ = write!(s, "; host {:#x} {}", host.ptr, host.provenance);
+            let _ = write!(s, "; host {:#x} {}", host.ptr, host.provenance());
         }
         if let Some(a) = self.alignment {
             let _ = write!(
@@ -137,7 +421,7 @@ impl Classification {
         }
         let _ = write!(s, "; rules {}", self.rules);
         for r in &self.reasons {
-            let _ = write!(s, "; [{}] {}", r.rule, r.text);
+            let _ = write!(s, "; [{}] {}", r.rule, r.text());
         }
         s
     }

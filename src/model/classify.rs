@@ -3,14 +3,13 @@
 
 use super::classification::*;
 use super::device::DeviceProfile;
-use super::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use super::memory::{Place, RangeKind, Registry, View};
 use super::rules::{CrossDevice, Pageable, Placement, Rule, RuleSet, common as any};
-use crate::units;
 use opencl_sys::{
     CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION,
     CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, CL_MIGRATE_MEM_OBJECT_HOST,
 };
+use smallvec::SmallVec;
 
 /// One command, with handles and pointers as plain numbers.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,14 +100,16 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn why(&mut self, rule: &'static str, text: impl Into<String>) {
+    fn why(&mut self, rule: &'static str, why: impl Into<Why>) {
+        let why = why.into();
         self.out.reasons.push(Reason {
             rule,
-            text: text.into(),
+            about: None,
+            why,
         });
     }
 
-    fn cite<T>(&mut self, rule: &Rule<T>, text: impl Into<String>) {
+    fn cite<T>(&mut self, rule: &Rule<T>, text: impl Into<Why>) {
         self.why(rule.id, text);
     }
 
@@ -118,7 +119,7 @@ impl Ctx<'_> {
         self.out.bytes = bytes;
     }
 
-    fn unknown(mut self, rule: &'static str, text: String) -> Classification {
+    fn unknown(mut self, rule: &'static str, text: Why) -> Classification {
         self.out.path = Path::Unknown;
         self.why(rule, text);
         self.out
@@ -127,12 +128,12 @@ impl Ctx<'_> {
     /// Where a resolved object's storage lives, citing the sub-buffer and flag rules it took.
     fn placement(&mut self, view: View) -> Placement {
         if view.obj.parent.is_some() {
-            let text = format!(
-                "{} is at +{} in {}: it takes the parent's placement",
-                view.obj.label(),
-                view.offset,
-                view.root.label()
-            );
+            let (sub, parent) = (view.obj.obj_ref(), view.root.obj_ref());
+            let text = Why::SubBuffer {
+                sub,
+                offset: view.offset,
+                parent,
+            };
             self.why(any::SUB_BUFFER.id, text);
         }
         let r = view.root;
@@ -144,9 +145,10 @@ impl Ctx<'_> {
             .own_placement(r.flags, r.host_ptr, r.size, self.dev.base_addr_align)
         {
             Some((placement, rule)) => {
-                let text = match placement {
-                    Placement::Host => format!("{} lives in host memory", r.label()),
-                    Placement::Device => format!("{} has device storage", r.label()),
+                let host = placement == Placement::Host;
+                let text = Why::Placement {
+                    obj: r.obj_ref(),
+                    host,
                 };
                 self.why(rule, text);
                 placement
@@ -156,13 +158,20 @@ impl Ctx<'_> {
     }
 
     /// Says why a host-resident object moves nothing across the bus: `what` happens instead.
-    fn host_resident(&mut self, what: &str) {
+    fn host_resident(&mut self, what: &'static str) {
         let unified = self.rules.unified;
-        if unified.value {
-            self.cite(&unified, format!("device memory is host memory: {what}"));
+        let rule = if unified.value {
+            unified.id
         } else {
-            self.why(any::HOST_RESIDENT.id, what.to_string());
-        }
+            any::HOST_RESIDENT.id
+        };
+        self.why(
+            rule,
+            Why::HostResident {
+                what,
+                unified: unified.value,
+            },
+        );
     }
 
     /// What kind of host memory `span` bytes at `ptr` are.
@@ -176,7 +185,7 @@ impl Ctx<'_> {
                 ptr,
                 kind: "pageable",
                 pinned: false,
-                provenance: "pageable: in no pinned or registered range clxfer saw".into(),
+                range: None,
             };
         };
         let (pinned, rule) = match hit.range.kind {
@@ -190,23 +199,35 @@ impl Ctx<'_> {
         };
         let whole = hit.whole;
         let pinned = pinned && whole;
-        let state = if pinned { "pinned" } else { "not pinned" };
-        let place = format!("inside {}, at +{}", hit.range.describe(), hit.offset);
+        let (range, offset) = (hit.range.range_ref(), hit.offset);
         if whole {
-            self.why(rule, format!("the pointer is {place}: {state}"));
+            self.why(
+                rule,
+                Why::InRange {
+                    range,
+                    offset,
+                    pinned,
+                },
+            );
         } else {
             let past = hit
                 .offset
                 .saturating_add(span)
                 .saturating_sub(hit.range.len);
-            let text = format!("the span starts {place} but runs {past} B past its end");
-            self.why(any::PARTIAL.id, text);
+            self.why(
+                any::PARTIAL.id,
+                Why::Partial {
+                    range,
+                    offset,
+                    past,
+                },
+            );
         }
         HostMemory {
             ptr,
             kind: hit.range.kind.word(),
             pinned,
-            provenance: format!("{state}: {place}"),
+            range: Some((range, offset)),
         }
     }
 
@@ -225,21 +246,11 @@ impl Ctx<'_> {
                 Path::Staged
             }
             Pageable::PinnedAbove(limit) if bytes <= limit => {
-                let text = format!(
-                    "{} is at most {}: staged",
-                    units::bytes(bytes),
-                    units::bytes(limit)
-                );
-                self.cite(&rule, text);
+                self.cite(&rule, Why::StagedUpTo { bytes, limit });
                 Path::Staged
             }
             Pageable::PinnedAbove(limit) => {
-                let text = format!(
-                    "{} is over {}: the pages are pinned on the fly (about 2/3 of peak)",
-                    units::bytes(bytes),
-                    units::bytes(limit)
-                );
-                self.cite(&rule, text);
+                self.cite(&rule, Why::PinnedAbove { bytes, limit });
                 Path::Pinned
             }
             Pageable::Direct { .. } => {
@@ -270,11 +281,8 @@ impl Ctx<'_> {
             && !(host.ptr as u64).is_multiple_of(a)
             && matches!(path, Path::Pinned | Path::Staged)
         {
-            let text = format!(
-                "the pointer is {} B past a {a} B boundary: slow",
-                host.ptr as u64 % a
-            );
-            self.cite(&align, text);
+            let rem = host.ptr as u64 % a;
+            self.cite(&align, Why::Misaligned { align: a, rem });
         }
         self.out.alignment = Some(Alignment::of(host.ptr, bytes));
     }
@@ -290,10 +298,7 @@ impl Ctx<'_> {
         rect: bool,
     ) -> Classification {
         let Some(view) = self.mem.resolve(mem) else {
-            return self.unknown(
-                any::UNKNOWN_OBJECT.id,
-                format!("memory object {mem:#x} is unknown"),
-            );
+            return self.unknown(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
         };
         let direction = if to_device {
             Direction::H2D
@@ -303,12 +308,7 @@ impl Ctx<'_> {
         let placement = self.placement(view);
         if rect {
             self.out.host_span = Some(span);
-            let text = format!(
-                "{} moved across a host span of {}",
-                units::bytes(bytes),
-                units::bytes(span)
-            );
-            self.why(any::RECT.id, text);
+            self.why(any::RECT.id, Why::Rect { bytes, span });
         }
         let host = self.host_memory(ptr, span);
         let path = match (placement, self.rules.pageable.value) {
@@ -320,11 +320,8 @@ impl Ctx<'_> {
                 let zero_copy_buffer = own.is_some_and(|p| p.0 == Placement::Host);
                 let rule = self.rules.pageable;
                 if self.out.blocking && (zero_copy_buffer || !(ptr as u64).is_multiple_of(a)) {
-                    let text = format!(
-                        "blocking, to system memory, pointer %{a} = {}: a CPU memcpy",
-                        ptr as u64 % a
-                    );
-                    self.cite(&rule, text);
+                    let rem = ptr as u64 % a;
+                    self.cite(&rule, Why::CpuCopy { align: a, rem });
                     Path::ZeroCopy
                 } else if host.pinned {
                     Path::Pinned
@@ -359,7 +356,7 @@ impl Ctx<'_> {
             };
             return self.unknown(
                 any::UNKNOWN_OBJECT.id,
-                format!("memory object {missing:#x} is unknown"),
+                Why::UnknownObject { handle: missing },
             );
         };
         if let Place::Device(other) = s.root.residence
@@ -401,11 +398,12 @@ impl Ctx<'_> {
             CrossDevice::Peer => Path::Peer,
             CrossDevice::Shared => Path::None,
         };
-        let text = format!(
-            "the contents of {} are on another device",
-            view.root.label()
+        self.cite(
+            &rule,
+            Why::ContentsElsewhere {
+                obj: view.root.obj_ref(),
+            },
         );
-        self.cite(&rule, text);
         let moved = if path == Path::None { 0 } else { bytes };
         self.set(Direction::D2D, path, moved);
         self.out
@@ -419,10 +417,7 @@ impl Ctx<'_> {
 
     fn map(mut self, mem: usize, flags: u64, bytes: u64) -> Classification {
         let Some(view) = self.mem.resolve(mem) else {
-            return self.unknown(
-                any::UNKNOWN_OBJECT.id,
-                format!("memory object {mem:#x} is unknown"),
-            );
+            return self.unknown(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
         };
         if self.placement(view) == Placement::Host {
             self.host_resident("map returns host memory without a copy");
@@ -438,7 +433,6 @@ impl Ctx<'_> {
         } else {
             flags
         };
-        let names = flags::decode(flags, MAP_FLAGS);
         let rule = self.rules.map_write_copies;
         if flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 {
             self.why(
@@ -447,10 +441,7 @@ impl Ctx<'_> {
             );
             self.set(Direction::D2H, Path::None, 0);
         } else if flags & CL_MAP_READ != 0 || rule.value {
-            self.cite(
-                &rule,
-                format!("map for {names} copies device→host into pinned host memory"),
-            );
+            self.cite(&rule, Why::MapCopies { flags });
             self.set(Direction::D2H, Path::Pinned, bytes);
         } else {
             self.cite(
@@ -471,10 +462,7 @@ impl Ctx<'_> {
             }
         } else {
             let Some(view) = self.mem.resolve(mem) else {
-                return self.unknown(
-                    any::UNKNOWN_OBJECT.id,
-                    format!("memory object {mem:#x} is unknown"),
-                );
+                return self.unknown(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
             };
             let placement = self.placement(view);
             if placement == Placement::Host {
@@ -483,10 +471,7 @@ impl Ctx<'_> {
             placement
         };
         let Some(mapping) = self.mem.mapping(mem, ptr) else {
-            return self.unknown(
-                any::UNKNOWN_MAPPING.id,
-                format!("no live mapping at {ptr:#x}"),
-            );
+            return self.unknown(any::UNKNOWN_MAPPING.id, Why::NoMapping { ptr });
         };
         let RangeKind::Mapping { map_flags } = mapping.kind else {
             unreachable!()
@@ -496,12 +481,8 @@ impl Ctx<'_> {
             self.set(Direction::H2D, Path::ZeroCopy, 0);
         } else if map_flags == 0 || map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0
         {
-            let names = flags::decode(map_flags, MAP_FLAGS);
             let rule = self.rules.map_write_copies;
-            self.cite(
-                &rule,
-                format!("unmap of a {names} mapping copies the region host→device"),
-            );
+            self.cite(&rule, Why::UnmapCopies { flags: map_flags });
             self.set(Direction::H2D, Path::Pinned, len);
         } else {
             self.why(
@@ -514,23 +495,19 @@ impl Ctx<'_> {
     }
 
     fn migrate(mut self, mems: &[usize], flags: u64) -> Classification {
-        let names = flags::decode(flags, MIGRATION_FLAGS);
         let mut parts: Vec<(Direction, Path, u64)> = Vec::new();
         for &mem in mems {
             let Some(view) = self.mem.resolve(mem) else {
-                self.why(
-                    any::UNKNOWN_OBJECT.id,
-                    format!("memory object {mem:#x} is unknown"),
-                );
+                self.why(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
                 parts.push((Direction::H2D, Path::Unknown, 0));
                 continue;
             };
             let before = self.out.reasons.len();
             let part = self.migrate_one(view, flags);
             if mems.len() > 1 {
-                let label = view.obj.label();
+                let about = Some(view.obj.obj_ref());
                 for r in &mut self.out.reasons[before..] {
-                    r.text = format!("{label}: {}", r.text);
+                    r.about = about;
                 }
             }
             parts.push(part);
@@ -547,10 +524,7 @@ impl Ctx<'_> {
         };
         self.set(direction, path, bytes);
         if self.out.reasons.is_empty() {
-            self.why(
-                any::ALREADY_THERE.id,
-                format!("no objects to migrate ({names})"),
-            );
+            self.why(any::ALREADY_THERE.id, Why::NoObjects { flags });
         }
         self.out
     }
@@ -617,11 +591,7 @@ impl Ctx<'_> {
             return none;
         }
         if rule.value.is_marker(flags) {
-            let names = flags::decode(flags, MIGRATION_FLAGS);
-            let text = format!(
-                "migration with flags {names} is only a marker: the data moves at first use"
-            );
-            self.cite(&rule, text);
+            self.cite(&rule, Why::Marker { flags });
             return none;
         }
         match residence {
@@ -738,8 +708,12 @@ impl Ctx<'_> {
             if let Place::Device(other) = view.root.residence
                 && other != self.device
             {
-                let text = format!("{} was last on another device", view.root.label());
-                self.why(any::FIRST_USE.id, text);
+                self.why(
+                    any::FIRST_USE.id,
+                    Why::LastElsewhere {
+                        obj: view.root.obj_ref(),
+                    },
+                );
                 moved = view.root.size.saturating_add(moved);
             }
         }
@@ -800,13 +774,11 @@ pub fn refused(code: Option<i32>, blocking: bool, rules: &RuleSet) -> Classifica
     let mut out = blank(rules, blocking);
     out.path = Path::Unknown;
     out.error = code;
-    let text = match code {
-        Some(code) => format!("the driver returned {} ({code})", flags::error_name(code)),
-        None => "the driver returned no result and no error code".to_string(),
-    };
+    let why = Why::DriverError { code };
     out.reasons.push(Reason {
         rule: any::DRIVER_ERROR.id,
-        text,
+        about: None,
+        why,
     });
     out
 }
@@ -821,7 +793,7 @@ fn blank(rules: &RuleSet, blocking: bool) -> Classification {
         alignment: None,
         blocking,
         rules: rules.name,
-        reasons: Vec::new(),
+        reasons: SmallVec::new(),
         error: None,
     }
 }

@@ -2,13 +2,13 @@
 //! registered, with where each object's contents last were. Handles and pointers are plain numbers
 //! here: nothing in this module ever dereferences program memory.
 //!
-//! Lookups are O(log n): objects by handle in a hash map, host ranges through a map of disjoint
+//! Lookups are O(log n): objects by handle in a hash map (FxHash: keys are addresses), host ranges through a map of disjoint
 //! address segments (each listing the ranges that cover it), so nested and overlapping ranges (a
 //! mapping inside a USE_HOST_PTR range) cost no scan. Both are bounded by [`MAX_ENTRIES`].
 
-use super::flags::{self, MAP_FLAGS, MEM_FLAGS};
+use super::classification::{ObjRef, RangeRef};
 use rangemap::RangeMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 /// At most this many objects and this many host ranges are tracked; beyond, new ones are counted
@@ -66,20 +66,18 @@ pub struct MemObject {
 }
 
 impl MemObject {
-    pub fn flag_names(&self) -> String {
-        flags::decode(self.flags, MEM_FLAGS)
+    /// How reasons name it: `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
+    pub fn obj_ref(&self) -> ObjRef {
+        ObjRef {
+            id: self.id,
+            flags: self.flags,
+            kind: self.kind,
+            sub: self.parent.is_some(),
+        }
     }
 
-    /// `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
     pub fn label(&self) -> String {
-        let kind = match self.kind {
-            MemKind::Buffer if self.parent.is_some() => "sub-buffer",
-            MemKind::Buffer => "buffer",
-            MemKind::Image => "image",
-            MemKind::Pipe => "pipe",
-            MemKind::Other => "memory object",
-        };
-        format!("{kind} #{} ({})", self.id, self.flag_names())
+        self.obj_ref().to_string()
     }
 }
 
@@ -132,32 +130,20 @@ pub struct HostRange {
     pub len: u64,
     pub kind: RangeKind,
     /// The memory object it belongs to: (handle, id, flags).
-    pub owner: Option<(usize, u64, u64)>,
+    pub owner: Option<(usize, ObjRef)>,
 }
 
 impl HostRange {
-    /// "the live mapping of buffer #7 (ALLOC_HOST_PTR)".
-    pub fn describe(&self) -> String {
-        let owner = |what: &str| match self.owner {
-            Some((_, id, flags)) => format!("{what} #{id} ({})", flags::decode(flags, MEM_FLAGS)),
-            None => what.to_string(),
-        };
-        match self.kind {
-            RangeKind::Mapping { map_flags } => format!(
-                "the live {} mapping of {}",
-                flags::decode(map_flags, MAP_FLAGS),
-                owner("buffer")
-            ),
-            RangeKind::UseHostPtr => format!("the host range of {}", owner("buffer")),
-            RangeKind::Svm { flags } => format!(
-                "a clSVMAlloc allocation ({})",
-                flags::decode(flags, flags::SVM_FLAGS)
-            ),
-            RangeKind::UsmHost => "a clHostMemAllocINTEL allocation".into(),
-            RangeKind::UsmShared => "a clSharedMemAllocINTEL allocation".into(),
-            RangeKind::UsmDevice => "a clDeviceMemAllocINTEL allocation".into(),
-            RangeKind::Imported => format!("the clImportMemoryARM import of {}", owner("object")),
+    pub fn range_ref(&self) -> RangeRef {
+        RangeRef {
+            kind: self.kind,
+            owner: self.owner.map(|(_, o)| o),
         }
+    }
+
+    /// "the live WRITE mapping of buffer #7 (ALLOC_HOST_PTR)".
+    pub fn describe(&self) -> String {
+        self.range_ref().to_string()
     }
 }
 
@@ -215,16 +201,16 @@ impl Registry {
     pub fn with_limit(limit: usize) -> Registry {
         Registry {
             limit,
-            objects: HashMap::new(),
+            objects: HashMap::default(),
             next_object: 0,
-            ranges: HashMap::new(),
+            ranges: HashMap::default(),
             next_range: 0,
             cover: RangeMap::new(),
-            mappings: HashMap::new(),
-            allocations: HashMap::new(),
+            mappings: HashMap::default(),
+            allocations: HashMap::default(),
             untracked: 0,
             pinned: Usage::default(),
-            devices: HashMap::new(),
+            devices: HashMap::default(),
         }
     }
 
@@ -277,13 +263,9 @@ impl Registry {
             (None, true, None) => Place::Host,
             (None, false, _) => Place::Nowhere,
         };
-        if new.flags & opencl_sys::CL_MEM_USE_HOST_PTR != 0
+        let registers = new.flags & opencl_sys::CL_MEM_USE_HOST_PTR != 0
             && new.parent.is_none()
-            && new.host_ptr != 0
-        {
-            let owner = Some((handle, id, new.flags));
-            self.add_range(new.host_ptr, new.size, RangeKind::UseHostPtr, owner);
-        }
+            && new.host_ptr != 0;
         self.objects.insert(
             handle,
             MemObject {
@@ -299,6 +281,9 @@ impl Registry {
                 occupies: None,
             },
         );
+        if registers {
+            self.add_range(new.host_ptr, new.size, RangeKind::UseHostPtr, Some(handle));
+        }
         Some(id)
     }
 
@@ -316,7 +301,7 @@ impl Registry {
         let owned: Vec<u64> = self
             .ranges
             .values()
-            .filter(|r| r.owner.is_some_and(|(h, i, _)| h == handle && i == id))
+            .filter(|r| r.owner.is_some_and(|(h, o)| h == handle && o.id == id))
             .map(|r| r.id)
             .collect();
         for range in owned {
@@ -325,14 +310,16 @@ impl Registry {
         self.mappings.retain(|&(h, _), _| h != handle);
     }
 
-    /// Adds a pinned or registered range; returns its id.
+    /// Adds a pinned or registered range, belonging to the object at handle `owner` if any;
+    /// returns its id.
     pub fn add_range(
         &mut self,
         start: usize,
         len: u64,
         kind: RangeKind,
-        owner: Option<(usize, u64, u64)>,
+        owner: Option<usize>,
     ) -> Option<u64> {
+        let owner = owner.and_then(|h| Some((h, self.objects.get(&h)?.obj_ref())));
         let end = start.checked_add(len as usize)?;
         if len == 0 || self.ranges.len() >= self.limit {
             self.untracked += u64::from(len != 0);
@@ -430,8 +417,8 @@ impl Registry {
 
     /// A map call returned `ptr` for `len` bytes of `handle`.
     pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
-        let owner = self.objects.get(&handle).map(|o| (handle, o.id, o.flags));
-        if let Some(id) = self.add_range(ptr, len, RangeKind::Mapping { map_flags }, owner) {
+        let kind = RangeKind::Mapping { map_flags };
+        if let Some(id) = self.add_range(ptr, len, kind, Some(handle)) {
             self.mappings.entry((handle, ptr)).or_default().push(id);
         }
     }
@@ -516,12 +503,13 @@ impl Default for Registry {
 
 /// Whether a range answers pointer lookups: all but SVM mappings (no owner), whose pointers the
 /// SVM allocation itself already covers.
-fn covers(kind: RangeKind, owner: Option<(usize, u64, u64)>) -> bool {
+fn covers(kind: RangeKind, owner: Option<(usize, ObjRef)>) -> bool {
     !matches!(kind, RangeKind::Mapping { .. }) || owner.is_some()
 }
 
-fn counts_as_pinned(kind: RangeKind, owner: Option<(usize, u64, u64)>) -> bool {
-    let in_use_host_ptr = owner.is_some_and(|(_, _, f)| f & opencl_sys::CL_MEM_USE_HOST_PTR != 0);
+fn counts_as_pinned(kind: RangeKind, owner: Option<(usize, ObjRef)>) -> bool {
+    let in_use_host_ptr =
+        owner.is_some_and(|(_, o)| o.flags & opencl_sys::CL_MEM_USE_HOST_PTR != 0);
     match kind {
         RangeKind::UsmDevice => false,
         RangeKind::Mapping { .. } => owner.is_some() && !in_use_host_ptr,

@@ -22,8 +22,8 @@ impl<A> Hook<A, cl_mem> for MemCreated {
     }
 }
 
-/// Records a memory object the driver just created; returns (id, flags).
-fn register(mem: cl_mem) -> Option<(u64, u64)> {
+/// Records a memory object the driver just created; returns its id.
+fn register(mem: cl_mem) -> Option<u64> {
     // SAFETY: the driver just returned `mem`.
     let info = unsafe { driver::mem_info(mem) }?;
     let devices = context_devices(info.context);
@@ -42,11 +42,10 @@ fn register(mem: cl_mem) -> Option<(u64, u64)> {
         parent: (info.parent != 0).then_some((info.parent, info.offset as u64)),
         sole_device: (devices.len() == 1).then(|| devices[0]),
     };
-    let flags = new.flags;
     let id = WORLD.memory.lock().add_object(mem as usize, new)?;
     // SAFETY: as above; the callback forgets the object when the driver really destroys it.
     unsafe { driver::on_destroy(mem, destroyed, id as usize) };
-    Some((id, flags))
+    Some(id)
 }
 
 unsafe extern "C" fn destroyed(mem: cl_mem, id: *mut c_void) {
@@ -82,16 +81,12 @@ impl Hook<ImportArgs, cl_mem> for Imported {
     type State = ();
     unsafe fn before(_: Call, _: &mut ImportArgs) {}
     unsafe fn after(_: (), args: &ImportArgs, ret: cl_mem) -> cl_mem {
-        if !ret.is_null()
-            && let Some((id, flags)) = register(ret)
-        {
-            let owner = Some((ret as usize, id, flags));
-            WORLD.memory.lock().add_range(
-                args.3 as usize,
-                args.4 as u64,
-                RangeKind::Imported,
-                owner,
-            );
+        if !ret.is_null() && register(ret).is_some() {
+            let (ptr, len, owner) = (args.3 as usize, args.4 as u64, Some(ret as usize));
+            WORLD
+                .memory
+                .lock()
+                .add_range(ptr, len, RangeKind::Imported, owner);
         }
         ret
     }

@@ -329,7 +329,7 @@ fn every_row_classifies_as_the_rules_say() {
                 "row {i}: {} is not a rule id",
                 r.rule
             );
-            assert!(!r.text.is_empty());
+            assert!(!r.text().is_empty());
         }
     }
     assert!(
@@ -384,7 +384,7 @@ fn classification_details() {
     let host = c.host.as_ref().unwrap();
     assert_eq!(host.kind, "mapped");
     assert_eq!(
-        host.provenance,
+        host.provenance(),
         "pinned: inside the live WRITE mapping of buffer #2 (ALLOC_HOST_PTR), at +4096"
     );
     // Alignment facts.
@@ -434,7 +434,7 @@ fn refused_commands_carry_the_error() {
         (Path::Unknown, 0, Some(CL_INVALID_MEM_OBJECT))
     );
     assert_eq!(c.reasons[0].rule, "any.driver-error");
-    assert!(c.reasons[0].text.contains("CL_INVALID_MEM_OBJECT (-38)"));
+    assert!(c.reasons[0].text().contains("CL_INVALID_MEM_OBJECT (-38)"));
 }
 
 #[test]
