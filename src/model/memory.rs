@@ -75,10 +75,6 @@ impl MemObject {
             sub: self.parent.is_some(),
         }
     }
-
-    pub fn label(&self) -> String {
-        self.obj_ref().to_string()
-    }
 }
 
 /// A memory object with its parent resolved.
@@ -134,16 +130,12 @@ pub struct HostRange {
 }
 
 impl HostRange {
+    /// How reasons name it: "the live WRITE mapping of buffer #7 (ALLOC_HOST_PTR)".
     pub fn range_ref(&self) -> RangeRef {
         RangeRef {
             kind: self.kind,
             owner: self.owner.map(|(_, o)| o),
         }
-    }
-
-    /// "the live WRITE mapping of buffer #7 (ALLOC_HOST_PTR)".
-    pub fn describe(&self) -> String {
-        self.range_ref().to_string()
     }
 }
 

@@ -40,8 +40,8 @@ static cl_platform_id g_platform;
 static cl_device_id g_device;
 static cl_context g_ctx;
 
-/* The PoCL platform (other ICDs may be present in some tests), its first device, a context. */
-static __attribute__((unused)) void setup(void) {
+/* The PoCL platform (other ICDs may be present in some tests) into g_platform. */
+static __attribute__((unused)) void find_pocl(void) {
     cl_platform_id ps[16];
     cl_uint n = 0;
     CHECK(clGetPlatformIDs(16, ps, &n));
@@ -54,6 +54,11 @@ static __attribute__((unused)) void setup(void) {
         printf("FAIL no PoCL platform\n");
         exit(1);
     }
+}
+
+/* The PoCL platform, its first device, a context. */
+static __attribute__((unused)) void setup(void) {
+    find_pocl();
     CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_ALL, 1, &g_device, NULL));
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)g_platform, 0};

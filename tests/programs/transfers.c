@@ -13,14 +13,7 @@ static const char *SRC =
     "__kernel void scale(__global float *a, float s) { a[get_global_id(0)] *= s; }\n";
 
 int main(void) {
-    cl_platform_id ps[16];
-    cl_uint np = 0;
-    CHECK(clGetPlatformIDs(16, ps, &np));
-    for (cl_uint i = 0; i < np && i < 16; i++) {
-        char name[256] = {0};
-        CHECK(clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL));
-        if (strstr(name, "Portable Computing Language")) g_platform = ps[i];
-    }
+    find_pocl();
     cl_device_id devs[2];
     cl_uint ndev = 0;
     CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_ALL, 2, devs, &ndev));

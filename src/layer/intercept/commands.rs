@@ -26,7 +26,7 @@ impl<T> Addr for *mut T {
 ///
 /// # Safety
 /// `p` is null or points to three readable `size_t`s.
-unsafe fn triple(p: *const usize) -> [usize; 3] {
+pub(super) unsafe fn triple(p: *const usize) -> [usize; 3] {
     if p.is_null() {
         [0; 3]
     } else {
@@ -34,7 +34,7 @@ unsafe fn triple(p: *const usize) -> [usize; 3] {
     }
 }
 
-fn element_size(mem: cl_mem) -> u64 {
+pub(super) fn element_size(mem: cl_mem) -> u64 {
     WORLD
         .memory
         .lock()
@@ -56,9 +56,11 @@ unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
     .bytes
 }
 
+/// One `Command` impl; `[generics]` first when the impl needs them.
 macro_rules! command {
-    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
-        impl Command<$args> for $name {
+    ([$($gen:tt)*] $name:ty, $args:ty,
+        |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
+        impl<$($gen)*> Command<$args> for $name {
             fn queue($a: &$args) -> cl_command_queue {
                 $queue
             }
@@ -73,6 +75,9 @@ macro_rules! command {
                 }
             }
         }
+    };
+    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
+        command!([] $name, $args, |$a| queue: $queue, blocking: $blocking, op: $op);
     };
 }
 
@@ -89,25 +94,12 @@ type HostBufferArgs<P> = (
     *const cl_event,
     *mut cl_event,
 );
-impl<P: Addr, const TO_DEVICE: bool> Command<HostBufferArgs<P>> for HostBuffer<TO_DEVICE> {
-    fn queue(a: &HostBufferArgs<P>) -> cl_command_queue {
-        a.0
-    }
-    fn blocking(a: &HostBufferArgs<P>) -> bool {
-        a.2 != 0
-    }
-    unsafe fn op(a: &HostBufferArgs<P>) -> Option<Op> {
-        let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
-        Some(Op::Host {
-            mem,
-            to_device: TO_DEVICE,
-            ptr,
-            bytes,
-            span: bytes,
-            rect: false,
-        })
-    }
-}
+command!([P: Addr, const TO_DEVICE: bool] HostBuffer<TO_DEVICE>, HostBufferArgs<P>,
+|a| queue: a.0, blocking: a.2 != 0,
+op: {
+    let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
+    Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span: bytes, rect: false })
+});
 
 /// `clEnqueueReadBufferRect`, `clEnqueueWriteBufferRect`.
 pub struct HostRect<const TO_DEVICE: bool>;
@@ -127,34 +119,16 @@ type HostRectArgs<P> = (
     *const cl_event,
     *mut cl_event,
 );
-impl<P: Addr, const TO_DEVICE: bool> Command<HostRectArgs<P>> for HostRect<TO_DEVICE> {
-    fn queue(a: &HostRectArgs<P>) -> cl_command_queue {
-        a.0
-    }
-    fn blocking(a: &HostRectArgs<P>) -> bool {
-        a.2 != 0
-    }
-    unsafe fn op(a: &HostRectArgs<P>) -> Option<Op> {
-        let (origin, region) = unsafe { (triple(a.4), triple(a.5)) };
-        let e = Region {
-            origin,
-            region,
-            row_pitch: a.8,
-            slice_pitch: a.9,
-            element_size: 1,
-        }
-        .extent();
-        let ptr = a.10.addr().wrapping_add(e.offset as usize);
-        Some(Op::Host {
-            mem: a.1 as usize,
-            to_device: TO_DEVICE,
-            ptr,
-            bytes: e.bytes,
-            span: e.span,
-            rect: true,
-        })
-    }
-}
+command!([P: Addr, const TO_DEVICE: bool] HostRect<TO_DEVICE>, HostRectArgs<P>,
+|a| queue: a.0, blocking: a.2 != 0,
+op: {
+    let (origin, region) = (triple(a.4), triple(a.5));
+    let (row_pitch, slice_pitch) = (a.8, a.9);
+    let e = Region { origin, region, row_pitch, slice_pitch, element_size: 1 }.extent();
+    let ptr = a.10.addr().wrapping_add(e.offset as usize);
+    let (mem, bytes, span) = (a.1 as usize, e.bytes, e.span);
+    Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span, rect: true })
+});
 
 /// `clEnqueueReadImage`, `clEnqueueWriteImage`.
 pub struct HostImage<const TO_DEVICE: bool>;
@@ -171,35 +145,15 @@ type HostImageArgs<P> = (
     *const cl_event,
     *mut cl_event,
 );
-impl<P: Addr, const TO_DEVICE: bool> Command<HostImageArgs<P>> for HostImage<TO_DEVICE> {
-    fn queue(a: &HostImageArgs<P>) -> cl_command_queue {
-        a.0
-    }
-    fn blocking(a: &HostImageArgs<P>) -> bool {
-        a.2 != 0
-    }
-    unsafe fn op(a: &HostImageArgs<P>) -> Option<Op> {
-        let region = unsafe { triple(a.4) };
-        let element_size = element_size(a.1);
-        let e = Region {
-            origin: [0; 3],
-            region,
-            row_pitch: a.5,
-            slice_pitch: a.6,
-            element_size,
-        }
-        .extent();
-        let rect = e.span != e.bytes;
-        Some(Op::Host {
-            mem: a.1 as usize,
-            to_device: TO_DEVICE,
-            ptr: a.7.addr(),
-            bytes: e.bytes,
-            span: e.span,
-            rect,
-        })
-    }
-}
+command!([P: Addr, const TO_DEVICE: bool] HostImage<TO_DEVICE>, HostImageArgs<P>,
+|a| queue: a.0, blocking: a.2 != 0,
+op: {
+    let (region, element_size) = (triple(a.4), element_size(a.1));
+    let (row_pitch, slice_pitch) = (a.5, a.6);
+    let e = Region { origin: [0; 3], region, row_pitch, slice_pitch, element_size }.extent();
+    let (mem, ptr, bytes, span) = (a.1 as usize, a.7.addr(), e.bytes, e.span);
+    Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span, rect: span != bytes })
+});
 
 pub struct CopyBuffer;
 command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),

@@ -1,6 +1,7 @@
 //! `clEnqueueMapBuffer` and `clEnqueueMapImage`: they return the mapped pointer (the start of a
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
+use super::commands::{element_size, triple};
 use super::{record, refused};
 use crate::layer::{Call, Hook};
 use crate::model::classify::Op;
@@ -89,18 +90,8 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
                 unsafe { p.read_unaligned() }
             }
         };
-        let region = if a.5.is_null() {
-            [0; 3]
-        } else {
-            unsafe { (a.5 as *const [usize; 3]).read_unaligned() }
-        };
-        let element_size = super::WORLD
-            .memory
-            .lock()
-            .object(a.1 as usize)
-            .map_or(1, |o| o.element_size);
-        let row_pitch = read(a.6);
-        let slice_pitch = read(a.7);
+        let (row_pitch, slice_pitch) = (read(a.6), read(a.7));
+        let (region, element_size) = (unsafe { triple(a.5) }, element_size(a.1));
         let e = Region {
             origin: [0; 3],
             region,

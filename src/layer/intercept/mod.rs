@@ -148,11 +148,15 @@ fn refused(call: Call, queue: usize, blocking: bool, code: Option<cl_int>) {
 
 fn report(call: Call, dev: Option<&Device>, c: &Classification) {
     crate::sink::transfers::record(c);
-    let on = dev.map_or_else(
-        || "an unknown device".to_string(),
-        |d| format!("device #{}", d.profile.index),
-    );
-    crate::debug!("{} on {on}: {}", call.api.name(), c.line());
+    match dev {
+        Some(d) => crate::debug!(
+            "{} on device #{}: {}",
+            call.api.name(),
+            d.profile.index,
+            c.line()
+        ),
+        None => crate::debug!("{} on an unknown device: {}", call.api.name(), c.line()),
+    }
 }
 
 /// A transfer-like command: where its queue is, whether it blocks, and what it does.

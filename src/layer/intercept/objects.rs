@@ -112,39 +112,18 @@ impl<A> Hook<A, cl_context> for ContextCreated {
 /// Queue creation: remember the queue's device.
 pub struct QueueCreated;
 
-fn queue_created(ret: cl_command_queue, device: cl_device_id) {
-    if !ret.is_null() {
-        bounded_insert(&mut WORLD.queues.write(), ret as usize, device as usize);
-    }
-}
-
-type QueueArgs = (
-    cl_context,
-    cl_device_id,
-    cl_command_queue_properties,
-    *mut cl_int,
-);
-type QueuePropsArgs = (
-    cl_context,
-    cl_device_id,
-    *const cl_queue_properties,
-    *mut cl_int,
-);
-
-impl Hook<QueueArgs, cl_command_queue> for QueueCreated {
+/// `(context, device, properties, errcode_ret)`: the properties are a bitfield or an array.
+impl<P> Hook<(cl_context, cl_device_id, P, *mut cl_int), cl_command_queue> for QueueCreated {
     type State = ();
-    unsafe fn before(_: Call, _: &mut QueueArgs) {}
-    unsafe fn after(_: (), args: &QueueArgs, ret: cl_command_queue) -> cl_command_queue {
-        queue_created(ret, args.1);
-        ret
-    }
-}
-
-impl Hook<QueuePropsArgs, cl_command_queue> for QueueCreated {
-    type State = ();
-    unsafe fn before(_: Call, _: &mut QueuePropsArgs) {}
-    unsafe fn after(_: (), args: &QueuePropsArgs, ret: cl_command_queue) -> cl_command_queue {
-        queue_created(ret, args.1);
+    unsafe fn before(_: Call, _: &mut (cl_context, cl_device_id, P, *mut cl_int)) {}
+    unsafe fn after(
+        _: (),
+        args: &(cl_context, cl_device_id, P, *mut cl_int),
+        ret: cl_command_queue,
+    ) -> cl_command_queue {
+        if !ret.is_null() {
+            bounded_insert(&mut WORLD.queues.write(), ret as usize, args.1 as usize);
+        }
         ret
     }
 }

@@ -29,7 +29,7 @@ fn objects_sub_buffers_and_destruction() {
     assert_eq!((a, b), (1, 2));
     let view = r.resolve(0x20).unwrap();
     assert_eq!((view.obj.id, view.root.id, view.offset), (2, 1, 4096));
-    assert_eq!(view.obj.label(), "sub-buffer #2 (0)");
+    assert_eq!(view.obj.obj_ref().to_string(), "sub-buffer #2 (0)");
     // Residence set through a sub-buffer lands on the parent.
     r.set_residence(0x20, Place::Device(0xd1), Some(0xd1));
     assert_eq!(r.object(0x10).unwrap().residence, Place::Device(0xd1));
@@ -81,7 +81,7 @@ fn use_host_ptr_range_nested_mapping_and_edges() {
         (RangeKind::UseHostPtr, 64, true)
     );
     assert_eq!(
-        hit.range.describe(),
+        hit.range.range_ref().to_string(),
         "the host range of buffer #1 (USE_HOST_PTR)"
     );
     // Just past the end: not pinned. Running past the end: not whole.
@@ -99,7 +99,8 @@ fn use_host_ptr_range_nested_mapping_and_edges() {
     assert_eq!(hit.offset, 8);
     assert!(
         hit.range
-            .describe()
+            .range_ref()
+            .to_string()
             .starts_with("the live READ mapping of buffer #1")
     );
     // Mapping a region of a USE_HOST_PTR buffer adds no pinned bytes (they are counted once).
