@@ -35,6 +35,21 @@ pub const OPTIONS: &[OptSpec] = &[
               `off` forwards every call untouched and records nothing.",
     },
     OptSpec {
+        var: "CLXFER_DIR",
+        kind: Kind::Path,
+        default: ".",
+        doc: "Where trace files go (`clxfer-<program>-<pid>.json`, created new, mode 0600). \
+              Default: the working directory.",
+    },
+    OptSpec {
+        var: "CLXFER_DEVICE_TIMING",
+        kind: Kind::Choice(&["on", "off"]),
+        default: "on",
+        doc: "`on` times every command on the device: clxfer turns on `CL_QUEUE_PROFILING_ENABLE` \
+              for every queue and reads each command's profiling timestamps when it completes. \
+              `off` leaves queues as the program made them: host timing only.",
+    },
+    OptSpec {
         var: "CLXFER_OPENCL_LIB",
         kind: Kind::Path,
         default: "libOpenCL.so.1",
@@ -106,6 +121,9 @@ pub struct Config {
     pub settings: Vec<Setting>,
     pub mode: Mode,
     pub opencl_lib: String,
+    /// Where trace files go.
+    pub dir: std::path::PathBuf,
+    pub device_timing: bool,
     pub log: LogLevel,
     /// `None`: pick per device (`auto`).
     pub rules: Option<&'static RuleSet>,
@@ -168,6 +186,8 @@ impl Config {
             _ => LogLevel::Warn,
         };
         let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
+        let dir = std::path::PathBuf::from(get("CLXFER_DIR"));
+        let device_timing = get("CLXFER_DEVICE_TIMING") == "on";
         let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
@@ -175,6 +195,8 @@ impl Config {
             settings,
             mode,
             opencl_lib,
+            dir,
+            device_timing,
             log,
             rules,
             test_panic_at,

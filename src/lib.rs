@@ -8,4 +8,6 @@ pub mod diag;
 pub mod layer;
 pub mod model;
 pub mod sink;
+pub mod timing;
+pub mod trace;
 pub mod units;

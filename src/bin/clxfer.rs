@@ -27,6 +27,17 @@ enum Command {
         /// Print the vendor transfer rules as Markdown (docs/RULES.md) and exit.
         #[arg(long)]
         rules_markdown: bool,
+        /// Print the trace's args keys as Markdown (docs/TRACE.md) and exit.
+        #[arg(long)]
+        trace_markdown: bool,
+    },
+    /// Check traces against every rule Perfetto's JSON importer imposes; exit 1 on a violation,
+    /// 2 if a file is not a trace.
+    #[command(after_help = "Example:\n  clxfer check clxfer-myprog-4242.json")]
+    Check {
+        /// Trace files (clxfer-<program>-<pid>.json).
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
     },
 }
 
@@ -46,8 +57,62 @@ fn main() -> ExitCode {
             print!("{}", clxfer::model::rules::markdown());
             ExitCode::SUCCESS
         }
+        Command::Doctor {
+            trace_markdown: true,
+            ..
+        } => {
+            print!("{}", clxfer::sink::schema::markdown());
+            ExitCode::SUCCESS
+        }
         Command::Doctor { .. } => doctor(),
+        Command::Check { traces } => check(&traces),
     }
+}
+
+/// Shown violations per trace; the rest are counted.
+const SHOWN: usize = 50;
+
+fn check(traces: &[PathBuf]) -> ExitCode {
+    let mut code = 0u8;
+    for path in traces {
+        match clxfer::trace::check::check_file(path) {
+            Err(e) => {
+                eprintln!("clxfer: {e}");
+                code = 2;
+            }
+            Ok(r) => {
+                let shape = match (r.closed, r.truncated) {
+                    (true, _) => "closed",
+                    (false, false) => "not closed (the program did not exit normally?)",
+                    (false, true) => "cut short: the last event is incomplete and ignored",
+                };
+                if r.ok() {
+                    println!(
+                        "{}: ok: {} events, {} slices, {} flows; {shape}",
+                        path.display(),
+                        r.events,
+                        r.slices,
+                        r.flows
+                    );
+                } else {
+                    println!(
+                        "{}: {} violation(s) in {} events; {shape}",
+                        path.display(),
+                        r.violations.len(),
+                        r.events
+                    );
+                    for v in r.violations.iter().take(SHOWN) {
+                        println!("  {v}");
+                    }
+                    if r.violations.len() > SHOWN {
+                        println!("  … and {} more", r.violations.len() - SHOWN);
+                    }
+                    code = code.max(1);
+                }
+            }
+        }
+    }
+    ExitCode::from(code)
 }
 
 fn doctor() -> ExitCode {

@@ -113,11 +113,91 @@ pub unsafe fn context_devices(context: cl_context) -> Vec<usize> {
         .collect()
 }
 
+/// A queue's device and properties.
+///
 /// # Safety
 /// `queue` must be null or a live command queue.
-pub unsafe fn queue_device(queue: cl_command_queue) -> Option<usize> {
+pub unsafe fn queue_info(queue: cl_command_queue) -> Option<(usize, cl_command_queue_properties)> {
     let t = unsafe { icd(queue) }?;
-    unsafe { value::<_, _, usize>(t.clGetCommandQueueInfo, queue, CL_QUEUE_DEVICE) }
+    let f = t.clGetCommandQueueInfo;
+    let device = unsafe { value::<_, _, usize>(f, queue, CL_QUEUE_DEVICE) }?;
+    let props = unsafe { value(f, queue, CL_QUEUE_PROPERTIES) }.unwrap_or(0);
+    Some((device, props))
+}
+
+/// A kernel's function name.
+///
+/// # Safety
+/// `kernel` must be a live kernel.
+pub unsafe fn kernel_name(kernel: cl_kernel) -> Option<String> {
+    let t = unsafe { icd(kernel) }?;
+    let name = unsafe { string(t.clGetKernelInfo, kernel, CL_KERNEL_FUNCTION_NAME) };
+    (!name.is_empty()).then_some(name)
+}
+
+/// `clRetainEvent`.
+///
+/// # Safety
+/// `event` must be a live event.
+pub unsafe fn retain_event(event: cl_event) -> bool {
+    unsafe { icd(event) }
+        .and_then(|t| t.clRetainEvent)
+        .is_some_and(|f| unsafe { f(event) } == CL_SUCCESS)
+}
+
+/// `clReleaseEvent`.
+///
+/// # Safety
+/// `event` must be a live event holding a reference clxfer owns.
+pub unsafe fn release_event(event: cl_event) {
+    if let Some(f) = unsafe { icd(event) }.and_then(|t| t.clReleaseEvent) {
+        unsafe { f(event) };
+    }
+}
+
+pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
+
+/// `clSetEventCallback(event, CL_COMPLETE, notify, user_data)`.
+///
+/// # Safety
+/// `event` must be a live event; `user_data` must stay valid until `notify` runs.
+pub unsafe fn on_complete(event: cl_event, notify: EventCallback, user_data: *mut c_void) -> bool {
+    unsafe { icd(event) }
+        .and_then(|t| t.clSetEventCallback)
+        .is_some_and(|f| unsafe { f(event, CL_COMPLETE, Some(notify), user_data) } == CL_SUCCESS)
+}
+
+/// QUEUED, SUBMIT, START, END of a completed command; `None` if any query fails.
+///
+/// # Safety
+/// `event` must be a live event.
+pub unsafe fn profiling(event: cl_event) -> Option<[u64; 4]> {
+    let f = unsafe { icd(event) }?.clGetEventProfilingInfo;
+    let mut out = [0u64; 4];
+    let params = [
+        CL_PROFILING_COMMAND_QUEUED,
+        CL_PROFILING_COMMAND_SUBMIT,
+        CL_PROFILING_COMMAND_START,
+        CL_PROFILING_COMMAND_END,
+    ];
+    for (slot, param) in out.iter_mut().zip(params) {
+        *slot = unsafe { value(f, event, param) }?;
+    }
+    Some(out)
+}
+
+/// One `clGetDeviceAndHostTimer` reading, bracketed by clxfer's own clock:
+/// (host ns before, device ns, host ns after).
+///
+/// # Safety
+/// `device` must be a live device of OpenCL 2.1 or later.
+pub unsafe fn device_timer(device: cl_device_id) -> Option<(u64, u64, u64)> {
+    let f = unsafe { icd(device) }?.clGetDeviceAndHostTimer?;
+    let (mut d, mut h) = (0, 0);
+    let before = crate::timing::clock::now_ns();
+    let rc = unsafe { f(device, &mut d, &mut h) };
+    let after = crate::timing::clock::now_ns();
+    (rc == CL_SUCCESS && d != 0).then_some((before, d, after))
 }
 
 /// Reads a device's profile; `index` numbers it for messages.

@@ -3,7 +3,7 @@
 //! per platform, and hands back its own wrapper for the functions in the `extension` list; any other
 //! name gets exactly what the driver gave.
 
-use super::{Api, Call, Hook, api};
+use super::{Api, Call, Hook, Span, api};
 use parking_lot::RwLock;
 use std::ffi::{CStr, c_char, c_void};
 
@@ -84,7 +84,7 @@ pub struct AddressHook;
 impl Hook<(*const c_char,), *mut c_void> for AddressHook {
     type State = ();
     unsafe fn before(_: Call, _: &mut (*const c_char,)) {}
-    unsafe fn after(_: (), args: &(*const c_char,), ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(_: (), args: &(*const c_char,), ret: *mut c_void, _: &mut Span) -> *mut c_void {
         unsafe { wrap(args.0, 0, ret) }
     }
 }
@@ -97,7 +97,7 @@ type ForPlatformArgs = (opencl_sys::cl_platform_id, *const c_char);
 impl Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook {
     type State = ();
     unsafe fn before(_: Call, _: &mut ForPlatformArgs) {}
-    unsafe fn after(_: (), args: &ForPlatformArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(_: (), args: &ForPlatformArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         if ret.is_null() {
             return ret;
         }

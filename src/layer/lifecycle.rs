@@ -27,6 +27,7 @@ pub fn init() -> bool {
 fn start() {
     guard::install_panic_hook();
     let config = config::global();
+    crate::timing::clock::start();
     PID.store(std::process::id() as i32, Ordering::Relaxed);
     if config.mode == Mode::Off {
         crate::info!("CLXFER_MODE=off: forwarding every call untouched");
@@ -61,6 +62,8 @@ extern "C" fn after_fork_in_child() {
     FINISHED.store(false, Ordering::Relaxed);
     crate::sink::counts::reset();
     crate::sink::transfers::reset();
+    crate::sink::buffer::forget_after_fork();
+    crate::sink::counters::reset_after_fork();
 }
 
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.
@@ -71,6 +74,7 @@ pub fn finish() {
         return;
     }
     let report = || {
+        crate::sink::buffer::finish(super::intercept::end());
         crate::sink::counts::report();
         super::intercept::report_memory();
     };

@@ -13,6 +13,8 @@ pub mod preload;
 pub mod probe;
 
 pub use api::Api;
+use crate::sink::record::Record;
+use crate::timing::clock;
 use opencl_sys::{CL_INVALID_PLATFORM, CL_PLATFORM_NOT_FOUND_KHR, cl_int};
 
 /// How a call reached clxfer.
@@ -34,9 +36,19 @@ pub struct Call {
     pub via: Via,
 }
 
+/// The host side of one call: when the call down began and ended (monotonic ns), and, for an
+/// enqueue, what it put on the queue. `forward` turns it into the call's record.
+#[derive(Default)]
+pub struct Span {
+    pub begin: u64,
+    pub end: u64,
+    pub command: Option<Box<crate::sink::record::Enqueued>>,
+}
+
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
-/// `after` may replace the result. Both run only for the outermost call on a thread, inside
-/// `catch_unwind`: if either panics, the program gets the driver's own arguments and result.
+/// `after` may replace the result and note in the [`Span`] what was enqueued. Both run only for
+/// the outermost call on a thread, inside `catch_unwind`: if either panics, the program gets the
+/// driver's own arguments and result.
 ///
 /// # Safety
 /// Implementations may read through the pointers in `args`: they are the program's arguments, which
@@ -46,9 +58,14 @@ pub trait Hook<A, R> {
     /// # Safety
     /// `args` are the program's arguments, about to go to the driver.
     unsafe fn before(call: Call, args: &mut A) -> Self::State;
+    /// Whether to call the driver again with the program's own arguments, because it refused the
+    /// edited ones (a queue with profiling forced on).
+    fn retry(_state: &mut Self::State, _ret: &R) -> bool {
+        false
+    }
     /// # Safety
     /// `args` went to the driver, which returned `ret`.
-    unsafe fn after(state: Self::State, args: &A, ret: R) -> R;
+    unsafe fn after(state: Self::State, args: &A, ret: R, span: &mut Span) -> R;
 }
 
 /// The default hook: the call is counted and nothing is changed.
@@ -57,7 +74,7 @@ pub struct Plain;
 impl<A, R> Hook<A, R> for Plain {
     type State = ();
     unsafe fn before(_: Call, _: &mut A) {}
-    unsafe fn after(_: (), _: &A, ret: R) -> R {
+    unsafe fn after(_: (), _: &A, ret: R, _: &mut Span) -> R {
         ret
     }
 }
@@ -102,7 +119,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     via: Via,
     down: Option<F>,
     args: A,
-    call: impl FnOnce(F, A) -> R,
+    call: impl Fn(F, A) -> R,
     missing: impl FnOnce() -> R,
 ) -> R {
     let Some(f) = down else { return missing() };
@@ -111,16 +128,44 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     };
     crate::sink::counts::record(api, via);
     let mut edited = args;
-    let state = guard::protect(api, || {
+    let mut state = guard::protect(api, || {
         guard::injected_panic(api);
         unsafe { H::before(Call { api, via }, &mut edited) }
     });
-    let used = if state.is_some() { edited } else { args };
-    let ret = call(f, used);
-    match state {
-        Some(state) => {
-            guard::protect(api, || unsafe { H::after(state, &used, ret) }).unwrap_or(ret)
+    let mut used = if state.is_some() { edited } else { args };
+    let begin = clock::now_ns();
+    let mut ret = call(f, used);
+    if let Some(st) = state.as_mut() {
+        if guard::protect(api, || H::retry(st, &ret)) == Some(true) {
+            used = args;
+            ret = call(f, used);
         }
-        None => ret,
     }
+    let mut span = Span {
+        begin,
+        end: clock::now_ns(),
+        command: None,
+    };
+    let ret = match state {
+        Some(state) => guard::protect(api, || unsafe { H::after(state, &used, ret, &mut span) })
+            .unwrap_or(ret),
+        None => ret,
+    };
+    if guard::is_on() {
+        let Span {
+            begin,
+            end,
+            command,
+        } = span;
+        crate::sink::buffer::push_with(|tid| {
+            Record::Call(crate::sink::record::Call {
+                api,
+                tid,
+                begin,
+                end,
+                command,
+            })
+        });
+    }
+    ret
 }

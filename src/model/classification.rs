@@ -79,18 +79,25 @@ pub struct ObjRef {
     pub sub: bool,
 }
 
-impl fmt::Display for ObjRef {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let kind = match self.kind {
+impl ObjRef {
+    /// `buffer`, `sub-buffer`, `image`, `pipe`, `memory object`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
             MemKind::Buffer if self.sub => "sub-buffer",
             MemKind::Buffer => "buffer",
             MemKind::Image => "image",
             MemKind::Pipe => "pipe",
             MemKind::Other => "memory object",
-        };
+        }
+    }
+}
+
+impl fmt::Display for ObjRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "{kind} #{} ({})",
+            "{} #{} ({})",
+            self.kind_name(),
             self.id,
             flags::decode(self.flags, MEM_FLAGS)
         )

@@ -59,7 +59,7 @@ unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
 /// One `Command` impl; `[generics]` first when the impl needs them.
 macro_rules! command {
     ([$($gen:tt)*] $name:ty, $args:ty,
-        |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
+        |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
         impl<$($gen)*> Command<$args> for $name {
             fn queue($a: &$args) -> cl_command_queue {
                 $queue
@@ -74,10 +74,13 @@ macro_rules! command {
                     $op
                 }
             }
+            $(fn kernel($a: &$args) -> Option<cl_kernel> {
+                Some($kernel)
+            })?
         }
     };
-    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr) => {
-        command!([] $name, $args, |$a| queue: $queue, blocking: $blocking, op: $op);
+    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
+        command!([] $name, $args, |$a| queue: $queue, blocking: $blocking, op: $op $(, kernel: $kernel)?);
     };
 }
 
@@ -254,9 +257,9 @@ command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_f
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }));
+    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }));
+    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
 type NativeArgs = (
     cl_command_queue,
     Option<unsafe extern "C" fn(*mut c_void)>,

@@ -2,8 +2,9 @@
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
 use super::commands::{element_size, triple};
-use super::{record, refused};
-use crate::layer::{Call, Hook};
+use super::events::{Capture, capture};
+use super::{enqueued, refused};
+use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
 use opencl_sys::*;
@@ -33,11 +34,16 @@ type MapBufferArgs = (
 );
 
 impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
-    type State = Call;
-    unsafe fn before(call: Call, _: &mut MapBufferArgs) -> Call {
-        call
+    type State = (Call, Capture);
+    unsafe fn before(call: Call, a: &mut MapBufferArgs) -> (Call, Capture) {
+        (call, capture(&mut a.8))
     }
-    unsafe fn after(call: Call, a: &MapBufferArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(
+        (call, cap): (Call, Capture),
+        a: &MapBufferArgs,
+        ret: *mut c_void,
+        span: &mut Span,
+    ) -> *mut c_void {
         let (queue, blocking) = (a.0 as usize, a.2 != 0);
         if ret.is_null() {
             refused(call, queue, blocking, unsafe { error_of(a.9) });
@@ -48,7 +54,7 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
                 bytes: a.5 as u64,
                 ptr: ret as usize,
             };
-            record(call, queue, blocking, op);
+            unsafe { enqueued(call, cap, a.0, a.8, span, Some((blocking, op)), None) };
         }
         ret
     }
@@ -72,11 +78,16 @@ type MapImageArgs = (
 );
 
 impl Hook<MapImageArgs, *mut c_void> for MapImage {
-    type State = Call;
-    unsafe fn before(call: Call, _: &mut MapImageArgs) -> Call {
-        call
+    type State = (Call, Capture);
+    unsafe fn before(call: Call, a: &mut MapImageArgs) -> (Call, Capture) {
+        (call, capture(&mut a.10))
     }
-    unsafe fn after(call: Call, a: &MapImageArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(
+        (call, cap): (Call, Capture),
+        a: &MapImageArgs,
+        ret: *mut c_void,
+        span: &mut Span,
+    ) -> *mut c_void {
         let (queue, blocking) = (a.0 as usize, a.2 != 0);
         if ret.is_null() {
             refused(call, queue, blocking, unsafe { error_of(a.11) });
@@ -106,7 +117,7 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
             bytes: e.span,
             ptr: ret as usize,
         };
-        record(call, queue, blocking, op);
+        unsafe { enqueued(call, cap, a.0, a.10, span, Some((blocking, op)), None) };
         ret
     }
 }

@@ -6,30 +6,48 @@
 //! (a driver callback, such as a destructor, may take them).
 
 mod commands;
+mod events;
 mod map;
 mod objects;
+mod queues;
 
 pub use commands::*;
+pub use events::{EnqueueArgs, incomplete};
 pub use map::*;
 pub use objects::*;
+pub use queues::QueueCreated;
 
-use super::{Call, Hook, driver};
-use crate::model::classification::{Classification, Path};
+use super::{Call, Hook, Span, driver};
+use crate::model::classification::{Classification, ObjRef, Path};
 use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
+use crate::sink::record::{Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
+use crate::sink::{buffer, counters};
+use crate::timing::{clock, mapping::ClockMap};
 use crate::units;
-use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_int};
+use events::{Capture, What};
+use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel};
 use parking_lot::{Mutex, RwLock};
+use queues::QueueInfo;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, LazyLock};
 
-/// A device clxfer has profiled, with the rules that classify its commands.
+/// A device clxfer has profiled, with the rules that classify its commands and the mapping of
+/// its clock.
 pub struct Device {
+    pub handle: usize,
     pub profile: DeviceProfile,
     pub rules: &'static rules::RuleSet,
+    pub clock: Mutex<ClockMap>,
+    /// Commands whose device time was unavailable.
+    pub unavailable: AtomicU64,
+    /// Commands on queues that are not timed.
+    pub untimed: AtomicU64,
 }
 
 /// Queues, contexts, kernels and devices beyond this many are forgotten (the map is cleared and
@@ -40,12 +58,13 @@ const MAX_HANDLES: usize = 1 << 16;
 struct World {
     memory: Mutex<Registry>,
     devices: RwLock<HashMap<usize, Arc<Device>>>,
-    /// Queue → device.
-    queues: RwLock<HashMap<usize, usize>>,
+    queues: RwLock<HashMap<usize, QueueInfo>>,
     /// Context → devices.
     contexts: RwLock<HashMap<usize, Vec<usize>>>,
     /// Kernel → (argument index, memory object).
     kernels: Mutex<HashMap<usize, Vec<(u32, usize)>>>,
+    /// Kernel → function name.
+    kernel_names: Mutex<HashMap<usize, Arc<str>>>,
 }
 
 static WORLD: LazyLock<World> = LazyLock::new(World::default);
@@ -66,78 +85,100 @@ fn device(device: usize) -> Option<Arc<Device>> {
     let mut profile = unsafe { driver::device_profile(device as _, 0) };
     let forced = crate::config::global().rules;
     let rules = forced.unwrap_or_else(|| rules::for_device(&profile));
+    let clock = match profile.host_timer {
+        // SAFETY: as above; the timer exists (the profile tried it).
+        true => unsafe { driver::device_timer(device as _) }
+            .map(|(before, d, after)| ClockMap::calibrated(before, d, after)),
+        false => None,
+    }
+    .unwrap_or_else(ClockMap::estimate);
     let mut devices = WORLD.devices.write();
+    if let Some(known) = devices.get(&device) {
+        return Some(known.clone());
+    }
     if devices.len() >= MAX_HANDLES {
         devices.clear();
     }
     profile.index = devices.len() as u32 + 1;
-    let entry = devices.entry(device).or_insert_with(|| {
-        crate::info!(
-            "{}: {}, {} {}, {}, OpenCL {}.{}: rules {} ({})",
-            profile.label(),
-            profile.vendor,
-            profile.kind.as_str(),
-            if profile.host_unified {
-                "unified memory"
-            } else {
-                "discrete memory"
-            },
-            units::bytes(profile.global_mem),
-            profile.version.0,
-            profile.version.1,
-            rules.name,
-            if forced.is_some() {
-                "CLXFER_RULES"
-            } else {
-                "auto"
-            }
-        );
-        Arc::new(Device { profile, rules })
+    crate::info!(
+        "{}: {}, {} {}, {}, OpenCL {}.{}: rules {} ({}), clock mapping {}",
+        profile.label(),
+        profile.vendor,
+        profile.kind.as_str(),
+        if profile.host_unified {
+            "unified memory"
+        } else {
+            "discrete memory"
+        },
+        units::bytes(profile.global_mem),
+        profile.version.0,
+        profile.version.1,
+        rules.name,
+        if forced.is_some() {
+            "CLXFER_RULES"
+        } else {
+            "auto"
+        },
+        clock.method.as_str()
+    );
+    let track = DeviceTrack {
+        index: profile.index,
+        name: profile.name.clone(),
+        vendor: profile.vendor.clone(),
+        kind: profile.kind.as_str(),
+        rules: rules.name,
+        global_mem: profile.global_mem,
+    };
+    let entry = Arc::new(Device {
+        handle: device,
+        profile,
+        rules,
+        clock: Mutex::new(clock),
+        unavailable: AtomicU64::new(0),
+        untimed: AtomicU64::new(0),
     });
-    Some(entry.clone())
+    devices.insert(device, entry.clone());
+    drop(devices);
+    buffer::push_with(|_| Record::Device(Box::new(track)));
+    Some(entry)
 }
 
-/// The device of a queue the driver accepted.
-fn queue_device(queue: usize) -> Option<usize> {
-    if let Some(&device) = WORLD.queues.read().get(&queue) {
-        return Some(device);
-    }
-    // SAFETY: the queue came from a call the driver accepted.
-    let device = unsafe { driver::queue_device(queue as cl_command_queue) }?;
-    bounded_insert(&mut WORLD.queues.write(), queue, device);
-    Some(device)
+/// What one classified command adds to its call's record.
+struct Classified {
+    class: Classification,
+    mems: SmallVec<[ObjRef; 2]>,
 }
 
-/// Classifies a command the driver accepted on `queue`, updates the model, reports it.
-fn record(call: Call, queue: usize, blocking: bool, op: Op) {
-    let Some(handle) = queue_device(queue) else {
-        return;
-    };
-    let Some(dev) = device(handle) else {
-        return;
-    };
+/// Classifies a command the driver accepted on `queue`, updates the model and the counters.
+fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op) -> Classified {
+    let dev = &q.device;
     let req = Request {
         op,
-        device: handle,
+        device: q.device_handle,
         blocking,
     };
-    let c = {
+    let (c, mems, pinned, resident) = {
         let mut memory = WORLD.memory.lock();
         let c = classify::classify(&req, &memory, &dev.profile, dev.rules);
+        let mems = req
+            .op
+            .objects()
+            .filter_map(|m| memory.object(m).map(|o| o.obj_ref()))
+            .collect();
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
-        c
+        let pinned = memory.pinned_bytes().now;
+        (c, mems, pinned, memory.device_bytes(q.device_handle).now)
     };
-    // A kernel is reported only when it moves a buffer.
-    if matches!(req.op, Op::Kernel { .. }) && c.path == Path::None {
-        return;
-    }
-    report(call, Some(&dev), &c);
+    let now = clock::now_ns();
+    counters::set(Counter::PinnedHost, pinned, now);
+    counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
+    report(call, Some(dev), &c);
+    Classified { class: c, mems }
 }
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
 fn refused(call: Call, queue: usize, blocking: bool, code: Option<cl_int>) {
-    let known = WORLD.queues.read().get(&queue).copied();
-    let dev = known.and_then(|d| WORLD.devices.read().get(&d).cloned());
+    let dev = queues::known(queue).map(|q| q.device);
     let rules = dev.as_ref().map_or(&rules::GENERIC, |d| d.rules);
     report(
         call,
@@ -159,6 +200,65 @@ fn report(call: Call, dev: Option<&Device>, c: &Classification) {
     }
 }
 
+/// The function name of a kernel, asked once.
+fn kernel_name(kernel: cl_kernel) -> Option<Arc<str>> {
+    if let Some(name) = WORLD.kernel_names.lock().get(&(kernel as usize)) {
+        return Some(name.clone());
+    }
+    // SAFETY: the driver accepted an enqueue of this kernel.
+    let name: Arc<str> = unsafe { driver::kernel_name(kernel) }?.into();
+    bounded_insert(&mut WORLD.kernel_names.lock(), kernel as usize, name.clone());
+    Some(name)
+}
+
+/// After an enqueue the driver accepted: classify it (if it is a transfer), time it on the
+/// device, and note both in the call's span.
+///
+/// # Safety
+/// `event` is the event out-pointer the driver got (see [`events::track`]).
+unsafe fn enqueued(
+    call: Call,
+    cap: Capture,
+    queue: cl_command_queue,
+    event: *mut cl_event,
+    span: &mut Span,
+    transfer: Option<(bool, Op)>,
+    kernel: Option<cl_kernel>,
+) {
+    let Some(q) = queues::info(queue as usize) else {
+        return;
+    };
+    let kernel = kernel.and_then(kernel_name);
+    let classified = transfer.map(|(blocking, op)| {
+        let is_kernel = matches!(op, Op::Kernel { .. });
+        let c = record(call, &q, blocking, op);
+        // A kernel counts as a transfer only when it moves a buffer.
+        (!is_kernel || c.class.path != Path::None).then_some(c)
+    });
+    let classified = classified.flatten();
+    let what = What {
+        api: call.api,
+        class: classified
+            .as_ref()
+            .map(|c| (c.class.direction.as_str(), c.class.path.as_str())),
+        bytes: classified.as_ref().map_or(0, |c| c.class.bytes),
+        blocking: classified.as_ref().is_some_and(|c| c.class.blocking),
+        kernel: kernel.clone(),
+    };
+    let id = unsafe { events::track(cap, event, &q, span, what) };
+    let (class, mems) = match classified {
+        Some(c) => (Some(c.class), c.mems),
+        None => (None, SmallVec::new()),
+    };
+    span.command = Some(Box::new(Enqueued {
+        id,
+        queue: q.r,
+        class,
+        mems,
+        kernel,
+    }));
+}
+
 /// A transfer-like command: where its queue is, whether it blocks, and what it does.
 pub trait Command<A> {
     fn queue(args: &A) -> cl_command_queue;
@@ -168,24 +268,72 @@ pub trait Command<A> {
     /// # Safety
     /// The driver accepted `args`, so the arrays they point to are valid.
     unsafe fn op(args: &A) -> Option<Op>;
+    /// The kernel of a kernel launch.
+    fn kernel(_args: &A) -> Option<cl_kernel> {
+        None
+    }
 }
 
-/// The hook of every enqueue that returns a `cl_int`: classify on success, note the error else.
+/// The hook of every classified enqueue that returns a `cl_int`: classify and time on success,
+/// note the error else.
 pub struct Enqueue<C>(PhantomData<C>);
 
-impl<A, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
-    type State = Call;
-    unsafe fn before(call: Call, _: &mut A) -> Call {
-        call
+impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
+    type State = (Call, Capture);
+    unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
+        (call, events::capture(args.event_mut()))
     }
-    unsafe fn after(call: Call, args: &A, ret: cl_int) -> cl_int {
-        let queue = C::queue(args) as usize;
+    unsafe fn after((call, cap): (Call, Capture), args: &A, ret: cl_int, span: &mut Span) -> cl_int {
+        let queue = C::queue(args);
         if ret != CL_SUCCESS {
-            refused(call, queue, C::blocking(args), Some(ret));
-        } else if let Some(op) = unsafe { C::op(args) } {
-            record(call, queue, C::blocking(args), op);
+            refused(call, queue as usize, C::blocking(args), Some(ret));
+        } else {
+            let op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
+            unsafe { enqueued(call, cap, queue, args.event(), span, op, C::kernel(args)) };
         }
         ret
+    }
+}
+
+/// The hook of every other enqueue (markers, barriers, GL/EGL acquire and release, advice):
+/// timed on the device, nothing to classify.
+pub struct Timed;
+
+impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
+    type State = (Call, Capture);
+    unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
+        (call, events::capture(args.event_mut()))
+    }
+    unsafe fn after((call, cap): (Call, Capture), args: &A, ret: cl_int, span: &mut Span) -> cl_int {
+        if ret == CL_SUCCESS {
+            unsafe { enqueued(call, cap, args.queue(), args.event(), span, None, None) };
+        }
+        ret
+    }
+}
+
+/// What the trace's last event says about the devices.
+pub fn end() -> End {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut devices: Vec<Arc<Device>> = WORLD.devices.read().values().cloned().collect();
+    devices.sort_by_key(|d| d.profile.index);
+    End {
+        devices: devices
+            .iter()
+            .map(|d| {
+                let clock = *d.clock.lock();
+                DeviceEnd {
+                    index: d.profile.index,
+                    name: d.profile.name.clone(),
+                    rules: d.rules.name,
+                    clock: clock.method.as_str(),
+                    corrections: clock.corrections,
+                    unavailable: d.unavailable.load(Relaxed),
+                    untimed: d.untimed.load(Relaxed),
+                }
+            })
+            .collect(),
+        incomplete: events::incomplete(),
     }
 }
 

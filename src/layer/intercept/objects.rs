@@ -1,8 +1,9 @@
 //! Hooks that keep the model's objects current: memory objects (created, imported, destroyed),
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
-use super::{WORLD, bounded_insert, device};
-use crate::layer::{Call, Hook, driver};
+use super::events::{Capture, capture};
+use super::{WORLD, bounded_insert, device, enqueued};
+use crate::layer::{Call, Hook, Span, driver};
 use crate::model::memory::{MemKind, NewObject, RangeKind};
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -14,7 +15,7 @@ pub struct MemCreated;
 impl<A> Hook<A, cl_mem> for MemCreated {
     type State = ();
     unsafe fn before(_: Call, _: &mut A) {}
-    unsafe fn after(_: (), _: &A, ret: cl_mem) -> cl_mem {
+    unsafe fn after(_: (), _: &A, ret: cl_mem, _: &mut Span) -> cl_mem {
         if !ret.is_null() {
             register(ret);
         }
@@ -80,7 +81,7 @@ type ImportArgs = (
 impl Hook<ImportArgs, cl_mem> for Imported {
     type State = ();
     unsafe fn before(_: Call, _: &mut ImportArgs) {}
-    unsafe fn after(_: (), args: &ImportArgs, ret: cl_mem) -> cl_mem {
+    unsafe fn after(_: (), args: &ImportArgs, ret: cl_mem, _: &mut Span) -> cl_mem {
         if !ret.is_null() && register(ret).is_some() {
             let (ptr, len, owner) = (args.3 as usize, args.4 as u64, Some(ret as usize));
             WORLD
@@ -98,31 +99,12 @@ pub struct ContextCreated;
 impl<A> Hook<A, cl_context> for ContextCreated {
     type State = ();
     unsafe fn before(_: Call, _: &mut A) {}
-    unsafe fn after(_: (), _: &A, ret: cl_context) -> cl_context {
+    unsafe fn after(_: (), _: &A, ret: cl_context, _: &mut Span) -> cl_context {
         if !ret.is_null() {
             WORLD.contexts.write().remove(&(ret as usize));
             for d in context_devices(ret as usize) {
                 device(d);
             }
-        }
-        ret
-    }
-}
-
-/// Queue creation: remember the queue's device.
-pub struct QueueCreated;
-
-/// `(context, device, properties, errcode_ret)`: the properties are a bitfield or an array.
-impl<P> Hook<(cl_context, cl_device_id, P, *mut cl_int), cl_command_queue> for QueueCreated {
-    type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_context, cl_device_id, P, *mut cl_int)) {}
-    unsafe fn after(
-        _: (),
-        args: &(cl_context, cl_device_id, P, *mut cl_int),
-        ret: cl_command_queue,
-    ) -> cl_command_queue {
-        if !ret.is_null() {
-            bounded_insert(&mut WORLD.queues.write(), ret as usize, args.1 as usize);
         }
         ret
     }
@@ -135,8 +117,9 @@ pub struct KernelCreated;
 impl<A> Hook<A, cl_kernel> for KernelCreated {
     type State = ();
     unsafe fn before(_: Call, _: &mut A) {}
-    unsafe fn after(_: (), _: &A, ret: cl_kernel) -> cl_kernel {
+    unsafe fn after(_: (), _: &A, ret: cl_kernel, _: &mut Span) -> cl_kernel {
         WORLD.kernels.lock().remove(&(ret as usize));
+        WORLD.kernel_names.lock().remove(&(ret as usize));
         ret
     }
 }
@@ -146,8 +129,9 @@ pub struct KernelCloned;
 impl Hook<(cl_kernel, *mut cl_int), cl_kernel> for KernelCloned {
     type State = ();
     unsafe fn before(_: Call, _: &mut (cl_kernel, *mut cl_int)) {}
-    unsafe fn after(_: (), args: &(cl_kernel, *mut cl_int), ret: cl_kernel) -> cl_kernel {
+    unsafe fn after(_: (), args: &(cl_kernel, *mut cl_int), ret: cl_kernel, _: &mut Span) -> cl_kernel {
         if !ret.is_null() {
+            WORLD.kernel_names.lock().remove(&(ret as usize));
             let mut kernels = WORLD.kernels.lock();
             let source = kernels.get(&(args.0 as usize)).cloned().unwrap_or_default();
             bounded_insert(&mut kernels, ret as usize, source);
@@ -164,7 +148,7 @@ type ArgArgs = (cl_kernel, cl_uint, usize, *const c_void);
 impl Hook<ArgArgs, cl_int> for KernelArg {
     type State = ();
     unsafe fn before(_: Call, _: &mut ArgArgs) {}
-    unsafe fn after(_: (), &(kernel, index, size, value): &ArgArgs, ret: cl_int) -> cl_int {
+    unsafe fn after(_: (), &(kernel, index, size, value): &ArgArgs, ret: cl_int, _: &mut Span) -> cl_int {
         if ret != CL_SUCCESS {
             return ret;
         }
@@ -206,7 +190,7 @@ type SvmAllocArgs = (cl_context, cl_svm_mem_flags, usize, cl_uint);
 impl Hook<SvmAllocArgs, *mut c_void> for SvmAlloc {
     type State = ();
     unsafe fn before(_: Call, _: &mut SvmAllocArgs) {}
-    unsafe fn after(_: (), args: &SvmAllocArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(_: (), args: &SvmAllocArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         if !ret.is_null() {
             let kind = RangeKind::Svm { flags: args.1 };
             WORLD
@@ -224,7 +208,7 @@ pub struct SvmFree;
 impl Hook<(cl_context, *mut c_void), ()> for SvmFree {
     type State = ();
     unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
-    unsafe fn after(_: (), args: &(cl_context, *mut c_void), _: ()) {
+    unsafe fn after(_: (), args: &(cl_context, *mut c_void), _: (), _: &mut Span) {
         WORLD.memory.lock().remove_allocation(args.1 as usize);
     }
 }
@@ -244,9 +228,19 @@ type EnqueueSvmFreeArgs<F> = (
 );
 
 impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
-    type State = ();
-    unsafe fn before(_: Call, _: &mut EnqueueSvmFreeArgs<F>) {}
-    unsafe fn after(_: (), args: &EnqueueSvmFreeArgs<F>, ret: cl_int) -> cl_int {
+    type State = (Call, Capture);
+    unsafe fn before(call: Call, args: &mut EnqueueSvmFreeArgs<F>) -> (Call, Capture) {
+        (call, capture(&mut args.7))
+    }
+    unsafe fn after(
+        (call, cap): (Call, Capture),
+        args: &EnqueueSvmFreeArgs<F>,
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS {
+            unsafe { enqueued(call, cap, args.0, args.7, span, None, None) };
+        }
         if ret == CL_SUCCESS && !args.2.is_null() {
             // The driver accepted the array of `args.1` pointers.
             let ptrs = unsafe { std::slice::from_raw_parts(args.2, args.1 as usize) };
@@ -273,7 +267,7 @@ type UsmHostArgs = (
 impl Hook<UsmHostArgs, *mut c_void> for UsmHostAlloc {
     type State = ();
     unsafe fn before(_: Call, _: &mut UsmHostArgs) {}
-    unsafe fn after(_: (), args: &UsmHostArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(_: (), args: &UsmHostArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         usm_allocated(ret, args.2, RangeKind::UsmHost)
     }
 }
@@ -293,7 +287,7 @@ type UsmArgs = (
 impl<const SHARED: bool> Hook<UsmArgs, *mut c_void> for UsmAlloc<SHARED> {
     type State = ();
     unsafe fn before(_: Call, _: &mut UsmArgs) {}
-    unsafe fn after(_: (), args: &UsmArgs, ret: *mut c_void) -> *mut c_void {
+    unsafe fn after(_: (), args: &UsmArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         let kind = if SHARED {
             RangeKind::UsmShared
         } else {
@@ -319,7 +313,7 @@ pub struct UsmFree;
 impl Hook<(cl_context, *mut c_void), cl_int> for UsmFree {
     type State = ();
     unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
-    unsafe fn after(_: (), args: &(cl_context, *mut c_void), ret: cl_int) -> cl_int {
+    unsafe fn after(_: (), args: &(cl_context, *mut c_void), ret: cl_int, _: &mut Span) -> cl_int {
         if ret == CL_SUCCESS {
             WORLD.memory.lock().remove_allocation(args.1 as usize);
         }

@@ -1,0 +1,171 @@
+//! Queue creation: clxfer turns on `CL_QUEUE_PROFILING_ENABLE` in a copy of the program's
+//! properties (both creation calls), so every command can be timed on the device. If the driver
+//! refuses the edited properties, the program's own are tried and the queue is marked untimed.
+
+use super::{Device, WORLD, bounded_insert, device};
+use crate::layer::{Call, Hook, Span, driver};
+use crate::sink::buffer;
+use crate::sink::record::{QueueRef, QueueTrack, Record, Timing};
+use opencl_sys::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// What clxfer knows of a queue.
+#[derive(Clone)]
+pub struct QueueInfo {
+    pub device: Arc<Device>,
+    pub device_handle: usize,
+    pub r: QueueRef,
+    pub timing: Timing,
+}
+
+static NEXT_QUEUE: AtomicU32 = AtomicU32::new(1);
+
+/// Records a queue: numbers it, names its track.
+fn add(queue: usize, device_handle: usize, props: cl_command_queue_properties, timing: Timing) -> Option<QueueInfo> {
+    let dev = device(device_handle)?;
+    let r = QueueRef {
+        device: dev.profile.index,
+        queue: NEXT_QUEUE.fetch_add(1, Ordering::Relaxed),
+    };
+    let info = QueueInfo {
+        device: dev,
+        device_handle,
+        r,
+        timing,
+    };
+    bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
+    buffer::push_with(|_| {
+        Record::Queue(QueueTrack {
+            queue: r,
+            out_of_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
+            timing,
+        })
+    });
+    Some(info)
+}
+
+/// The queue's info; a queue clxfer did not see created is asked about (it was accepted).
+pub(super) fn info(queue: usize) -> Option<QueueInfo> {
+    if let Some(known) = WORLD.queues.read().get(&queue) {
+        return Some(known.clone());
+    }
+    // SAFETY: the driver accepted a call on this queue.
+    let (device, props) = unsafe { driver::queue_info(queue as cl_command_queue) }?;
+    let timing = if props & CL_QUEUE_PROFILING_ENABLE != 0 {
+        Timing::Program
+    } else {
+        Timing::Untimed
+    };
+    add(queue, device, props, timing)
+}
+
+/// The queue's info if clxfer knows it, without asking the driver (the queue may be invalid).
+pub(super) fn known(queue: usize) -> Option<QueueInfo> {
+    WORLD.queues.read().get(&queue).cloned()
+}
+
+/// What clxfer did to a queue's properties.
+pub struct Edit {
+    /// The program's own properties (bitfield form).
+    props: cl_command_queue_properties,
+    forced: bool,
+    retried: bool,
+    /// The edited copy of a properties array; the driver reads it during the call.
+    _array: Option<Vec<cl_queue_properties>>,
+}
+
+impl Edit {
+    fn timing(&self) -> Timing {
+        if self.props & CL_QUEUE_PROFILING_ENABLE != 0 {
+            Timing::Program
+        } else if self.forced && !self.retried {
+            Timing::Forced
+        } else {
+            Timing::Untimed
+        }
+    }
+
+    fn created(&self, ret: cl_command_queue, device: cl_device_id) {
+        if !ret.is_null() {
+            let props = self.props | if self.timing() == Timing::Forced { CL_QUEUE_PROFILING_ENABLE } else { 0 };
+            add(ret as usize, device as usize, props, self.timing());
+        }
+    }
+}
+
+fn timing_on() -> bool {
+    crate::config::global().device_timing
+}
+
+pub struct QueueCreated;
+
+type Args1 = (cl_context, cl_device_id, cl_command_queue_properties, *mut cl_int);
+
+/// `clCreateCommandQueue`: the properties are a bitfield.
+impl Hook<Args1, cl_command_queue> for QueueCreated {
+    type State = Edit;
+    unsafe fn before(_: Call, args: &mut Args1) -> Edit {
+        let props = args.2;
+        let forced = timing_on() && props & CL_QUEUE_PROFILING_ENABLE == 0;
+        if forced {
+            args.2 |= CL_QUEUE_PROFILING_ENABLE;
+        }
+        Edit { props, forced, retried: false, _array: None }
+    }
+    fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
+        edit.retried = edit.forced && ret.is_null();
+        edit.retried
+    }
+    unsafe fn after(edit: Edit, args: &Args1, ret: cl_command_queue, _: &mut Span) -> cl_command_queue {
+        edit.created(ret, args.1);
+        ret
+    }
+}
+
+type Args2 = (cl_context, cl_device_id, *const cl_queue_properties, *mut cl_int);
+
+/// The longest properties list clxfer edits (pairs); longer lists are passed on untouched.
+const MAX_PAIRS: usize = 64;
+
+/// `clCreateCommandQueueWithProperties`: a zero-terminated list of (name, value) pairs.
+impl Hook<Args2, cl_command_queue> for QueueCreated {
+    type State = Edit;
+    unsafe fn before(_: Call, args: &mut Args2) -> Edit {
+        // The driver reads this list whatever clxfer does; clxfer reads it the same way, bounded.
+        let mut list: Vec<cl_queue_properties> = Vec::new();
+        let mut terminated = args.2.is_null();
+        if !args.2.is_null() {
+            for i in 0..MAX_PAIRS {
+                let key = unsafe { args.2.add(2 * i).read() };
+                if key == 0 {
+                    terminated = true;
+                    break;
+                }
+                list.push(key);
+                list.push(unsafe { args.2.add(2 * i + 1).read() });
+            }
+        }
+        let at = list.chunks(2).position(|p| p[0] == CL_QUEUE_PROPERTIES as cl_queue_properties);
+        let props = at.map_or(0, |i| list[2 * i + 1]);
+        let forced = timing_on() && terminated && props & CL_QUEUE_PROFILING_ENABLE == 0;
+        if !forced {
+            return Edit { props, forced, retried: false, _array: None };
+        }
+        match at {
+            Some(i) => list[2 * i + 1] |= CL_QUEUE_PROFILING_ENABLE,
+            None => list.extend([CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_PROFILING_ENABLE]),
+        }
+        list.push(0);
+        args.2 = list.as_ptr();
+        Edit { props, forced, retried: false, _array: Some(list) }
+    }
+    fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
+        edit.retried = edit.forced && ret.is_null();
+        edit.retried
+    }
+    unsafe fn after(edit: Edit, args: &Args2, ret: cl_command_queue, _: &mut Span) -> cl_command_queue {
+        edit.created(ret, args.1);
+        ret
+    }
+}

@@ -1,0 +1,241 @@
+//! Per-thread record buffers and the hand-off to the one writer thread (`writer.rs`).
+//!
+//! A thread pushes into its own buffer (an uncontended lock); a full buffer goes to the writer as
+//! one batch through a bounded channel. The writer also collects partly filled buffers every
+//! [`TICK`], so records reach the file within a tick even from threads that call rarely. When the
+//! writer falls behind, a full batch waits at most [`BACK_PRESSURE`] for room, then is dropped and
+//! counted: memory stays bounded (about [`QUEUED_BATCHES`] × [`BATCH`] records in flight).
+//!
+//! After `fork` the child starts afresh: it never touches the parent's buffers (another thread may
+//! have held their locks at the fork) and writes its own file.
+
+use super::record::{End, KINDS, Record};
+use super::writer;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::time::Duration;
+
+pub const BATCH: usize = 512;
+pub const QUEUED_BATCHES: usize = 64;
+pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
+pub const TICK: Duration = Duration::from_millis(20);
+
+pub enum Msg {
+    Batch(Vec<Record>),
+    /// Write the end of the output, then acknowledge.
+    Finish(Box<End>, Sender<()>),
+}
+
+type Buffer = Arc<Mutex<Vec<Record>>>;
+
+/// One process's sink: the channel to its writer and every thread's buffer.
+pub struct Shared {
+    tx: Sender<Msg>,
+    threads: Mutex<Vec<Buffer>>,
+    pub dropped: [AtomicU64; KINDS.len()],
+    finished: AtomicBool,
+}
+
+static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+/// Bumped at fork: a thread whose buffer belongs to an older generation makes a new one.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+static STARTING: Mutex<()> = Mutex::new(());
+
+struct Local {
+    generation: u64,
+    tid: u32,
+    buf: Buffer,
+    shared: &'static Shared,
+}
+
+impl Drop for Local {
+    /// A thread ends: hand over what it still holds (only if it belongs to this process).
+    fn drop(&mut self) {
+        if self.generation == GENERATION.load(Ordering::Acquire) {
+            let rest = std::mem::take(&mut *self.buf.lock());
+            self.shared.send(rest);
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+}
+
+/// The OS thread id.
+pub fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u32 }
+}
+
+fn thread_name() -> [u8; 16] {
+    let mut name = [0u8; 16];
+    // SAFETY: a 16-byte buffer is what pthread_getname_np needs for Linux thread names.
+    unsafe { libc::pthread_getname_np(libc::pthread_self(), name.as_mut_ptr().cast(), 16) };
+    name
+}
+
+/// The sink of this process, started on first use. `None` once it has finished.
+fn shared() -> Option<&'static Shared> {
+    let p = SHARED.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: a published Shared is leaked, so it lives for the process.
+        return Some(unsafe { &*p });
+    }
+    let _starting = STARTING.lock();
+    let p = SHARED.load(Ordering::Acquire);
+    if !p.is_null() {
+        return Some(unsafe { &*p });
+    }
+    let (tx, rx) = bounded(QUEUED_BATCHES);
+    let shared: &'static Shared = Box::leak(Box::new(Shared {
+        tx,
+        threads: Mutex::new(Vec::new()),
+        dropped: Default::default(),
+        finished: AtomicBool::new(false),
+    }));
+    if !writer::spawn(rx, shared) {
+        shared.finished.store(true, Ordering::Release);
+    }
+    SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
+    Some(shared)
+}
+
+impl Shared {
+    /// Hands a batch to the writer, waiting a bounded time for room; drops and counts it else.
+    fn send(&self, batch: Vec<Record>) {
+        if batch.is_empty() || self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(e) = self.tx.send_timeout(Msg::Batch(batch), BACK_PRESSURE) {
+            if let Msg::Batch(lost) = e.into_inner() {
+                self.count_dropped(&lost);
+            }
+        }
+    }
+
+    pub fn count_dropped(&self, lost: &[Record]) {
+        for r in lost {
+            self.dropped[r.kind()].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Every thread's partly filled buffer (the writer's tick, and the end).
+    pub fn collect(&self) -> Vec<Vec<Record>> {
+        let mut threads = self.threads.lock();
+        let batches = threads
+            .iter()
+            .map(|b| std::mem::take(&mut *b.lock()))
+            .filter(|b| !b.is_empty())
+            .collect();
+        // Threads that have ended (only this list still holds their buffer).
+        threads.retain(|b| Arc::strong_count(b) > 1);
+        batches
+    }
+
+    pub fn dropped(&self) -> [u64; KINDS.len()] {
+        std::array::from_fn(|i| self.dropped[i].load(Ordering::Relaxed))
+    }
+}
+
+/// This thread's OS id (cached with its buffer; a syscall otherwise).
+pub fn current_tid() -> u32 {
+    let generation = GENERATION.load(Ordering::Acquire);
+    LOCAL
+        .try_with(|l| {
+            l.borrow()
+                .as_ref()
+                .filter(|l| l.generation == generation)
+                .map(|l| l.tid)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(gettid)
+}
+
+/// Pushes one record built with this thread's OS id.
+#[inline]
+pub fn push_with(make: impl FnOnce(u32) -> Record) {
+    let mut make = Some(make);
+    let done = LOCAL.try_with(|local| {
+        let mut local = local.borrow_mut();
+        let generation = GENERATION.load(Ordering::Acquire);
+        if local.as_ref().is_none_or(|l| l.generation != generation) {
+            let Some(shared) = shared() else { return };
+            let tid = gettid();
+            let buf: Buffer = Arc::new(Mutex::new(Vec::with_capacity(BATCH)));
+            buf.lock().push(Record::Thread {
+                tid,
+                name: thread_name(),
+            });
+            shared.threads.lock().push(buf.clone());
+            let old = local.replace(Local {
+                generation,
+                tid,
+                buf,
+                shared,
+            });
+            // A buffer from before a fork holds the parent's records: never send them.
+            if let Some(old) = old {
+                std::mem::forget(old);
+            }
+        }
+        let (Some(l), Some(make)) = (local.as_ref(), make.take()) else {
+            return;
+        };
+        let full = {
+            let mut buf = l.buf.lock();
+            buf.push(make(l.tid));
+            (buf.len() >= BATCH).then(|| std::mem::replace(&mut *buf, Vec::with_capacity(BATCH)))
+        };
+        if let Some(batch) = full {
+            l.shared.send(batch);
+        }
+    });
+    if done.is_err() {
+        // The thread is being torn down: no buffer any more; send the record alone.
+        if let (Some(shared), Some(make)) = (shared(), make.take()) {
+            shared.send(vec![make(gettid())]);
+        }
+    }
+}
+
+/// Ends the output: everything buffered goes to the writer, which writes `end` and closes.
+/// Waits at most a few seconds. Later records are ignored.
+pub fn finish(end: End) {
+    let p = SHARED.load(Ordering::Acquire);
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `shared`.
+    let shared = unsafe { &*p };
+    for batch in shared.collect() {
+        shared.send(batch);
+    }
+    if shared.finished.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let (ack, done) = bounded(1);
+    let msg = Msg::Finish(Box::new(end), ack);
+    if shared.tx.send_timeout(msg, Duration::from_secs(2)).is_ok() {
+        let _ = done.recv_timeout(Duration::from_secs(10));
+    }
+}
+
+/// In a forked child (from `pthread_atfork`): forget the parent's sink without touching it.
+pub fn forget_after_fork() {
+    SHARED.store(std::ptr::null_mut(), Ordering::Release);
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The writer's receiving loop step: the next batch, or `None` at a tick.
+pub fn next(rx: &Receiver<Msg>) -> Result<Option<Msg>, ()> {
+    match rx.recv_timeout(TICK) {
+        Ok(msg) => Ok(Some(msg)),
+        Err(RecvTimeoutError::Timeout) => Ok(None),
+        Err(RecvTimeoutError::Disconnected) => Err(()),
+    }
+}

@@ -1,0 +1,587 @@
+//! The Chrome trace JSON, as Perfetto's importer wants it (../shared/docs/perfetto-json.md):
+//! a bare array streamed event by event (a killed program leaves a loadable file), timestamps in µs
+//! from the trace start with three decimals, numeric pids and tids, host threads under the process,
+//! one synthetic process per device with one track per queue and extra lanes when commands overlap,
+//! one `s`/`f` flow per timed command at exactly the two slices' timestamps, class in the names,
+//! the whole classification in `args`. Keys come from `schema.rs`.
+
+use super::json::Json;
+use super::record::*;
+use super::schema::{self as s, device_pid, queue_tid};
+use super::writer::Output;
+use crate::layer::Api;
+use crate::model::classification::Classification;
+use crate::model::flags::{self, MEM_FLAGS};
+use crate::timing::clock;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+
+/// Bytes buffered before a write to the file.
+const FLUSH_AT: usize = 1 << 18;
+
+pub struct Chrome<W: Write + Send> {
+    out: W,
+    j: Json,
+    host_pid: u32,
+    start_ns: u64,
+    /// Device index → named yet.
+    devices: HashMap<u32, bool>,
+    queues: HashMap<QueueRef, Lanes>,
+    /// Host thread → its name, and whether the name is written (only threads with calls are).
+    threads: HashMap<u32, (String, bool)>,
+    /// Counter → last value written.
+    counters: HashMap<Counter, u64>,
+    events: u64,
+    failed: Option<String>,
+    what: String,
+}
+
+/// The lanes of one queue. Records arrive out of order (callbacks run on several driver threads),
+/// so each lane keeps its recent slices, not just its latest end: a slice goes to the first lane
+/// where it overlaps nothing.
+#[derive(Default)]
+struct Lanes {
+    /// Per lane: start → end of its most recent slices.
+    slices: Vec<BTreeMap<u64, u64>>,
+    label: Option<String>,
+    named: usize,
+}
+
+/// Slices remembered per lane; older ones are forgotten (records are never that late).
+const LANE_MEMORY: usize = 4096;
+
+fn overlaps(lane: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool {
+    let before = lane.range(..=start).next_back();
+    let after = lane.range(start..).next();
+    before.is_some_and(|(&s, &e)| s < end && start < e)
+        || after.is_some_and(|(&s, &e)| s < end && start < e)
+}
+
+/// Starts the trace: the opening bracket, the start event, the host process's name.
+pub struct Start<'a> {
+    pub program: &'a str,
+    pub command_line: &'a [String],
+    pub mode: &'a str,
+}
+
+impl<W: Write + Send> Chrome<W> {
+    /// `what` names the output in messages (its path).
+    pub fn new(out: W, what: String, start: Start) -> Chrome<W> {
+        let host_pid = std::process::id();
+        let t0 = clock::start();
+        let mut c = Chrome {
+            out,
+            j: Json::default(),
+            host_pid,
+            start_ns: t0.mono_ns,
+            devices: HashMap::new(),
+            queues: HashMap::new(),
+            threads: HashMap::new(),
+            counters: HashMap::new(),
+            events: 0,
+            failed: None,
+            what,
+        };
+        c.j.buf.extend_from_slice(b"[\n");
+        c.meta(host_pid, None, "process_name", start.program);
+        c.sort_index(host_pid, None, 0);
+        let j = c.begin(s::TRACE_START, s::CAT_CLXFER, "i", host_pid, host_pid, 0);
+        j.key("s").str("g");
+        j.key("args").open();
+        j.key(s::PROGRAM).str(start.program);
+        j.key(s::COMMAND_LINE).open_array();
+        for a in start.command_line {
+            j.str(a);
+        }
+        j.close_array();
+        j.key(s::PID).u64(host_pid as u64);
+        j.key(s::START_TIME)
+            .str(&t0.wall.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+        j.key(s::VERSION).str(env!("CARGO_PKG_VERSION"));
+        j.key(s::MODE).str(start.mode);
+        j.close();
+        c.end_event();
+        c
+    }
+
+    fn ts(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.start_ns)
+    }
+
+    /// Opens an event: name, cat, ph, pid, tid, ts. The caller adds fields, then `end_event`.
+    fn begin(&mut self, name: &str, cat: &str, ph: &str, pid: u32, tid: u32, ts: u64) -> &mut Json {
+        let j = &mut self.j;
+        j.open();
+        j.key("name").str(name);
+        j.key("cat").str(cat);
+        j.key("ph").str(ph);
+        j.key("pid").u64(pid as u64);
+        j.key("tid").u64(tid as u64);
+        j.key("ts").us(ts);
+        j
+    }
+
+    fn end_event(&mut self) {
+        self.j.close();
+        self.j.buf.extend_from_slice(b",\n");
+        self.events += 1;
+        if self.j.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.failed.is_none() {
+            if let Err(e) = self
+                .out
+                .write_all(&self.j.buf)
+                .and_then(|_| self.out.flush())
+            {
+                crate::warn!(
+                    "writing the trace {} failed ({e}); the rest of the trace is lost",
+                    self.what
+                );
+                self.failed = Some(e.to_string());
+            }
+        }
+        self.j.buf.clear();
+    }
+
+    fn meta(&mut self, pid: u32, tid: Option<u32>, what: &str, name: &str) {
+        let j = self.begin(what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
+        j.key("args").open().key("name").str(name).close();
+        self.end_event();
+    }
+
+    fn sort_index(&mut self, pid: u32, tid: Option<u32>, index: u32) {
+        let what = if tid.is_some() {
+            "thread_sort_index"
+        } else {
+            "process_sort_index"
+        };
+        let j = self.begin(what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
+        j.key("args").open().key("sort_index").u64(index as u64).close();
+        self.end_event();
+    }
+
+    fn record(&mut self, r: Record) {
+        match r {
+            Record::Call(c) => self.call(c),
+            Record::Command(c) => self.command(*c),
+            Record::Counter { ts, counter, value } => self.counter(ts, counter, value),
+            Record::Device(d) => self.device(&d),
+            Record::Queue(q) => self.queue(q),
+            Record::Thread { tid, name } => {
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                let name = String::from_utf8_lossy(&name[..end]).into_owned();
+                let named = self.threads.get(&tid).is_some_and(|t| t.1);
+                self.threads.insert(tid, (name, false));
+                if named {
+                    self.name_thread(tid);
+                }
+            }
+        }
+    }
+
+    /// Names a host thread the first time it shows a call.
+    fn name_thread(&mut self, tid: u32) {
+        let entry = self.threads.entry(tid).or_insert_with(|| (format!("thread {tid}"), false));
+        if entry.1 {
+            return;
+        }
+        entry.1 = true;
+        let name = entry.0.clone();
+        self.meta(self.host_pid, Some(tid), "thread_name", &name);
+    }
+
+    fn call(&mut self, c: Call) {
+        if !self.threads.get(&c.tid).is_some_and(|t| t.1) {
+            self.name_thread(c.tid);
+        }
+        let (ts, dur) = (self.ts(c.begin), c.end.saturating_sub(c.begin));
+        let Some(e) = c.command else {
+            let j = self.begin(c.api.name(), s::CAT_CALL, "X", self.host_pid, c.tid, ts);
+            j.key("dur").us(dur);
+            self.end_event();
+            return;
+        };
+        let cat = if e.id != 0 {
+            s::CAT_ENQUEUE
+        } else {
+            s::CAT_CALL
+        };
+        let j = &mut self.j;
+        j.open();
+        j.key("name");
+        match &e.class {
+            Some(cl) => j.str(&format!(
+                "{} {} {}",
+                c.api.name(),
+                cl.direction.as_str(),
+                cl.path.as_str()
+            )),
+            None => j.str(c.api.name()),
+        };
+        j.key("cat").str(cat);
+        j.key("ph").str("X");
+        j.key("pid").u64(self.host_pid as u64);
+        j.key("tid").u64(c.tid as u64);
+        j.key("ts").us(ts);
+        j.key("dur").us(dur);
+        j.key("args").open();
+        j.key(s::API).str(c.api.name());
+        j.key(s::COMMAND).u64(e.id);
+        j.key(s::QUEUE)
+            .str(&format!("device #{} queue #{}", e.queue.device, e.queue.queue));
+        if let Some(k) = &e.kernel {
+            j.key(s::KERNEL).str(k);
+        }
+        if let Some(cl) = &e.class {
+            classification(j, cl);
+            j.key(s::HOST_US).us(dur);
+            j.key(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+        }
+        if !e.mems.is_empty() {
+            j.key(s::MEM_OBJECTS).open_array();
+            for m in &e.mems {
+                j.open();
+                j.key("id").u64(m.id);
+                j.key("kind").str(m.kind_name());
+                j.key("flags").str(&flags::decode(m.flags, MEM_FLAGS));
+                j.close();
+            }
+            j.close_array();
+        }
+        j.close();
+        self.end_event();
+    }
+
+    fn command(&mut self, c: Command) {
+        let dpid = device_pid(self.host_pid, c.queue.device);
+        self.ensure_device(c.queue.device);
+        let lane = self.lane(c.queue, c.start, c.end);
+        let tid = queue_tid(c.queue.queue, lane);
+        let (ts, dur) = (self.ts(c.start), c.end.saturating_sub(c.start));
+        let name = command_name(&c);
+        let j = self.begin(&name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
+        j.key("dur").us(dur);
+        j.key("args").open();
+        j.key(s::API).str(c.api.name());
+        j.key(s::COMMAND).u64(c.id);
+        j.key(s::QUEUE)
+            .str(&format!("device #{} queue #{}", c.queue.device, c.queue.queue));
+        if let Some((dir, path)) = c.class {
+            j.key(s::DIRECTION).str(dir);
+            j.key(s::PATH).str(path);
+            j.key(s::BYTES).u64(c.bytes);
+            j.key(s::BLOCKING).bool(c.blocking);
+        }
+        if let Some(k) = &c.kernel {
+            j.key(s::KERNEL).str(k);
+        }
+        let host_dur = c.host_end.saturating_sub(c.host_begin);
+        j.key(s::HOST_US).us(host_dur);
+        j.key(s::DEVICE_TIME).str(match c.time {
+            DeviceTime::Measured => "measured",
+            DeviceTime::Unavailable => "unavailable",
+        });
+        if c.time == DeviceTime::Measured {
+            j.key(s::QUEUED_TO_SUBMIT).us(c.submit.saturating_sub(c.queued));
+            j.key(s::SUBMIT_TO_START).us(c.start.saturating_sub(c.submit));
+            j.key(s::START_TO_END).us(dur);
+            j.key(s::ENQUEUE_TO_START)
+                .us(c.start.saturating_sub(c.host_begin));
+            if c.class.is_some() {
+                j.key(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
+            }
+        }
+        if c.class.is_some() {
+            j.key(s::HOST_GBPS).f3(gbps(c.bytes, host_dur));
+        }
+        j.key(s::STATUS).i64(c.status as i64);
+        j.close();
+        self.end_event();
+        // The arrow: from the enqueue slice's start to the device slice's start.
+        let host_ts = self.ts(c.host_begin);
+        let j = self.begin(s::FLOW_NAME, s::CAT_ENQUEUE, "s", self.host_pid, c.host_tid, host_ts);
+        j.key("id").u64(c.id);
+        self.end_event();
+        let j = self.begin(s::FLOW_NAME, s::CAT_ENQUEUE, "f", dpid, tid, ts);
+        j.key("bp").str("e");
+        j.key("id").u64(c.id);
+        self.end_event();
+    }
+
+    /// The first lane of `queue` free from `start` to `end`, made if none is.
+    fn lane(&mut self, queue: QueueRef, start: u64, end: u64) -> u32 {
+        let lanes = self.queues.entry(queue).or_default();
+        let free = lanes.slices.iter().position(|l| !overlaps(l, start, end));
+        let lane = match free {
+            Some(i) => i,
+            None if lanes.slices.len() < s::LANES as usize => {
+                lanes.slices.push(BTreeMap::new());
+                lanes.slices.len() - 1
+            }
+            // Out of lanes (never seen): the last one, overlapping.
+            None => lanes.slices.len() - 1,
+        };
+        let slices = &mut lanes.slices[lane];
+        slices.insert(start, end.max(slices.get(&start).copied().unwrap_or(0)));
+        if slices.len() > LANE_MEMORY {
+            slices.pop_first();
+        }
+        self.name_lanes(queue);
+        lane as u32
+    }
+
+    fn name_lanes(&mut self, queue: QueueRef) {
+        let Some(lanes) = self.queues.get_mut(&queue) else {
+            return;
+        };
+        let Some(label) = lanes.label.clone() else {
+            return;
+        };
+        let (from, to) = (lanes.named, lanes.slices.len());
+        lanes.named = to;
+        let dpid = device_pid(self.host_pid, queue.device);
+        for lane in from..to {
+            let tid = queue_tid(queue.queue, lane as u32);
+            let name = if lane == 0 {
+                label.clone()
+            } else {
+                format!("{label} · lane {}", lane + 1)
+            };
+            self.meta(dpid, Some(tid), "thread_name", &name);
+            self.sort_index(dpid, Some(tid), tid);
+        }
+    }
+
+    fn queue(&mut self, q: QueueTrack) {
+        let label = format!(
+            "queue {} · {} · {}",
+            q.queue.queue,
+            if q.out_of_order {
+                "out-of-order"
+            } else {
+                "in-order"
+            },
+            q.timing.as_str()
+        );
+        self.ensure_device(q.queue.device);
+        self.queues.entry(q.queue).or_default().label = Some(label);
+        // A queue's lane 0 exists from the start, so the queue shows even before its first command.
+        let lanes = self.queues.entry(q.queue).or_default();
+        if lanes.slices.is_empty() {
+            lanes.slices.push(BTreeMap::new());
+        }
+        self.name_lanes(q.queue);
+    }
+
+    fn ensure_device(&mut self, index: u32) {
+        self.devices.entry(index).or_insert(false);
+    }
+
+    fn device(&mut self, d: &DeviceTrack) {
+        if self.devices.get(&d.index) == Some(&true) {
+            return;
+        }
+        self.devices.insert(d.index, true);
+        let dpid = device_pid(self.host_pid, d.index);
+        self.meta(dpid, None, "process_name", &format!("OpenCL {}", d.name));
+        self.sort_index(dpid, None, d.index);
+        let j = self.begin(s::DEVICE_INFO, s::CAT_CLXFER, "i", dpid, 0, 0);
+        j.key("s").str("p");
+        j.key("args").open();
+        j.key(s::DEVICE_INDEX).u64(d.index as u64);
+        j.key(s::NAME).str(&d.name);
+        j.key(s::VENDOR).str(&d.vendor);
+        j.key(s::DEVICE_TYPE).str(d.kind);
+        j.key(s::RULES).str(d.rules);
+        j.key(s::GLOBAL_MEM).u64(d.global_mem);
+        j.close();
+        self.end_event();
+    }
+
+    fn counter(&mut self, ns: u64, counter: Counter, value: u64) {
+        if self.counters.insert(counter, value) == Some(value) {
+            return;
+        }
+        let ts = self.ts(ns);
+        let (pid, name) = match counter {
+            Counter::PinnedHost => (self.host_pid, s::PINNED_COUNTER),
+            Counter::InFlight => (self.host_pid, s::IN_FLIGHT_COUNTER),
+            Counter::DeviceResident(d) => {
+                self.ensure_device(d);
+                (device_pid(self.host_pid, d), s::RESIDENT_COUNTER)
+            }
+        };
+        let j = self.begin(name, s::CAT_CLXFER, "C", pid, 0, ts);
+        j.key("args").open().key(s::BYTES).u64(value).close();
+        self.end_event();
+    }
+
+    /// Names what never got its name (a device or queue whose record was dropped or never came).
+    fn name_the_rest(&mut self) {
+        let mut unnamed: Vec<u32> = self
+            .devices
+            .iter()
+            .filter(|&(_, &named)| !named)
+            .map(|(&i, _)| i)
+            .collect();
+        unnamed.sort();
+        for index in unnamed {
+            let dpid = device_pid(self.host_pid, index);
+            self.meta(dpid, None, "process_name", &format!("OpenCL device #{index}"));
+            self.devices.insert(index, true);
+        }
+        let mut queues: Vec<QueueRef> = self.queues.keys().copied().collect();
+        queues.sort_by_key(|q| (q.device, q.queue));
+        for q in queues {
+            if let Some(lanes) = self.queues.get_mut(&q) {
+                lanes
+                    .label
+                    .get_or_insert_with(|| format!("queue {}", q.queue));
+            }
+            self.name_lanes(q);
+        }
+    }
+}
+
+impl<W: Write + Send> Output for Chrome<W> {
+    fn write(&mut self, records: Vec<Record>) {
+        for r in records {
+            self.record(r);
+        }
+    }
+
+    fn tick(&mut self) {
+        let now = clock::now_ns();
+        for (c, v) in super::counters::current() {
+            if self.counters.get(&c).copied().unwrap_or(0) != v {
+                self.counter(now, c, v);
+            }
+        }
+        self.flush();
+    }
+
+    fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        self.tick();
+        self.name_the_rest();
+        let (pid, ts) = (self.host_pid, self.ts(clock::now_ns()));
+        let events = self.events + 1;
+        let j = self.begin(s::TRACE_END, s::CAT_CLXFER, "i", pid, pid, ts);
+        j.key("s").str("g");
+        j.key("args").open();
+        j.key(s::DEVICES).open_array();
+        for d in &end.devices {
+            j.open();
+            j.key(s::DEVICE_INDEX).u64(d.index as u64);
+            j.key(s::NAME).str(&d.name);
+            j.key(s::RULES).str(d.rules);
+            j.key(s::CLOCK).str(d.clock);
+            j.key(s::CORRECTIONS).u64(d.corrections);
+            j.key(s::UNAVAILABLE).u64(d.unavailable);
+            j.key(s::UNTIMED).u64(d.untimed);
+            j.close();
+        }
+        j.close_array();
+        j.key(s::INCOMPLETE).u64(end.incomplete);
+        j.key(s::DROPPED).open();
+        for (kind, n) in KINDS.iter().zip(dropped) {
+            j.key(kind).u64(n);
+        }
+        j.close();
+        j.key(s::EVENTS).u64(events);
+        j.close();
+        self.j.close();
+        self.j.buf.extend_from_slice(b"\n]\n");
+        self.flush();
+        if self.failed.is_none() {
+            crate::info!("trace: {} ({events} events)", self.what);
+        }
+    }
+}
+
+/// The classification's fields (the host slice's args).
+fn classification(j: &mut Json, c: &Classification) {
+    j.key(s::DIRECTION).str(c.direction.as_str());
+    j.key(s::PATH).str(c.path.as_str());
+    j.key(s::BYTES).u64(c.bytes);
+    j.key(s::BLOCKING).bool(c.blocking);
+    j.key(s::RULES).str(c.rules);
+    j.key(s::REASONS).open_array();
+    for r in &c.reasons {
+        j.str(&format!("[{}] {}", r.rule, r.text()));
+    }
+    j.close_array();
+    j.key(s::RULE_IDS).open_array();
+    for r in &c.reasons {
+        j.str(r.rule);
+    }
+    j.close_array();
+    if let Some(h) = &c.host {
+        j.key(s::HOST_PTR).hex(h.ptr as u64);
+        j.key(s::HOST_MEMORY).str(h.kind);
+        j.key(s::HOST_PINNED).bool(h.pinned);
+        j.key(s::PROVENANCE).str(&h.provenance());
+    }
+    if let Some(span) = c.host_span {
+        j.key(s::HOST_SPAN).u64(span);
+    }
+    if let Some(a) = c.alignment {
+        j.key(s::PTR_MOD_4096).u64(a.ptr_mod_4096);
+        j.key(s::PTR_MOD_64).u64(a.ptr_mod_64);
+        j.key(s::SIZE_MOD_64).u64(a.size_mod_64);
+    }
+    if let Some(code) = c.error {
+        j.key(s::ERROR).i64(code as i64);
+    }
+}
+
+/// GB/s (10^9 bytes per second); 0 for no time.
+fn gbps(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 / ns as f64
+    }
+}
+
+/// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …).
+pub fn verb(api: Api) -> &'static str {
+    let name = api.name();
+    let bare = name.strip_prefix("clEnqueue").unwrap_or(name);
+    let starts = |p: &str| bare.starts_with(p);
+    if starts("Write") {
+        "Write"
+    } else if starts("Read") {
+        "Read"
+    } else if starts("Copy") {
+        "Copy"
+    } else if starts("Fill") || starts("SVMMemFill") || starts("MemFill") || starts("Memset") {
+        "Fill"
+    } else if starts("Map") || starts("SVMMap") {
+        "Map"
+    } else if starts("Unmap") || starts("SVMUnmap") {
+        "Unmap"
+    } else if starts("Migrate") || starts("SVMMigrate") {
+        "Migrate"
+    } else if starts("SVMMemcpy") || starts("Memcpy") {
+        "Memcpy"
+    } else if starts("NDRange") || starts("Task") || starts("NativeKernel") {
+        "Kernel"
+    } else {
+        bare
+    }
+}
+
+/// `Write H2D staged`, `Kernel vadd`, `Marker`.
+fn command_name(c: &Command) -> String {
+    let verb = verb(c.api);
+    match (&c.class, &c.kernel) {
+        (Some((dir, path)), None) => format!("{verb} {dir} {path}"),
+        (Some((dir, path)), Some(k)) => format!("Kernel {k} {dir} {path}"),
+        (None, Some(k)) => format!("Kernel {k}"),
+        (None, None) => verb.to_string(),
+    }
+}

@@ -1,0 +1,95 @@
+//! The trace's counters (pinned host bytes, bytes in flight, device-resident bytes per device).
+//! The call path updates them with atomics and emits a sample at most every [`MIN_GAP_NS`] per
+//! counter; the writer samples the current values every tick, so the last change always shows.
+
+use super::buffer;
+use super::record::{Counter, Record};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const MIN_GAP_NS: u64 = 100_000;
+/// Devices beyond this many have no resident-bytes counter.
+pub const MAX_DEVICES: usize = 16;
+
+struct Gauge {
+    value: AtomicU64,
+    sampled_at: AtomicU64,
+}
+
+impl Gauge {
+    const fn new() -> Gauge {
+        Gauge {
+            value: AtomicU64::new(0),
+            sampled_at: AtomicU64::new(0),
+        }
+    }
+}
+
+static PINNED: Gauge = Gauge::new();
+static IN_FLIGHT: Gauge = Gauge::new();
+static RESIDENT: [Gauge; MAX_DEVICES] = [const { Gauge::new() }; MAX_DEVICES];
+
+fn gauge(c: Counter) -> Option<&'static Gauge> {
+    match c {
+        Counter::PinnedHost => Some(&PINNED),
+        Counter::InFlight => Some(&IN_FLIGHT),
+        Counter::DeviceResident(d) => RESIDENT.get((d as usize).checked_sub(1)?),
+    }
+}
+
+fn maybe_sample(c: Counter, g: &Gauge, value: u64, now: u64) {
+    let last = g.sampled_at.load(Ordering::Relaxed);
+    if now.saturating_sub(last) >= MIN_GAP_NS
+        && g
+            .sampled_at
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        buffer::push_with(|_| Record::Counter {
+            ts: now,
+            counter: c,
+            value,
+        });
+    }
+}
+
+/// Sets a counter (a value read from the memory model).
+pub fn set(c: Counter, value: u64, now: u64) {
+    if let Some(g) = gauge(c) {
+        if g.value.swap(value, Ordering::Relaxed) != value {
+            maybe_sample(c, g, value, now);
+        }
+    }
+}
+
+/// Adds to a counter (negative: subtracts, never below zero).
+pub fn add(c: Counter, delta: i64, now: u64) {
+    let Some(g) = gauge(c) else { return };
+    let mut value = 0;
+    let _ = g
+        .value
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            value = v.saturating_add_signed(delta);
+            Some(value)
+        });
+    maybe_sample(c, g, value, now);
+}
+
+/// Every counter's current value (the writer's tick).
+pub fn current() -> Vec<(Counter, u64)> {
+    let mut all = vec![
+        (Counter::PinnedHost, PINNED.value.load(Ordering::Relaxed)),
+        (Counter::InFlight, IN_FLIGHT.value.load(Ordering::Relaxed)),
+    ];
+    for (i, g) in RESIDENT.iter().enumerate() {
+        all.push((
+            Counter::DeviceResident(i as u32 + 1),
+            g.value.load(Ordering::Relaxed),
+        ));
+    }
+    all
+}
+
+/// In a forked child: the parent's commands in flight never complete here.
+pub fn reset_after_fork() {
+    IN_FLIGHT.value.store(0, Ordering::Relaxed);
+}

@@ -1,0 +1,175 @@
+//! What the call path hands to the writer: small records, stamped on the monotonic clock
+//! (`timing::clock`), rendered into the trace only on the writer thread.
+
+use crate::layer::Api;
+use crate::model::classification::{Classification, ObjRef};
+use smallvec::SmallVec;
+
+/// One record. Kept small (the big parts are boxed) so per-thread buffers stay cheap.
+pub enum Record {
+    /// One OpenCL call on a host thread: a slice on the thread's track.
+    Call(Call),
+    /// One command on a device queue, from its completion callback: a device slice and the flow
+    /// arrow from the enqueue call.
+    Command(Box<Command>),
+    /// A sample of one counter.
+    Counter { ts: u64, counter: Counter, value: u64 },
+    /// A device seen for the first time.
+    Device(Box<DeviceTrack>),
+    /// A queue created (or first seen).
+    Queue(QueueTrack),
+    /// A host thread's first record: its name.
+    Thread { tid: u32, name: [u8; 16] },
+}
+
+/// One host call. `begin`/`end` bracket the call down to the driver.
+pub struct Call {
+    pub api: Api,
+    pub tid: u32,
+    pub begin: u64,
+    pub end: u64,
+    /// For enqueues: what the command does.
+    pub command: Option<Box<Enqueued>>,
+}
+
+/// What an enqueue call put on a queue.
+pub struct Enqueued {
+    /// The flow id joining host and device slices; 0 when the command is not timed.
+    pub id: u64,
+    pub queue: QueueRef,
+    /// `None` for commands that are not transfers (markers, barriers, kernels that move nothing).
+    pub class: Option<Classification>,
+    /// The memory objects the command names.
+    pub mems: SmallVec<[ObjRef; 2]>,
+    /// The kernel's function name, for kernel launches.
+    pub kernel: Option<std::sync::Arc<str>>,
+}
+
+/// Which device and queue (both numbered from 1 in the order clxfer saw them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct QueueRef {
+    pub device: u32,
+    pub queue: u32,
+}
+
+/// Whether device time was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceTime {
+    Measured,
+    /// The profiling query failed or reported a zero duration (NVIDIA does for migrations).
+    Unavailable,
+}
+
+/// A completed command. Times are on the host clock, already mapped (`timing::mapping`).
+pub struct Command {
+    pub id: u64,
+    pub api: Api,
+    pub queue: QueueRef,
+    /// The enqueue call: thread and times (the flow starts at `host_begin`).
+    pub host_tid: u32,
+    pub host_begin: u64,
+    pub host_end: u64,
+    pub queued: u64,
+    pub submit: u64,
+    pub start: u64,
+    pub end: u64,
+    pub time: DeviceTime,
+    /// The execution status the callback got (`CL_COMPLETE` = 0, negative: an error).
+    pub status: i32,
+    /// What the slice is named after: (direction, path) of a transfer.
+    pub class: Option<(&'static str, &'static str)>,
+    pub bytes: u64,
+    pub blocking: bool,
+    pub kernel: Option<std::sync::Arc<str>>,
+}
+
+/// A device's track.
+pub struct DeviceTrack {
+    pub index: u32,
+    pub name: String,
+    pub vendor: String,
+    pub kind: &'static str,
+    pub rules: &'static str,
+    pub global_mem: u64,
+}
+
+/// How a queue's commands are timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// clxfer added `CL_QUEUE_PROFILING_ENABLE`.
+    Forced,
+    /// The program asked for profiling itself.
+    Program,
+    /// The driver refused profiling: no device slices.
+    Untimed,
+}
+
+impl Timing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Timing::Forced => "profiling forced",
+            Timing::Program => "profiling by the program",
+            Timing::Untimed => "untimed",
+        }
+    }
+}
+
+pub struct QueueTrack {
+    pub queue: QueueRef,
+    pub out_of_order: bool,
+    pub timing: Timing,
+}
+
+/// The counters in the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// Pinned or registered host memory (mappings, USE_HOST_PTR, SVM, USM host), bytes.
+    PinnedHost,
+    /// Bytes of transfers enqueued and not yet complete.
+    InFlight,
+    /// Device memory the device's buffers occupy, by its vendor's rules (device index).
+    DeviceResident(u32),
+}
+
+/// Which of [`Record`]'s kinds a dropped record was, for the counts in the trace.
+pub const KINDS: [&str; 6] = ["calls", "commands", "counters", "devices", "queues", "threads"];
+
+impl Record {
+    pub fn kind(&self) -> usize {
+        match self {
+            Record::Call(_) => 0,
+            Record::Command(_) => 1,
+            Record::Counter { .. } => 2,
+            Record::Device(_) => 3,
+            Record::Queue(_) => 4,
+            Record::Thread { .. } => 5,
+        }
+    }
+}
+
+/// What only the layer knows at the end, for the trace's last event.
+#[derive(Debug, Default)]
+pub struct End {
+    pub devices: Vec<DeviceEnd>,
+    /// Commands whose completion never arrived.
+    pub incomplete: u64,
+}
+
+#[derive(Debug)]
+pub struct DeviceEnd {
+    pub index: u32,
+    pub name: String,
+    pub rules: &'static str,
+    pub clock: &'static str,
+    pub corrections: u64,
+    pub unavailable: u64,
+    pub untimed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn records_stay_small() {
+        assert!(std::mem::size_of::<super::Record>() <= 48);
+    }
+}

@@ -1,0 +1,108 @@
+//! The trace schema: every `args` key clxfer writes, in one table. The writer uses these names;
+//! docs/TRACE.md is generated from the table (`clxfer doctor --trace-markdown`), and a test checks
+//! that a real trace uses exactly these keys.
+
+/// One key of `args`.
+pub struct Field {
+    pub key: &'static str,
+    /// Which events carry it.
+    pub on: &'static str,
+    pub doc: &'static str,
+}
+
+macro_rules! schema {
+    ($($name:ident = $key:literal [$on:literal] $doc:literal,)*) => {
+        $(pub const $name: &str = $key;)*
+        pub const FIELDS: &[Field] = &[$(Field { key: $key, on: $on, doc: $doc },)*];
+    };
+}
+
+schema! {
+    API = "api" ["host, device"] "The OpenCL entry point.",
+    COMMAND = "command" ["host, device"] "The command's number in this process; also the id of the flow arrow from the enqueue to the device slice (0: not timed).",
+    QUEUE = "queue" ["host, device"] "`device #D queue #Q`: the queue the command went to.",
+    DIRECTION = "direction" ["host, device"] "`H2D`, `D2H`, `D2D` or `H2H`.",
+    PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",
+    BYTES = "bytes" ["host, device, counters"] "Bytes the command moved (counters: the counter's value).",
+    BLOCKING = "blocking" ["host, device"] "Whether the call was blocking.",
+    RULES = "rules" ["host, device info"] "The vendor rule set that classified it (docs/RULES.md).",
+    REASONS = "reasons" ["host"] "Each step of the classification, `[rule id] text`, in the order applied.",
+    RULE_IDS = "rule_ids" ["host"] "The rule ids alone, for queries.",
+    HOST_PTR = "host_ptr" ["host"] "The host pointer, as a hex string.",
+    HOST_MEMORY = "host_memory" ["host"] "What the host pointer is: `pageable`, `mapped`, `use-host-ptr`, `svm`, `usm-host`, `usm-shared`, `usm-device`, `imported`.",
+    HOST_PINNED = "host_pinned" ["host"] "Whether the host memory is pinned or registered.",
+    PROVENANCE = "provenance" ["host"] "Which pinned or registered range the pointer is in, and where.",
+    HOST_SPAN = "host_span" ["host"] "Rect transfers: first to last host byte touched.",
+    PTR_MOD_4096 = "ptr_mod_4096" ["host"] "Host pointer modulo 4096.",
+    PTR_MOD_64 = "ptr_mod_64" ["host"] "Host pointer modulo 64.",
+    SIZE_MOD_64 = "size_mod_64" ["host"] "Size modulo 64.",
+    MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, flags}` with the flags decoded.",
+    ERROR = "error" ["host"] "The driver's error code, when it refused the call.",
+    KERNEL = "kernel" ["host, device"] "The kernel's function name.",
+    HOST_US = "host_us" ["host, device"] "How long the enqueue call took on the host.",
+    HOST_GBPS = "host_gbps" ["host, device"] "Bytes over the call's host time, GB/s (10^9 bytes/s); meaningful for blocking calls.",
+    DEVICE_GBPS = "device_gbps" ["device"] "Bytes over the device time (start to end), GB/s.",
+    QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT.",
+    SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
+    START_TO_END = "start_to_end_us" ["device"] "START to END: the slice's duration.",
+    ENQUEUE_TO_START = "enqueue_to_start_us" ["device"] "From the enqueue call's start on the host to the command's start.",
+    DEVICE_TIME = "device_time" ["device"] "`measured`, or `unavailable` (the profiling query failed or reported 0; the slice then sits at the completion time).",
+    STATUS = "status" ["device"] "The command's execution status in its completion callback (0: complete; negative: an error).",
+    PROGRAM = "program" ["trace start"] "The program's name.",
+    COMMAND_LINE = "command_line" ["trace start"] "The program's arguments.",
+    PID = "pid" ["trace start"] "The process id.",
+    START_TIME = "start_time" ["trace start"] "Wall-clock time of timestamp 0, RFC 3339.",
+    VERSION = "clxfer_version" ["trace start"] "The clxfer version that wrote the trace.",
+    MODE = "mode" ["trace start"] "CLXFER_MODE.",
+    DEVICE_INDEX = "index" ["device info, trace end"] "The device's number (`device #N`).",
+    NAME = "name" ["device info, trace end"] "The device's name.",
+    VENDOR = "vendor" ["device info"] "The device's vendor string.",
+    DEVICE_TYPE = "type" ["device info"] "CPU, GPU, accelerator.",
+    GLOBAL_MEM = "global_mem_bytes" ["device info"] "CL_DEVICE_GLOBAL_MEM_SIZE.",
+    DEVICES = "devices" ["trace end"] "Per device: rules, clock mapping, corrections and commands without device time.",
+    CLOCK = "clock_mapping" ["trace end"] "How device timestamps were placed on the host clock: `clGetDeviceAndHostTimer` or `queued-estimate` (see docs/TRACE.md).",
+    CORRECTIONS = "clock_corrections" ["trace end"] "Commands that a calibrated mapping would have placed before their enqueue call, moved to start at it.",
+    UNAVAILABLE = "device_time_unavailable" ["trace end"] "Commands whose device time was unavailable.",
+    UNTIMED = "untimed_commands" ["trace end"] "Commands on queues the driver would not profile.",
+    INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
+    DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
+    EVENTS = "events" ["trace end"] "Events in the file.",
+}
+
+/// `cat` of host slices of calls that enqueue nothing.
+pub const CAT_CALL: &str = "call";
+/// `cat` of enqueue slices on both sides and of their flows: catapult and DevTools bind a flow
+/// only to slices of its own category, Perfetto keys flows by category.
+pub const CAT_ENQUEUE: &str = "enqueue";
+pub const CAT_CLXFER: &str = "clxfer";
+pub const FLOW_NAME: &str = "enqueue";
+pub const TRACE_START: &str = "clxfer trace start";
+pub const TRACE_END: &str = "clxfer trace end";
+pub const DEVICE_INFO: &str = "device info";
+/// Counter names; each has one `args` key, [`BYTES`].
+pub const PINNED_COUNTER: &str = "pinned host bytes";
+pub const IN_FLIGHT_COUNTER: &str = "bytes in flight";
+pub const RESIDENT_COUNTER: &str = "device-resident buffer bytes";
+
+/// Device processes get synthetic pids above every real pid (Linux pids are below 2^22).
+pub const DEVICE_PID_BASE: u32 = 1 << 31;
+
+pub fn device_pid(host_pid: u32, device: u32) -> u32 {
+    DEVICE_PID_BASE | ((host_pid & 0x3f_ffff) << 8) | (device & 0xff)
+}
+
+/// A queue's track ids: lane 0 is the queue's own; more lanes when its commands overlap.
+pub const LANES: u32 = 1 << 10;
+
+pub fn queue_tid(queue: u32, lane: u32) -> u32 {
+    queue * LANES + lane
+}
+
+/// The table as Markdown (docs/TRACE.md's field list).
+pub fn markdown() -> String {
+    let mut out = String::from("| key | on | meaning |\n|---|---|---|\n");
+    for f in FIELDS {
+        out.push_str(&format!("| `{}` | {} | {} |\n", f.key, f.on, f.doc));
+    }
+    out
+}

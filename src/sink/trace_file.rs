@@ -1,0 +1,93 @@
+//! Creating the trace file: `clxfer-<program>-<pid>.json` in `CLXFER_DIR`, created new (never
+//! clobbering an existing file, never following a symlink), mode 0600, closed on exec. If the name
+//! is taken, `.1`, `.2`, … are tried.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The program name as a file-name part: letters, digits, `.`, `_`, `-`; others become `_`.
+pub fn sanitize(program: &str) -> String {
+    let clean: String = program
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() || clean.starts_with('.') {
+        format!("program{clean}")
+    } else {
+        clean
+    }
+}
+
+/// Creates the file; on failure says so once (`clxfer:` warning) and returns `None`.
+pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
+    let stem = format!("clxfer-{}-{}", sanitize(program), std::process::id());
+    let mut last_err = None;
+    for n in 0..100 {
+        let name = if n == 0 {
+            format!("{stem}.json")
+        } else {
+            format!("{stem}.{n}.json")
+        };
+        let path = dir.join(name);
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path);
+        match opened {
+            Ok(f) => {
+                let path = std::fs::canonicalize(&path).unwrap_or(path);
+                return Some((f, path));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                last_err = Some(e);
+                break;
+            }
+        }
+    }
+    let why = last_err.map_or_else(|| "100 names taken".to_string(), |e| e.to_string());
+    crate::warn!(
+        "cannot create a trace file in {} ({why}); set CLXFER_DIR to a writable directory. The \
+         program runs on untraced",
+        dir.display()
+    );
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe_and_never_clobber() {
+        assert_eq!(sanitize("my prog/../x"), "my_prog_.._x");
+        assert_eq!(sanitize(".hidden"), "program.hidden");
+        assert_eq!(sanitize(""), "program");
+        let dir = std::env::temp_dir().join(format!("clxfer-tf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (_, a) = create(&dir, "p").unwrap();
+        let (_, b) = create(&dir, "p").unwrap();
+        assert_ne!(a, b);
+        assert!(b.to_string_lossy().ends_with(".1.json"));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(a.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        // A symlink where the file would go is not followed.
+        let target = dir.join("target");
+        let stem = format!("clxfer-q-{}", std::process::id());
+        std::os::unix::fs::symlink(&target, dir.join(format!("{stem}.json"))).unwrap();
+        let (_, c) = create(&dir, "q").unwrap();
+        assert!(c.to_string_lossy().ends_with(".1.json"));
+        assert!(!target.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

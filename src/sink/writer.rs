@@ -1,0 +1,50 @@
+//! The one writer thread: takes batches from the threads' buffers and feeds the output of the
+//! mode (`trace`: the Chrome trace file; `summary`: the aggregate). The call path never does I/O.
+
+use super::buffer::{self, Msg, Shared};
+use super::record::{End, Record};
+use crossbeam_channel::Receiver;
+
+/// Where records go. Runs on the writer thread only.
+pub trait Output: Send {
+    fn write(&mut self, records: Vec<Record>);
+    /// Every tick (and before the end): make what was written durable.
+    fn tick(&mut self) {}
+    /// The end: everything has been written.
+    fn finish(&mut self, end: &End, dropped: [u64; super::record::KINDS.len()]);
+}
+
+/// Starts the writer thread; `false` if it could not be started (records are then dropped).
+pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> bool {
+    let Some(output) = super::output() else {
+        return false;
+    };
+    std::thread::Builder::new()
+        .name("clxfer-writer".into())
+        .spawn(move || run(rx, shared, output))
+        .is_ok()
+}
+
+fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) {
+    // The writer's own OpenCL calls (none today) and its records are not traced.
+    loop {
+        match buffer::next(&rx) {
+            Ok(Some(Msg::Batch(records))) => output.write(records),
+            Ok(Some(Msg::Finish(end, ack))) => {
+                while let Ok(Msg::Batch(records)) = rx.try_recv() {
+                    output.write(records);
+                }
+                output.finish(&end, shared.dropped());
+                let _ = ack.send(());
+                return;
+            }
+            Ok(None) => {
+                for batch in shared.collect() {
+                    output.write(batch);
+                }
+                output.tick();
+            }
+            Err(()) => return,
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The one host clock: `CLOCK_MONOTONIC` in nanoseconds (a vDSO call, ~20 ns). Trace timestamps are
+//! offsets from the moment clxfer started; the wall-clock time of that moment (RFC 3339) goes into
+//! the trace so traces of several processes can be aligned.
+
+use std::sync::OnceLock;
+
+/// Nanoseconds on the monotonic clock.
+#[inline]
+pub fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// The moment the trace starts, on both clocks.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub mono_ns: u64,
+    pub wall: chrono::DateTime<chrono::Utc>,
+}
+
+static START: OnceLock<Start> = OnceLock::new();
+
+/// The start of the trace, fixed by the first call.
+pub fn start() -> &'static Start {
+    START.get_or_init(|| Start {
+        mono_ns: now_ns(),
+        wall: chrono::Utc::now(),
+    })
+}
+
+impl Start {
+    /// The wall-clock time of a monotonic timestamp.
+    pub fn wall_at(&self, mono_ns: u64) -> chrono::DateTime<chrono::Utc> {
+        self.wall + chrono::Duration::nanoseconds(mono_ns as i64 - self.mono_ns as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_and_anchored() {
+        let s = start();
+        let (a, b) = (now_ns(), now_ns());
+        assert!(s.mono_ns <= a && a <= b);
+        let later = s.wall_at(s.mono_ns + 1_500_000_000);
+        assert_eq!((later - s.wall).num_milliseconds(), 1500);
+    }
+}

@@ -1,0 +1,128 @@
+//! Placing device profiling timestamps on the host clock.
+//!
+//! A device's profiling clock is its own. clxfer maps it with one offset per device (host ns −
+//! device ns), found one of two ways, and named in the trace:
+//! - `clGetDeviceAndHostTimer` (OpenCL ≥ 2.1): clxfer reads its clock just before and just after the
+//!   call and takes the midpoint as the host time of the device timestamp (error ≤ half the call).
+//! - `queued-estimate` otherwise: `CL_PROFILING_COMMAND_QUEUED` is stamped by the driver while the
+//!   enqueue call runs, so `host_begin − queued` is a lower bound of the offset for every command;
+//!   clxfer uses the largest bound seen so far, which converges on the true offset from below.
+//!
+//! Either way the lower bound is enforced for every command, so a device slice never starts before
+//! its enqueue call began; when that moves a calibrated offset, it counts as a correction.
+
+/// How a device's clock is mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    DeviceAndHostTimer,
+    QueuedEstimate,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::DeviceAndHostTimer => "clGetDeviceAndHostTimer",
+            Method::QueuedEstimate => "queued-estimate",
+        }
+    }
+}
+
+/// One device's clock mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockMap {
+    pub method: Method,
+    /// Host ns − device ns; `None` until the first command (estimate only).
+    offset: Option<i64>,
+    /// Times the lower bound moved the offset of a calibrated mapping.
+    pub corrections: u64,
+}
+
+impl ClockMap {
+    /// From one `clGetDeviceAndHostTimer` reading bracketed by host readings.
+    pub fn calibrated(host_before: u64, device: u64, host_after: u64) -> ClockMap {
+        let mid = host_before / 2 + host_after / 2 + (host_before % 2 + host_after % 2) / 2;
+        ClockMap {
+            method: Method::DeviceAndHostTimer,
+            offset: Some(mid as i64 - device as i64),
+            corrections: 0,
+        }
+    }
+
+    pub fn estimate() -> ClockMap {
+        ClockMap {
+            method: Method::QueuedEstimate,
+            offset: None,
+            corrections: 0,
+        }
+    }
+
+    /// Takes in one command (its enqueue call began at `host_begin`, the driver queued it at device
+    /// time `queued`) and returns the offset to place it with.
+    pub fn place(&mut self, host_begin: u64, queued: u64) -> i64 {
+        let bound = host_begin as i64 - queued as i64;
+        let offset = match self.offset {
+            Some(o) if o >= bound => o,
+            Some(_) => {
+                if self.method == Method::DeviceAndHostTimer {
+                    self.corrections += 1;
+                }
+                bound
+            }
+            None => bound,
+        };
+        self.offset = Some(offset);
+        offset
+    }
+
+    pub fn offset(&self) -> Option<i64> {
+        self.offset
+    }
+}
+
+/// A device timestamp on the host clock (never below zero).
+pub fn to_host(device_ns: u64, offset: i64) -> u64 {
+    (device_ns as i64).saturating_add(offset).max(0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_converges_from_below_and_never_places_before_the_call() {
+        // True offset 1000: the driver stamps `queued` 50..300 ns into each call.
+        let mut m = ClockMap::estimate();
+        let calls = [(10_000u64, 300u64), (20_000, 50), (30_000, 200)];
+        let mut offsets = vec![];
+        for (begin, into) in calls {
+            let queued = begin + into - 1000;
+            let o = m.place(begin, queued);
+            assert!(to_host(queued, o) >= begin, "never before the call");
+            offsets.push(o);
+        }
+        assert_eq!(offsets, [700, 950, 950]);
+        assert!(offsets.iter().all(|&o| o <= 1000), "a lower bound");
+        assert_eq!(m.corrections, 0, "estimates are not corrections");
+    }
+
+    #[test]
+    fn calibrated_offset_is_kept_unless_it_would_place_a_command_early() {
+        let mut m = ClockMap::calibrated(5_000, 100, 5_010);
+        assert_eq!(m.offset(), Some(4_905));
+        // Consistent command: queued after the call began.
+        assert_eq!(m.place(6_000, 1_200), 4_905);
+        // Calibration a little off: this command would start 20 ns before its call.
+        assert_eq!(m.place(7_000, 2_115), 4_885);
+        assert_eq!(m.corrections, 1);
+        assert_eq!(to_host(2_115, 4_885), 7_000);
+        assert_eq!(m.method.as_str(), "clGetDeviceAndHostTimer");
+    }
+
+    #[test]
+    fn extreme_values_do_not_overflow() {
+        let mut m = ClockMap::calibrated(0, u64::MAX, 1);
+        let _ = m.place(1 << 62, 0);
+        assert_eq!(to_host(5, i64::MIN), 0);
+        assert_eq!(to_host(1 << 62, 1 << 62), i64::MAX as u64);
+    }
+}

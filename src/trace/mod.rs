@@ -1,0 +1,5 @@
+//! Reading traces back (safe code, used by the CLI and the tests): the tolerant reader and the
+//! checker of every rule in perfetto-json.md.
+
+pub mod check;
+pub mod read;

@@ -1,0 +1,162 @@
+//! Reads a Chrome trace JSON the way Perfetto does: the bare array (with or without its closing
+//! `]`, a trailing comma allowed, a truncated last event dropped) or the `{"traceEvents": [...]}`
+//! object (which must be complete).
+
+use serde_json::Value;
+use std::fmt;
+use std::path::Path;
+
+/// A trace as read.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub events: Vec<Value>,
+    /// The array form ended with `]` (or the object form was used).
+    pub closed: bool,
+    /// The last event was cut short and dropped (a killed program).
+    pub truncated: bool,
+}
+
+/// Why a file is not a trace at all.
+#[derive(Debug, PartialEq)]
+pub struct ReadError(pub String);
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| ReadError(format!("cannot read {}: {e}", path.display())))?;
+    parse(&bytes).map_err(|e| ReadError(format!("{}: {e}", path.display())))
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Line and column of byte `at`, for messages.
+fn position(b: &[u8], at: usize) -> String {
+    let at = at.min(b.len());
+    let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+    let col = at - b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1) + 1;
+    format!("line {line}, column {col}")
+}
+
+pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
+    // Perfetto's detection: the first 128 bytes without whitespace start with `[{"` or `{"`.
+    let head: Vec<u8> = b
+        .iter()
+        .take(128)
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    if head.starts_with(b"{\"") {
+        let v: Value = serde_json::from_slice(b)
+            .map_err(|e| ReadError(format!("not a complete JSON object: {e}")))?;
+        let events = match v.get("traceEvents") {
+            Some(Value::Array(events)) => events.clone(),
+            _ => return Err(ReadError("no \"traceEvents\" array".into())),
+        };
+        return Ok(Trace {
+            events,
+            closed: true,
+            truncated: false,
+        });
+    }
+    if !head.starts_with(b"[{\"") {
+        return Err(ReadError(
+            "not a Chrome trace: it must start with `[{\"` or `{\"` (an empty `[]` is not one)"
+                .into(),
+        ));
+    }
+    let mut trace = Trace::default();
+    let mut i = skip_ws(b, 0) + 1;
+    loop {
+        i = skip_ws(b, i);
+        if i >= b.len() {
+            return Ok(trace);
+        }
+        if b[i] == b']' {
+            trace.closed = true;
+            let rest = skip_ws(b, i + 1);
+            if rest < b.len() {
+                return Err(ReadError(format!(
+                    "text after the closing `]` at {}",
+                    position(b, rest)
+                )));
+            }
+            return Ok(trace);
+        }
+        let mut stream = serde_json::Deserializer::from_slice(&b[i..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                trace.events.push(v);
+                i += stream.byte_offset();
+            }
+            Some(Err(e)) if e.is_eof() => {
+                trace.truncated = true;
+                return Ok(trace);
+            }
+            Some(Err(e)) => {
+                return Err(ReadError(format!(
+                    "malformed event at {}: {e}",
+                    position(b, i)
+                )));
+            }
+            None => return Ok(trace),
+        }
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b']') | None => {}
+            Some(_) => {
+                return Err(ReadError(format!(
+                    "expected `,` or `]` between events at {}",
+                    position(b, i)
+                )));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_forms_perfetto_accepts() {
+        let closed = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"}\n]\n").unwrap();
+        assert_eq!((closed.events.len(), closed.closed, closed.truncated), (2, true, false));
+        let open = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"},\n").unwrap();
+        assert_eq!((open.events.len(), open.closed), (2, false));
+        let cut = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\",\"na").unwrap();
+        assert_eq!((cut.events.len(), cut.truncated), (1, true));
+        let trailing = parse(b"[{\"a\":1},]").unwrap();
+        assert_eq!((trailing.events.len(), trailing.closed), (1, true));
+        let object = parse(b"{\"traceEvents\":[{\"a\":1}]}").unwrap();
+        assert_eq!(object.events.len(), 1);
+    }
+
+    #[test]
+    fn what_it_rejects_says_why() {
+        for (bad, says) in [
+            (&b"[]"[..], "empty"),
+            (b"", "must start"),
+            (b"{\"traceEvents\":[{\"a\":1}", "complete"),
+            (b"[{\"a\":1} {\"b\":2}]", "expected `,`"),
+            (b"[{\"a\":1},\n{\"a\":tru}]", "line 2"),
+            (b"[{\"a\":1}] x", "after the closing"),
+            (b"\x89PNG", "must start"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.0.contains(says), "{:?}: {e}", String::from_utf8_lossy(bad));
+        }
+    }
+}
