@@ -351,6 +351,10 @@ fn layer_api_as_the_khronos_loader_calls_it() {
             "{}",
             r.stderr
         );
+        // The trace is finished in clDeinitLayer too, before the loader unloads clxfer.
+        assert_eq!(r.traces.len(), 1, "n={n}");
+        let trace = clxfer::trace::read::read_file(&r.traces[0]).unwrap();
+        assert!(trace.closed, "n={n}: trace not closed");
     }
 }
 

@@ -12,9 +12,9 @@ pub mod loader_layer;
 pub mod preload;
 pub mod probe;
 
-pub use api::Api;
 use crate::sink::record::Record;
 use crate::timing::clock;
+pub use api::Api;
 use opencl_sys::{CL_INVALID_PLATFORM, CL_PLATFORM_NOT_FOUND_KHR, cl_int};
 
 /// How a call reached clxfer.
@@ -135,11 +135,11 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     let mut used = if state.is_some() { edited } else { args };
     let begin = clock::now_ns();
     let mut ret = call(f, used);
-    if let Some(st) = state.as_mut() {
-        if guard::protect(api, || H::retry(st, &ret)) == Some(true) {
-            used = args;
-            ret = call(f, used);
-        }
+    if let Some(st) = state.as_mut()
+        && guard::protect(api, || H::retry(st, &ret)) == Some(true)
+    {
+        used = args;
+        ret = call(f, used);
     }
     let mut span = Span {
         begin,
@@ -147,8 +147,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         command: None,
     };
     let ret = match state {
-        Some(state) => guard::protect(api, || unsafe { H::after(state, &used, ret, &mut span) })
-            .unwrap_or(ret),
+        Some(state) => {
+            guard::protect(api, || unsafe { H::after(state, &used, ret, &mut span) }).unwrap_or(ret)
+        }
         None => ret,
     };
     if guard::is_on() {

@@ -83,9 +83,10 @@ impl Op {
     /// The memory objects the command names.
     pub fn objects(&self) -> impl Iterator<Item = usize> + '_ {
         let (a, b, rest): (Option<usize>, Option<usize>, &[usize]) = match self {
-            Op::Host { mem, .. } | Op::Fill { mem, .. } | Op::Map { mem, .. } | Op::Unmap { mem, .. } => {
-                (Some(*mem), None, &[])
-            }
+            Op::Host { mem, .. }
+            | Op::Fill { mem, .. }
+            | Op::Map { mem, .. }
+            | Op::Unmap { mem, .. } => (Some(*mem), None, &[]),
             Op::Copy { src, dst, .. } => (Some(*src), Some(*dst), &[]),
             Op::Migrate { mems, .. } | Op::Kernel { mems } => (None, None, mems),
             _ => (None, None, &[]),

@@ -37,6 +37,7 @@ pub struct Shared {
     threads: Mutex<Vec<Buffer>>,
     pub dropped: [AtomicU64; KINDS.len()],
     finished: AtomicBool,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
@@ -96,9 +97,11 @@ fn shared() -> Option<&'static Shared> {
         threads: Mutex::new(Vec::new()),
         dropped: Default::default(),
         finished: AtomicBool::new(false),
+        writer: Mutex::new(None),
     }));
-    if !writer::spawn(rx, shared) {
-        shared.finished.store(true, Ordering::Release);
+    match writer::spawn(rx, shared) {
+        Some(handle) => *shared.writer.lock() = Some(handle),
+        None => shared.finished.store(true, Ordering::Release),
     }
     SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
     Some(shared)
@@ -110,10 +113,10 @@ impl Shared {
         if batch.is_empty() || self.finished.load(Ordering::Acquire) {
             return;
         }
-        if let Err(e) = self.tx.send_timeout(Msg::Batch(batch), BACK_PRESSURE) {
-            if let Msg::Batch(lost) = e.into_inner() {
-                self.count_dropped(&lost);
-            }
+        if let Err(e) = self.tx.send_timeout(Msg::Batch(batch), BACK_PRESSURE)
+            && let Msg::Batch(lost) = e.into_inner()
+        {
+            self.count_dropped(&lost);
         }
     }
 
@@ -220,8 +223,14 @@ pub fn finish(end: End) {
     }
     let (ack, done) = bounded(1);
     let msg = Msg::Finish(Box::new(end), ack);
-    if shared.tx.send_timeout(msg, Duration::from_secs(2)).is_ok() {
-        let _ = done.recv_timeout(Duration::from_secs(10));
+    if shared.tx.send_timeout(msg, Duration::from_secs(2)).is_ok()
+        && done.recv_timeout(Duration::from_secs(10)).is_ok()
+    {
+        // The writer has finished and is returning: wait for it, so that a loader that unloads
+        // clxfer next (clDeinitLayer, then dlclose) never unmaps code the thread still runs.
+        if let Some(handle) = shared.writer.lock().take() {
+            let _ = handle.join();
+        }
     }
 }
 
@@ -231,11 +240,19 @@ pub fn forget_after_fork() {
     GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
-/// The writer's receiving loop step: the next batch, or `None` at a tick.
-pub fn next(rx: &Receiver<Msg>) -> Result<Option<Msg>, ()> {
+/// What the writer gets next.
+pub enum Next {
+    Msg(Msg),
+    /// A tick passed with no message.
+    Tick,
+    /// Every sender is gone.
+    Closed,
+}
+
+pub fn next(rx: &Receiver<Msg>) -> Next {
     match rx.recv_timeout(TICK) {
-        Ok(msg) => Ok(Some(msg)),
-        Err(RecvTimeoutError::Timeout) => Ok(None),
-        Err(RecvTimeoutError::Disconnected) => Err(()),
+        Ok(msg) => Next::Msg(msg),
+        Err(RecvTimeoutError::Timeout) => Next::Tick,
+        Err(RecvTimeoutError::Disconnected) => Next::Closed,
     }
 }

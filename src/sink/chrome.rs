@@ -131,18 +131,17 @@ impl<W: Write + Send> Chrome<W> {
     }
 
     fn flush(&mut self) {
-        if self.failed.is_none() {
-            if let Err(e) = self
+        if self.failed.is_none()
+            && let Err(e) = self
                 .out
                 .write_all(&self.j.buf)
                 .and_then(|_| self.out.flush())
-            {
-                crate::warn!(
-                    "writing the trace {} failed ({e}); the rest of the trace is lost",
-                    self.what
-                );
-                self.failed = Some(e.to_string());
-            }
+        {
+            crate::warn!(
+                "writing the trace {} failed ({e}); the rest of the trace is lost",
+                self.what
+            );
+            self.failed = Some(e.to_string());
         }
         self.j.buf.clear();
     }
@@ -160,7 +159,11 @@ impl<W: Write + Send> Chrome<W> {
             "process_sort_index"
         };
         let j = self.begin(what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
-        j.key("args").open().key("sort_index").u64(index as u64).close();
+        j.key("args")
+            .open()
+            .key("sort_index")
+            .u64(index as u64)
+            .close();
         self.end_event();
     }
 
@@ -185,7 +188,10 @@ impl<W: Write + Send> Chrome<W> {
 
     /// Names a host thread the first time it shows a call.
     fn name_thread(&mut self, tid: u32) {
-        let entry = self.threads.entry(tid).or_insert_with(|| (format!("thread {tid}"), false));
+        let entry = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| (format!("thread {tid}"), false));
         if entry.1 {
             return;
         }
@@ -231,8 +237,10 @@ impl<W: Write + Send> Chrome<W> {
         j.key("args").open();
         j.key(s::API).str(c.api.name());
         j.key(s::COMMAND).u64(e.id);
-        j.key(s::QUEUE)
-            .str(&format!("device #{} queue #{}", e.queue.device, e.queue.queue));
+        j.key(s::QUEUE).str(&format!(
+            "device #{} queue #{}",
+            e.queue.device, e.queue.queue
+        ));
         if let Some(k) = &e.kernel {
             j.key(s::KERNEL).str(k);
         }
@@ -268,8 +276,10 @@ impl<W: Write + Send> Chrome<W> {
         j.key("args").open();
         j.key(s::API).str(c.api.name());
         j.key(s::COMMAND).u64(c.id);
-        j.key(s::QUEUE)
-            .str(&format!("device #{} queue #{}", c.queue.device, c.queue.queue));
+        j.key(s::QUEUE).str(&format!(
+            "device #{} queue #{}",
+            c.queue.device, c.queue.queue
+        ));
         if let Some((dir, path)) = c.class {
             j.key(s::DIRECTION).str(dir);
             j.key(s::PATH).str(path);
@@ -286,8 +296,10 @@ impl<W: Write + Send> Chrome<W> {
             DeviceTime::Unavailable => "unavailable",
         });
         if c.time == DeviceTime::Measured {
-            j.key(s::QUEUED_TO_SUBMIT).us(c.submit.saturating_sub(c.queued));
-            j.key(s::SUBMIT_TO_START).us(c.start.saturating_sub(c.submit));
+            j.key(s::QUEUED_TO_SUBMIT)
+                .us(c.submit.saturating_sub(c.queued));
+            j.key(s::SUBMIT_TO_START)
+                .us(c.start.saturating_sub(c.submit));
             j.key(s::START_TO_END).us(dur);
             j.key(s::ENQUEUE_TO_START)
                 .us(c.start.saturating_sub(c.host_begin));
@@ -303,7 +315,14 @@ impl<W: Write + Send> Chrome<W> {
         self.end_event();
         // The arrow: from the enqueue slice's start to the device slice's start.
         let host_ts = self.ts(c.host_begin);
-        let j = self.begin(s::FLOW_NAME, s::CAT_ENQUEUE, "s", self.host_pid, c.host_tid, host_ts);
+        let j = self.begin(
+            s::FLOW_NAME,
+            s::CAT_ENQUEUE,
+            "s",
+            self.host_pid,
+            c.host_tid,
+            host_ts,
+        );
         j.key("id").u64(c.id);
         self.end_event();
         let j = self.begin(s::FLOW_NAME, s::CAT_ENQUEUE, "f", dpid, tid, ts);
@@ -431,7 +450,12 @@ impl<W: Write + Send> Chrome<W> {
         unnamed.sort();
         for index in unnamed {
             let dpid = device_pid(self.host_pid, index);
-            self.meta(dpid, None, "process_name", &format!("OpenCL device #{index}"));
+            self.meta(
+                dpid,
+                None,
+                "process_name",
+                &format!("OpenCL device #{index}"),
+            );
             self.devices.insert(index, true);
         }
         let mut queues: Vec<QueueRef> = self.queues.keys().copied().collect();
@@ -583,5 +607,121 @@ fn command_name(c: &Command) -> String {
         (Some((dir, path)), Some(k)) => format!("Kernel {k} {dir} {path}"),
         (None, Some(k)) => format!("Kernel {k}"),
         (None, None) => verb.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{check::check, read::parse};
+
+    fn command(id: u64, queue: u32, host: u64, start: u64, end: u64) -> Record {
+        let base = clock::start().mono_ns;
+        Record::Command(Box::new(Command {
+            id,
+            api: Api::clEnqueueWriteBuffer,
+            queue: QueueRef { device: 1, queue },
+            host_tid: 7,
+            host_begin: base + host - 500,
+            host_end: base + host - 100,
+            queued: base + host - 400,
+            submit: base + host - 300,
+            start: base + start,
+            end: base + end,
+            time: DeviceTime::Measured,
+            status: 0,
+            class: Some(("H2D", "staged")),
+            bytes: 4096,
+            blocking: false,
+            kernel: None,
+        }))
+    }
+
+    fn host(id: u64, start: u64) -> Record {
+        let base = clock::start().mono_ns;
+        Record::Call(Call {
+            api: Api::clEnqueueWriteBuffer,
+            tid: 7,
+            begin: base + start - 500,
+            end: base + start - 100,
+            command: Some(Box::new(Enqueued {
+                id,
+                queue: QueueRef {
+                    device: 1,
+                    queue: 1,
+                },
+                class: None,
+                mems: Default::default(),
+                kernel: None,
+            })),
+        })
+    }
+
+    /// Overlapping commands of an out-of-order queue, arriving out of order: each goes to the first
+    /// lane where it overlaps nothing, and the trace passes every check.
+    #[test]
+    fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
+        let mut out = Vec::new();
+        let start = Start {
+            program: "t",
+            command_line: &[],
+            mode: "trace",
+        };
+        let mut c = Chrome::new(&mut out, "test".into(), start);
+        let spans = [
+            (10_000, 20_000),
+            (15_000, 25_000),
+            (30_000, 40_000),
+            (1_000, 9_000),
+            (16_000, 18_000),
+        ];
+        let mut records = vec![Record::Queue(QueueTrack {
+            queue: QueueRef {
+                device: 1,
+                queue: 1,
+            },
+            out_of_order: true,
+            timing: Timing::Forced,
+        })];
+        for (i, &(s, e)) in spans.iter().enumerate() {
+            // Host calls 1 µs apart, each before its command.
+            let h = 1_000 * (i as u64 + 1);
+            records.push(host(i as u64 + 1, h));
+            records.push(command(i as u64 + 1, 1, h, s.max(h), e));
+        }
+        c.write(records);
+        c.finish(&End::default(), [0; KINDS.len()]);
+        drop(c);
+        let trace = parse(&out).unwrap();
+        assert!(trace.closed);
+        let report = check(&trace);
+        assert!(report.ok(), "{:?}", report.violations);
+        let lane_of = |id: u64| {
+            trace
+                .events
+                .iter()
+                .find(|e| {
+                    e["ph"] == "X"
+                        && e["args"]["command"] == id
+                        && e["cat"] == "enqueue"
+                        && e["pid"] != 0
+                        && e["tid"] != 7
+                })
+                .map(|e| e["tid"].as_u64().unwrap() - s::LANES as u64)
+                .unwrap()
+        };
+        // 1 on lane 0; 2 overlaps it: lane 1; 3 fits lane 0; 4 (earlier, late) fits lane 0;
+        // 5 sits inside 1 and 2: lane 2.
+        assert_eq!([1, 2, 3, 4, 5].map(lane_of), [0, 1, 0, 0, 2]);
+        let names: Vec<&str> = trace
+            .events
+            .iter()
+            .filter(|e| e["name"] == "thread_name" && e["pid"] != 0)
+            .filter_map(|e| e["args"]["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"queue 1 · out-of-order · profiling forced · lane 3"),
+            "{names:?}"
+        );
     }
 }

@@ -39,8 +39,7 @@ fn gauge(c: Counter) -> Option<&'static Gauge> {
 fn maybe_sample(c: Counter, g: &Gauge, value: u64, now: u64) {
     let last = g.sampled_at.load(Ordering::Relaxed);
     if now.saturating_sub(last) >= MIN_GAP_NS
-        && g
-            .sampled_at
+        && g.sampled_at
             .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
     {
@@ -54,10 +53,10 @@ fn maybe_sample(c: Counter, g: &Gauge, value: u64, now: u64) {
 
 /// Sets a counter (a value read from the memory model).
 pub fn set(c: Counter, value: u64, now: u64) {
-    if let Some(g) = gauge(c) {
-        if g.value.swap(value, Ordering::Relaxed) != value {
-            maybe_sample(c, g, value, now);
-        }
+    if let Some(g) = gauge(c)
+        && g.value.swap(value, Ordering::Relaxed) != value
+    {
+        maybe_sample(c, g, value, now);
     }
 }
 

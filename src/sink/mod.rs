@@ -21,7 +21,8 @@ fn output() -> Option<Box<dyn writer::Output>> {
     let config = config::global();
     match config.mode {
         Mode::Trace => {
-            let (file, path) = trace_file::create(&config.dir, &crate::layer::lifecycle::program_name())?;
+            let (file, path) =
+                trace_file::create(&config.dir, &crate::layer::lifecycle::program_name())?;
             let args: Vec<String> = std::env::args().collect();
             let start = chrome::Start {
                 program: &crate::layer::lifecycle::program_name(),
@@ -29,7 +30,11 @@ fn output() -> Option<Box<dyn writer::Output>> {
                 mode: config.mode.as_str(),
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
-            Some(Box::new(chrome::Chrome::new(out, path.display().to_string(), start)))
+            Some(Box::new(chrome::Chrome::new(
+                out,
+                path.display().to_string(),
+                start,
+            )))
         }
         Mode::Summary => Some(Box::new(Discard)),
         Mode::Off => None,

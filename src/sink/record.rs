@@ -13,7 +13,11 @@ pub enum Record {
     /// arrow from the enqueue call.
     Command(Box<Command>),
     /// A sample of one counter.
-    Counter { ts: u64, counter: Counter, value: u64 },
+    Counter {
+        ts: u64,
+        counter: Counter,
+        value: u64,
+    },
     /// A device seen for the first time.
     Device(Box<DeviceTrack>),
     /// A queue created (or first seen).
@@ -132,7 +136,9 @@ pub enum Counter {
 }
 
 /// Which of [`Record`]'s kinds a dropped record was, for the counts in the trace.
-pub const KINDS: [&str; 6] = ["calls", "commands", "counters", "devices", "queues", "threads"];
+pub const KINDS: [&str; 6] = [
+    "calls", "commands", "counters", "devices", "queues", "threads",
+];
 
 impl Record {
     pub fn kind(&self) -> usize {

@@ -84,6 +84,11 @@ pub const PINNED_COUNTER: &str = "pinned host bytes";
 pub const IN_FLIGHT_COUNTER: &str = "bytes in flight";
 pub const RESIDENT_COUNTER: &str = "device-resident buffer bytes";
 
+/// The keys of the trace end's `dropped` object.
+pub fn record_kinds() -> &'static [&'static str] {
+    &super::record::KINDS
+}
+
 /// Device processes get synthetic pids above every real pid (Linux pids are below 2^22).
 pub const DEVICE_PID_BASE: u32 = 1 << 31;
 

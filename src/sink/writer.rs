@@ -1,7 +1,7 @@
 //! The one writer thread: takes batches from the threads' buffers and feeds the output of the
 //! mode (`trace`: the Chrome trace file; `summary`: the aggregate). The call path never does I/O.
 
-use super::buffer::{self, Msg, Shared};
+use super::buffer::{self, Msg, Next, Shared};
 use super::record::{End, Record};
 use crossbeam_channel::Receiver;
 
@@ -14,23 +14,21 @@ pub trait Output: Send {
     fn finish(&mut self, end: &End, dropped: [u64; super::record::KINDS.len()]);
 }
 
-/// Starts the writer thread; `false` if it could not be started (records are then dropped).
-pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> bool {
-    let Some(output) = super::output() else {
-        return false;
-    };
+/// Starts the writer thread; `None` if there is no output or no thread (records are dropped).
+pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> Option<std::thread::JoinHandle<()>> {
+    let output = super::output()?;
     std::thread::Builder::new()
         .name("clxfer-writer".into())
         .spawn(move || run(rx, shared, output))
-        .is_ok()
+        .ok()
 }
 
 fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) {
     // The writer's own OpenCL calls (none today) and its records are not traced.
     loop {
         match buffer::next(&rx) {
-            Ok(Some(Msg::Batch(records))) => output.write(records),
-            Ok(Some(Msg::Finish(end, ack))) => {
+            Next::Msg(Msg::Batch(records)) => output.write(records),
+            Next::Msg(Msg::Finish(end, ack)) => {
                 while let Ok(Msg::Batch(records)) = rx.try_recv() {
                     output.write(records);
                 }
@@ -38,13 +36,13 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
                 let _ = ack.send(());
                 return;
             }
-            Ok(None) => {
+            Next::Tick => {
                 for batch in shared.collect() {
                     output.write(batch);
                 }
                 output.tick();
             }
-            Err(()) => return,
+            Next::Closed => return,
         }
     }
 }

@@ -111,10 +111,10 @@ mod tests {
         assert_eq!(m.offset(), Some(4_905));
         // Consistent command: queued after the call began.
         assert_eq!(m.place(6_000, 1_200), 4_905);
-        // Calibration a little off: this command would start 20 ns before its call.
-        assert_eq!(m.place(7_000, 2_115), 4_885);
+        // Calibration a little off: this command would be queued 15 ns before its call began.
+        assert_eq!(m.place(7_000, 2_080), 4_920);
         assert_eq!(m.corrections, 1);
-        assert_eq!(to_host(2_115, 4_885), 7_000);
+        assert_eq!(to_host(2_080, 4_920), 7_000);
         assert_eq!(m.method.as_str(), "clGetDeviceAndHostTimer");
     }
 

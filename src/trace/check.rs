@@ -66,7 +66,10 @@ pub fn check(trace: &Trace) -> Report {
             bad(i, "no \"ph\" string".into());
             continue;
         };
-        if !matches!(ph, "X" | "B" | "E" | "i" | "I" | "C" | "M" | "s" | "t" | "f") {
+        if !matches!(
+            ph,
+            "X" | "B" | "E" | "i" | "I" | "C" | "M" | "s" | "t" | "f"
+        ) {
             bad(i, format!("phase {ph:?} is not imported by Perfetto"));
             continue;
         }
@@ -96,7 +99,10 @@ pub fn check(trace: &Trace) -> Report {
             Some(Value::Number(n)) => match n.as_f64() {
                 Some(v) if v >= 0.0 && v.is_finite() => ns(v),
                 _ => {
-                    bad(i, format!("\"ts\" {n} is negative (Perfetto drops the event)"));
+                    bad(
+                        i,
+                        format!("\"ts\" {n} is negative (Perfetto drops the event)"),
+                    );
                     continue;
                 }
             },
@@ -110,13 +116,22 @@ pub fn check(trace: &Trace) -> Report {
             match args {
                 Value::Object(map) => {
                     if let Some(path) = inexact(map, "args") {
-                        bad(i, format!("{path} is a number beyond 2^53; write 64-bit values as hex strings"));
+                        bad(
+                            i,
+                            format!(
+                                "{path} is a number beyond 2^53; write 64-bit values as hex strings"
+                            ),
+                        );
                     }
                 }
                 _ => bad(i, "\"args\" is not an object".into()),
             }
         }
-        let cat = obj.get("cat").and_then(Value::as_str).unwrap_or("").to_string();
+        let cat = obj
+            .get("cat")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         match ph {
             "X" => {
                 let dur = match obj.get("dur").and_then(Value::as_f64) {
@@ -126,7 +141,10 @@ pub fn check(trace: &Trace) -> Report {
                         continue;
                     }
                     None => {
-                        bad(i, "\"X\" without a numeric \"dur\" (a parser failure in Perfetto)".into());
+                        bad(
+                            i,
+                            "\"X\" without a numeric \"dur\" (a parser failure in Perfetto)".into(),
+                        );
                         continue;
                     }
                 };
@@ -154,7 +172,10 @@ pub fn check(trace: &Trace) -> Report {
                     }
                 };
                 if ph == "f" && obj.get("bp").and_then(Value::as_str) != Some("e") {
-                    bad(i, "flow end without \"bp\":\"e\" binds to the next slice, not its own".into());
+                    bad(
+                        i,
+                        "flow end without \"bp\":\"e\" binds to the next slice, not its own".into(),
+                    );
                 }
                 let entry = flows.entry(key).or_default();
                 let end = (i, pid, tid, ts, cat);
@@ -169,10 +190,10 @@ pub fn check(trace: &Trace) -> Report {
                 _ => bad(i, "counter without numeric \"args\"".into()),
             },
             "i" | "I" => {
-                if let Some(s) = obj.get("s") {
-                    if !matches!(s.as_str(), Some("g" | "p" | "t")) {
-                        bad(i, format!("instant scope {s} is not g, p or t"));
-                    }
+                if let Some(s) = obj.get("s")
+                    && !matches!(s.as_str(), Some("g" | "p" | "t"))
+                {
+                    bad(i, format!("instant scope {s} is not g, p or t"));
                 }
             }
             _ => {}
@@ -187,13 +208,13 @@ pub fn check(trace: &Trace) -> Report {
             while open.last().is_some_and(|top| top.end <= s.start) {
                 open.pop();
             }
-            if let Some(top) = open.last() {
-                if s.end > top.end {
-                    overlaps.push(format!(
-                        "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
-                        s.index, top.index
-                    ));
-                }
+            if let Some(top) = open.last()
+                && s.end > top.end
+            {
+                overlaps.push(format!(
+                    "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
+                    s.index, top.index
+                ));
             }
             open.push(*s);
         }
@@ -234,7 +255,9 @@ fn inexact(map: &Map<String, Value>, at: &str) -> Option<String> {
                 let big = match (n.as_u64(), n.as_i64()) {
                     (Some(u), _) => u as f64 > EXACT,
                     (None, Some(i)) => (i as f64).abs() > EXACT,
-                    _ => n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() > EXACT),
+                    _ => n
+                        .as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.abs() > EXACT),
                 };
                 if big {
                     return Some(here);
@@ -247,14 +270,15 @@ fn inexact(map: &Map<String, Value>, at: &str) -> Option<String> {
             }
             Value::Array(items) => {
                 for (j, item) in items.iter().enumerate() {
-                    if let Value::Object(inner) = item {
-                        if let Some(p) = inexact(inner, &format!("{here}[{j}]")) {
-                            return Some(p);
-                        }
-                    } else if let Value::Number(n) = item {
-                        if n.as_u64().is_some_and(|u| u as f64 > EXACT) {
-                            return Some(format!("{here}[{j}]"));
-                        }
+                    if let Value::Object(inner) = item
+                        && let Some(p) = inexact(inner, &format!("{here}[{j}]"))
+                    {
+                        return Some(p);
+                    }
+                    if let Value::Number(n) = item
+                        && n.as_u64().is_some_and(|u| u as f64 > EXACT)
+                    {
+                        return Some(format!("{here}[{j}]"));
                     }
                 }
             }
@@ -294,18 +318,58 @@ mod tests {
     #[test]
     fn each_rule_catches_its_violation() {
         let cases: &[(&str, &str, &str)] = &[
-            (r#""pid":9,"tid":2,"ts":3.000,"dur":1.000"#, r#""pid":"9","tid":2,"ts":3.000,"dur":1.000"#, "must be a number"),
-            (r#""ts":2.000,"dur":1.000"#, r#""ts":-2.000,"dur":1.000"#, "negative"),
-            (r#""ts":2.000,"dur":1.000"#, r#""ts":2.000,"dur":-1.000"#, "negative \"dur\""),
-            (r#""ts":2.000,"dur":1.000"#, r#""ts":2.000"#, "without a numeric \"dur\""),
-            (r#""ts":2.000,"dur":1.000"#, r#""ts":5.500,"dur":1.000"#, "without nesting"),
-            (r#""ph":"f","bp":"e","id":7"#, r#""ph":"f","bp":"e","id":8"#, "1 start(s) and 0 end(s)"),
-            (r#""ph":"f","bp":"e","id":7,"pid":9,"tid":2,"ts":3.000"#, r#""ph":"f","bp":"e","id":7,"pid":9,"tid":2,"ts":3.500"#, "not at the start of a slice"),
+            (
+                r#""pid":9,"tid":2,"ts":3.000,"dur":1.000"#,
+                r#""pid":"9","tid":2,"ts":3.000,"dur":1.000"#,
+                "must be a number",
+            ),
+            (
+                r#""ts":2.000,"dur":1.000"#,
+                r#""ts":-2.000,"dur":1.000"#,
+                "negative",
+            ),
+            (
+                r#""ts":2.000,"dur":1.000"#,
+                r#""ts":2.000,"dur":-1.000"#,
+                "negative \"dur\"",
+            ),
+            (
+                r#""ts":2.000,"dur":1.000"#,
+                r#""ts":2.000"#,
+                "without a numeric \"dur\"",
+            ),
+            (
+                r#""ts":2.000,"dur":1.000"#,
+                r#""ts":5.500,"dur":1.000"#,
+                "without nesting",
+            ),
+            (
+                r#""ph":"f","bp":"e","id":7"#,
+                r#""ph":"f","bp":"e","id":8"#,
+                "1 start(s) and 0 end(s)",
+            ),
+            (
+                r#""ph":"f","bp":"e","id":7,"pid":9,"tid":2,"ts":3.000"#,
+                r#""ph":"f","bp":"e","id":7,"pid":9,"tid":2,"ts":3.500"#,
+                "not at the start of a slice",
+            ),
             (r#""ph":"f","bp":"e""#, r#""ph":"f""#, "bp"),
-            (r#""ptr":"0xffffffffffffffff""#, r#""ptr":18446744073709551615"#, "beyond 2^53"),
-            (r#""args":{"bytes":4}"#, r#""args":{"bytes":"4"}"#, "counter"),
+            (
+                r#""ptr":"0xffffffffffffffff""#,
+                r#""ptr":18446744073709551615"#,
+                "beyond 2^53",
+            ),
+            (
+                r#""args":{"bytes":4}"#,
+                r#""args":{"bytes":"4"}"#,
+                "counter",
+            ),
             (r#""ph":"i","s":"g""#, r#""ph":"i","s":"x""#, "scope"),
-            (r#""name":"d","cat":"e","ph":"X""#, r#""name":"d","cat":"e","ph":"O""#, "not imported"),
+            (
+                r#""name":"d","cat":"e","ph":"X""#,
+                r#""name":"d","cat":"e","ph":"O""#,
+                "not imported",
+            ),
         ];
         for (from, to, says) in cases {
             assert!(GOOD.contains(from), "{from}");

@@ -45,7 +45,12 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 fn position(b: &[u8], at: usize) -> String {
     let at = at.min(b.len());
     let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
-    let col = at - b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1) + 1;
+    let col = at
+        - b[..at]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1)
+        + 1;
     format!("line {line}, column {col}")
 }
 
@@ -133,7 +138,10 @@ mod tests {
     #[test]
     fn the_forms_perfetto_accepts() {
         let closed = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"}\n]\n").unwrap();
-        assert_eq!((closed.events.len(), closed.closed, closed.truncated), (2, true, false));
+        assert_eq!(
+            (closed.events.len(), closed.closed, closed.truncated),
+            (2, true, false)
+        );
         let open = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"},\n").unwrap();
         assert_eq!((open.events.len(), open.closed), (2, false));
         let cut = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\",\"na").unwrap();
@@ -156,7 +164,11 @@ mod tests {
             (b"\x89PNG", "must start"),
         ] {
             let e = parse(bad).unwrap_err();
-            assert!(e.0.contains(says), "{:?}: {e}", String::from_utf8_lossy(bad));
+            assert!(
+                e.0.contains(says),
+                "{:?}: {e}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

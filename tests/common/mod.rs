@@ -112,6 +112,8 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub code: Option<i32>,
+    /// The traces the run wrote (each has passed `clxfer check`), sorted.
+    pub traces: Vec<PathBuf>,
 }
 
 impl Run {
@@ -176,11 +178,50 @@ pub fn command(program: impl AsRef<Path>, load: Load) -> Command {
         cmd.env("LD_PRELOAD", &lib);
     }
     cmd.env("CLXFER_LOG", "info");
+    cmd.env("CLXFER_DIR", fresh_dir("traces"));
     cmd
+}
+
+/// A new empty directory under target/<profile>/test-output/.
+pub fn fresh_dir(what: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = profile_dir().join("test-output").join(format!(
+        "{what}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The traces in `dir`, each checked by `clxfer check`'s rules (every trace a test produces is).
+pub fn checked_traces(dir: &Path) -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    traces.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    traces.sort();
+    for t in &traces {
+        let report = clxfer::trace::check::check_file(t)
+            .unwrap_or_else(|e| panic!("{}: unreadable trace: {e}", t.display()));
+        assert!(
+            report.ok(),
+            "{} breaks Perfetto's rules:\n{}",
+            t.display(),
+            report.violations.join("\n")
+        );
+    }
+    traces
 }
 
 /// Runs to completion, or kills it and fails the test after `timeout` (a hang).
 pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
+    let dir = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "CLXFER_DIR")
+        .and_then(|(_, v)| v.map(PathBuf::from));
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -200,6 +241,7 @@ pub fn run_cmd(mut cmd: Command, timeout: Duration) -> Run {
         stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into_owned(),
         stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into_owned(),
         code: status.code(),
+        traces: dir.as_deref().map(checked_traces).unwrap_or_default(),
     }
 }
 

@@ -7,11 +7,11 @@
 use super::Device;
 use super::queues::QueueInfo;
 use crate::layer::driver;
+use crate::layer::{Api, Span};
 use crate::sink::buffer;
 use crate::sink::counters;
 use crate::sink::record::{Command, Counter, DeviceTime, Record, Timing};
 use crate::timing::{clock, mapping};
-use crate::layer::{Api, Span};
 use opencl_sys::*;
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -117,8 +117,18 @@ struct Pending {
 ///
 /// # Safety
 /// The driver accepted the enqueue, so `*event` (if `event` is not null) is a live event.
-pub unsafe fn track(cap: Capture, event: *mut cl_event, queue: &QueueInfo, span: &Span, what: What) -> u64 {
-    let handle = if event.is_null() { std::ptr::null_mut() } else { unsafe { event.read() } };
+pub unsafe fn track(
+    cap: Capture,
+    event: *mut cl_event,
+    queue: &QueueInfo,
+    span: &Span,
+    what: What,
+) -> u64 {
+    let handle = if event.is_null() {
+        std::ptr::null_mut()
+    } else {
+        unsafe { event.read() }
+    };
     if cap.supplied {
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
     }
@@ -166,7 +176,9 @@ pub unsafe fn track(cap: Capture, event: *mut cl_event, queue: &QueueInfo, span:
 unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_void) {
     // SAFETY: `user` is the Pending that `track` leaked for this callback, which runs once.
     let pending = unsafe { Box::from_raw(user as *mut Pending) };
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { finish(event, status, *pending) }));
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+        finish(event, status, *pending)
+    }));
 }
 
 unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {

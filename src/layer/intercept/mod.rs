@@ -172,7 +172,10 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op) -> Classified {
     let now = clock::now_ns();
     counters::set(Counter::PinnedHost, pinned, now);
     counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
-    report(call, Some(dev), &c);
+    // A kernel is reported only when it moves a buffer.
+    if !matches!(req.op, Op::Kernel { .. }) || c.path != Path::None {
+        report(call, Some(dev), &c);
+    }
     Classified { class: c, mems }
 }
 
@@ -207,7 +210,11 @@ fn kernel_name(kernel: cl_kernel) -> Option<Arc<str>> {
     }
     // SAFETY: the driver accepted an enqueue of this kernel.
     let name: Arc<str> = unsafe { driver::kernel_name(kernel) }?.into();
-    bounded_insert(&mut WORLD.kernel_names.lock(), kernel as usize, name.clone());
+    bounded_insert(
+        &mut WORLD.kernel_names.lock(),
+        kernel as usize,
+        name.clone(),
+    );
     Some(name)
 }
 
@@ -283,7 +290,12 @@ impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
         (call, events::capture(args.event_mut()))
     }
-    unsafe fn after((call, cap): (Call, Capture), args: &A, ret: cl_int, span: &mut Span) -> cl_int {
+    unsafe fn after(
+        (call, cap): (Call, Capture),
+        args: &A,
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
         let queue = C::queue(args);
         if ret != CL_SUCCESS {
             refused(call, queue as usize, C::blocking(args), Some(ret));
@@ -304,7 +316,12 @@ impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
         (call, events::capture(args.event_mut()))
     }
-    unsafe fn after((call, cap): (Call, Capture), args: &A, ret: cl_int, span: &mut Span) -> cl_int {
+    unsafe fn after(
+        (call, cap): (Call, Capture),
+        args: &A,
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
         if ret == CL_SUCCESS {
             unsafe { enqueued(call, cap, args.queue(), args.event(), span, None, None) };
         }

@@ -129,7 +129,12 @@ pub struct KernelCloned;
 impl Hook<(cl_kernel, *mut cl_int), cl_kernel> for KernelCloned {
     type State = ();
     unsafe fn before(_: Call, _: &mut (cl_kernel, *mut cl_int)) {}
-    unsafe fn after(_: (), args: &(cl_kernel, *mut cl_int), ret: cl_kernel, _: &mut Span) -> cl_kernel {
+    unsafe fn after(
+        _: (),
+        args: &(cl_kernel, *mut cl_int),
+        ret: cl_kernel,
+        _: &mut Span,
+    ) -> cl_kernel {
         if !ret.is_null() {
             WORLD.kernel_names.lock().remove(&(ret as usize));
             let mut kernels = WORLD.kernels.lock();
@@ -148,7 +153,12 @@ type ArgArgs = (cl_kernel, cl_uint, usize, *const c_void);
 impl Hook<ArgArgs, cl_int> for KernelArg {
     type State = ();
     unsafe fn before(_: Call, _: &mut ArgArgs) {}
-    unsafe fn after(_: (), &(kernel, index, size, value): &ArgArgs, ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn after(
+        _: (),
+        &(kernel, index, size, value): &ArgArgs,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
         if ret != CL_SUCCESS {
             return ret;
         }

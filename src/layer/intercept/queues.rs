@@ -22,7 +22,12 @@ pub struct QueueInfo {
 static NEXT_QUEUE: AtomicU32 = AtomicU32::new(1);
 
 /// Records a queue: numbers it, names its track.
-fn add(queue: usize, device_handle: usize, props: cl_command_queue_properties, timing: Timing) -> Option<QueueInfo> {
+fn add(
+    queue: usize,
+    device_handle: usize,
+    props: cl_command_queue_properties,
+    timing: Timing,
+) -> Option<QueueInfo> {
     let dev = device(device_handle)?;
     let r = QueueRef {
         device: dev.profile.index,
@@ -88,7 +93,12 @@ impl Edit {
 
     fn created(&self, ret: cl_command_queue, device: cl_device_id) {
         if !ret.is_null() {
-            let props = self.props | if self.timing() == Timing::Forced { CL_QUEUE_PROFILING_ENABLE } else { 0 };
+            let props = self.props
+                | if self.timing() == Timing::Forced {
+                    CL_QUEUE_PROFILING_ENABLE
+                } else {
+                    0
+                };
             add(ret as usize, device as usize, props, self.timing());
         }
     }
@@ -100,7 +110,12 @@ fn timing_on() -> bool {
 
 pub struct QueueCreated;
 
-type Args1 = (cl_context, cl_device_id, cl_command_queue_properties, *mut cl_int);
+type Args1 = (
+    cl_context,
+    cl_device_id,
+    cl_command_queue_properties,
+    *mut cl_int,
+);
 
 /// `clCreateCommandQueue`: the properties are a bitfield.
 impl Hook<Args1, cl_command_queue> for QueueCreated {
@@ -111,19 +126,34 @@ impl Hook<Args1, cl_command_queue> for QueueCreated {
         if forced {
             args.2 |= CL_QUEUE_PROFILING_ENABLE;
         }
-        Edit { props, forced, retried: false, _array: None }
+        Edit {
+            props,
+            forced,
+            retried: false,
+            _array: None,
+        }
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
         edit.retried = edit.forced && ret.is_null();
         edit.retried
     }
-    unsafe fn after(edit: Edit, args: &Args1, ret: cl_command_queue, _: &mut Span) -> cl_command_queue {
+    unsafe fn after(
+        edit: Edit,
+        args: &Args1,
+        ret: cl_command_queue,
+        _: &mut Span,
+    ) -> cl_command_queue {
         edit.created(ret, args.1);
         ret
     }
 }
 
-type Args2 = (cl_context, cl_device_id, *const cl_queue_properties, *mut cl_int);
+type Args2 = (
+    cl_context,
+    cl_device_id,
+    *const cl_queue_properties,
+    *mut cl_int,
+);
 
 /// The longest properties list clxfer edits (pairs); longer lists are passed on untouched.
 const MAX_PAIRS: usize = 64;
@@ -146,25 +176,45 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
                 list.push(unsafe { args.2.add(2 * i + 1).read() });
             }
         }
-        let at = list.chunks(2).position(|p| p[0] == CL_QUEUE_PROPERTIES as cl_queue_properties);
+        let at = list
+            .chunks(2)
+            .position(|p| p[0] == CL_QUEUE_PROPERTIES as cl_queue_properties);
         let props = at.map_or(0, |i| list[2 * i + 1]);
         let forced = timing_on() && terminated && props & CL_QUEUE_PROFILING_ENABLE == 0;
         if !forced {
-            return Edit { props, forced, retried: false, _array: None };
+            return Edit {
+                props,
+                forced,
+                retried: false,
+                _array: None,
+            };
         }
         match at {
             Some(i) => list[2 * i + 1] |= CL_QUEUE_PROFILING_ENABLE,
-            None => list.extend([CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_PROFILING_ENABLE]),
+            None => list.extend([
+                CL_QUEUE_PROPERTIES as cl_queue_properties,
+                CL_QUEUE_PROFILING_ENABLE,
+            ]),
         }
         list.push(0);
         args.2 = list.as_ptr();
-        Edit { props, forced, retried: false, _array: Some(list) }
+        Edit {
+            props,
+            forced,
+            retried: false,
+            _array: Some(list),
+        }
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
         edit.retried = edit.forced && ret.is_null();
         edit.retried
     }
-    unsafe fn after(edit: Edit, args: &Args2, ret: cl_command_queue, _: &mut Span) -> cl_command_queue {
+    unsafe fn after(
+        edit: Edit,
+        args: &Args2,
+        ret: cl_command_queue,
+        _: &mut Span,
+    ) -> cl_command_queue {
         edit.created(ret, args.1);
         ret
     }

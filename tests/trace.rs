@@ -1,0 +1,356 @@
+//! The Chrome trace of real programs on PoCL: one slice per call, one device slice and one arrow
+//! per enqueue, classes in the names, the classification in the args, metadata, counters; traces
+//! of killed and forked programs; a directory that cannot be written.
+
+mod common;
+
+use clxfer::sink::schema;
+use common::*;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+fn events(path: &Path) -> Vec<Value> {
+    clxfer::trace::read::read_file(path).unwrap().events
+}
+
+fn host_pid(ev: &[Value]) -> u64 {
+    ev.iter()
+        .find(|e| e["name"] == schema::TRACE_START)
+        .unwrap()["pid"]
+        .as_u64()
+        .unwrap()
+}
+
+/// `saw N OpenCL calls` from the exit report.
+fn calls_seen(r: &Run) -> u64 {
+    let line = r.reports()[0];
+    line["clxfer: saw ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
+    for load in [Load::Layer, Load::Preload, Load::Both] {
+        let env = [
+            ("POCL_DEVICES", "pthread pthread"),
+            ("CLXFER_RULES", "nvidia"),
+        ];
+        let r = run(program("transfers"), load, &env);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.traces.len(), 1, "{load:?}: one trace per process");
+        let name = r.traces[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with("clxfer-transfers-") && name.ends_with(".json"),
+            "{name}"
+        );
+        let ev = events(&r.traces[0]);
+        let pid = host_pid(&ev);
+
+        // Host: one slice per OpenCL call the program made.
+        let host: Vec<&Value> = ev
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid)
+            .collect();
+        assert_eq!(
+            host.len() as u64,
+            calls_seen(&r),
+            "{load:?}: one host slice per call"
+        );
+
+        // Device: one slice per timed enqueue, joined by exactly one flow at both slices' ts.
+        let enqueues: Vec<&Value> = host
+            .iter()
+            .copied()
+            .filter(|e| e["cat"] == "enqueue")
+            .collect();
+        let device: HashMap<u64, &Value> = ev
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] != pid)
+            .map(|e| (e["args"]["command"].as_u64().unwrap(), e))
+            .collect();
+        assert!(enqueues.len() >= 38, "{}", enqueues.len());
+        assert_eq!(
+            device.len(),
+            enqueues.len(),
+            "{load:?}: one device slice per enqueue"
+        );
+        let flows = |ph: &str| -> HashMap<u64, &Value> {
+            ev.iter()
+                .filter(|e| e["ph"] == ph)
+                .map(|e| (e["id"].as_u64().unwrap(), e))
+                .collect()
+        };
+        let (starts, ends) = (flows("s"), flows("f"));
+        for h in &enqueues {
+            let id = h["args"]["command"].as_u64().unwrap();
+            let d = device[&id];
+            let (s, f) = (starts[&id], ends[&id]);
+            assert_eq!(
+                (&s["ts"], &s["tid"]),
+                (&h["ts"], &h["tid"]),
+                "flow {id} starts at the call"
+            );
+            assert_eq!(
+                (&f["ts"], &f["tid"], &f["pid"]),
+                (&d["ts"], &d["tid"], &d["pid"])
+            );
+            assert!(
+                d["ts"].as_f64() >= h["ts"].as_f64(),
+                "device slice {id} before its call"
+            );
+            assert_eq!(h["args"]["api"], d["args"]["api"]);
+        }
+        assert_eq!((starts.len(), ends.len()), (enqueues.len(), enqueues.len()));
+
+        // Names carry the class; args carry the classification.
+        let names: HashSet<&str> = device.values().filter_map(|d| d["name"].as_str()).collect();
+        for want in [
+            "Write H2D staged",
+            "Write H2D pinned",
+            "Read D2H staged",
+            "Map D2H pinned",
+            "Migrate D2D via-host",
+        ] {
+            assert!(names.contains(want), "{load:?}: no {want:?} in {names:?}");
+        }
+        assert!(
+            names.iter().any(|n| n.starts_with("Kernel scale")),
+            "{names:?}"
+        );
+        let staged = host
+            .iter()
+            .find(|e| e["name"] == "clEnqueueWriteBuffer H2D staged")
+            .expect("a staged write on the host track");
+        let a = &staged["args"];
+        assert_eq!(
+            (&a["path"], &a["direction"], &a["host_memory"]),
+            (&"staged".into(), &"H2D".into(), &"pageable".into())
+        );
+        assert!(
+            a["reasons"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("[any.pageable]"),
+            "{a}"
+        );
+        assert!(
+            a["rule_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == "nvidia.pageable"),
+            "{a}"
+        );
+        assert!(a["host_ptr"].as_str().unwrap().starts_with("0x"));
+        assert_eq!(a["mem_objects"][0]["kind"], "buffer");
+        for d in device.values() {
+            let args = &d["args"];
+            assert!(args["device_time"] == "measured", "{d}");
+            if args.get("path").is_some() {
+                assert!(args["device_gbps"].as_f64().is_some(), "{d}");
+            }
+        }
+
+        // Tracks and metadata.
+        let meta = |what: &str| -> Vec<String> {
+            ev.iter()
+                .filter(|e| e["name"] == what)
+                .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(meta("process_name").len(), 3, "the program and two devices");
+        assert!(
+            meta("process_name")
+                .iter()
+                .any(|n| n.starts_with("OpenCL pthread"))
+        );
+        assert!(
+            meta("thread_name")
+                .iter()
+                .any(|n| n.starts_with("queue ") && n.contains("in-order · profiling forced"))
+        );
+        let start = &ev
+            .iter()
+            .find(|e| e["name"] == schema::TRACE_START)
+            .unwrap()["args"];
+        assert_eq!(start["program"], "transfers");
+        assert_eq!(start["clxfer_version"], env!("CARGO_PKG_VERSION"));
+        chrono::DateTime::parse_from_rfc3339(start["start_time"].as_str().unwrap()).unwrap();
+        let end = &ev.last().unwrap();
+        assert_eq!(end["name"], schema::TRACE_END);
+        let end = &end["args"];
+        assert_eq!(end["devices"].as_array().unwrap().len(), 2);
+        for d in end["devices"].as_array().unwrap() {
+            assert_eq!(d["rules"], "nvidia");
+            assert!(
+                ["queued-estimate", "clGetDeviceAndHostTimer"]
+                    .contains(&d["clock_mapping"].as_str().unwrap())
+            );
+        }
+        assert_eq!(end["incomplete_at_exit"], 0);
+        assert!(
+            end["dropped"].as_object().unwrap().values().all(|v| v == 0),
+            "{end}"
+        );
+        assert_eq!(end["events"].as_u64().unwrap() as usize, ev.len());
+        let counters: HashSet<&str> = ev
+            .iter()
+            .filter(|e| e["ph"] == "C")
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        for want in [
+            schema::PINNED_COUNTER,
+            schema::IN_FLIGHT_COUNTER,
+            schema::RESIDENT_COUNTER,
+        ] {
+            assert!(
+                counters.contains(want),
+                "{load:?}: no counter {want:?}: {counters:?}"
+            );
+        }
+
+        // Every args key is one of the schema's (docs/TRACE.md).
+        let known: HashSet<&str> = schema::FIELDS.iter().map(|f| f.key).collect();
+        let meta_keys = ["name", "sort_index"];
+        for e in &ev {
+            if let Some(args) = e["args"].as_object() {
+                for k in args.keys() {
+                    assert!(
+                        known.contains(k.as_str())
+                            || meta_keys.contains(&k.as_str())
+                            || schema::record_kinds().contains(&k.as_str()),
+                        "unknown args key {k} in {e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn device_timing_off_leaves_queues_alone_and_times_the_host_only() {
+    let r = run(
+        program("transfers"),
+        Load::Layer,
+        &[("CLXFER_DEVICE_TIMING", "off")],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let pid = host_pid(&ev);
+    assert!(
+        ev.iter()
+            .filter(|e| e["ph"] == "X")
+            .all(|e| e["pid"] == pid),
+        "no device slices"
+    );
+    assert!(
+        !ev.iter().any(|e| e["ph"] == "s" || e["ph"] == "f"),
+        "no flows"
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e["name"] == "clEnqueueWriteBuffer H2D zero-copy")
+    );
+}
+
+#[test]
+fn a_killed_program_leaves_a_loadable_trace() {
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.arg("100000000");
+    let dir = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "CLXFER_DIR")
+        .unwrap()
+        .1
+        .unwrap()
+        .to_owned();
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the trace has grown past its first flushes, then kill without warning.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let size: u64 = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        if size > 1 << 20 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let traces = checked_traces(Path::new(&dir));
+    assert_eq!(traces.len(), 1);
+    let trace = clxfer::trace::read::read_file(&traces[0]).unwrap();
+    assert!(!trace.closed, "killed: no closing bracket");
+    assert!(trace.events.len() > 1000, "{}", trace.events.len());
+}
+
+#[test]
+fn after_fork_the_child_writes_its_own_trace_with_only_its_calls() {
+    let r = run(program("fork"), Load::Layer, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // The parent and the child that made calls; the exec'd /bin/true made none.
+    assert_eq!(r.traces.len(), 2, "{:?}", r.traces);
+    let mut by_calls: Vec<(usize, Vec<String>)> = r
+        .traces
+        .iter()
+        .map(|t| {
+            let ev = events(t);
+            let pid = host_pid(&ev);
+            let names: Vec<String> = ev
+                .iter()
+                .filter(|e| e["ph"] == "X" && e["pid"] == pid)
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect();
+            (names.len(), names)
+        })
+        .collect();
+    by_calls.sort();
+    assert_eq!(
+        by_calls[0].1,
+        vec!["clGetDeviceInfo"; 3],
+        "the child's own three calls only"
+    );
+    let parent = &by_calls[1].1;
+    assert_eq!(
+        parent
+            .iter()
+            .filter(|n| n.starts_with("clEnqueueWriteBuffer"))
+            .count(),
+        1,
+        "{parent:?}"
+    );
+}
+
+#[test]
+fn an_unwritable_directory_warns_once_and_the_program_runs_on() {
+    let prog = program("buffers");
+    let plain = run(&prog, Load::None, &[]);
+    for dir in ["/nonexistent/clxfer", "/proc"] {
+        let r = run(&prog, Load::Layer, &[("CLXFER_DIR", dir)]);
+        assert_eq!((r.code, &r.stdout), (plain.code, &plain.stdout));
+        let warnings: Vec<&str> = r
+            .clxfer_lines()
+            .into_iter()
+            .filter(|l| l.contains("cannot create a trace file"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{}", r.stderr);
+        assert!(warnings[0].contains("CLXFER_DIR"), "{}", warnings[0]);
+    }
+}
