@@ -108,7 +108,7 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
                 d["ts"].as_f64() >= h["ts"].as_f64(),
                 "device slice {id} before its call"
             );
-            assert_eq!(h["args"]["api"], d["args"]["api"]);
+            assert_eq!(h["args"]["path"], d["args"]["path"]);
         }
         assert_eq!((starts.len(), ends.len()), (enqueues.len(), enqueues.len()));
 
@@ -155,7 +155,10 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
         assert_eq!(a["mem_objects"][0]["kind"], "buffer");
         for d in device.values() {
             let args = &d["args"];
-            assert!(args["device_time"] == "measured", "{d}");
+            assert!(
+                args.get("device_time").is_none(),
+                "PoCL times everything: {d}"
+            );
             if args.get("path").is_some() {
                 assert!(args["device_gbps"].as_f64().is_some(), "{d}");
             }

@@ -53,7 +53,7 @@ words! {
 /// One step of the reasoning, citing the rule it applied (an id from `rules.rs`). Structured,
 /// not text: the words are rendered only when shown ([`Reason::text`]), so classifying allocates
 /// nothing.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Reason {
     pub rule: &'static str,
     /// The object it is about, when a command has several (migrations).
@@ -63,15 +63,21 @@ pub struct Reason {
 
 impl Reason {
     pub fn text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.about {
-            Some(obj) => format!("{obj}: {}", self.why),
-            None => self.why.to_string(),
+            Some(obj) => write!(f, "{obj}: {}", self.why),
+            None => write!(f, "{}", self.why),
         }
     }
 }
 
 /// A memory object as reasons name it: `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ObjRef {
     pub id: u64,
     pub flags: u64,
@@ -105,7 +111,7 @@ impl fmt::Display for ObjRef {
 }
 
 /// A pinned or registered host range as reasons name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RangeRef {
     pub kind: RangeKind,
     pub owner: Option<ObjRef>,
@@ -149,7 +155,7 @@ impl fmt::Display for RangeRef {
 }
 
 /// What a reason says, with the numbers it says it with.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Why {
     Text(&'static str),
     InRange {

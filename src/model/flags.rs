@@ -36,23 +36,39 @@ pub const SVM_FLAGS: Names = &[
     (CL_MEM_SVM_ATOMICS, "SVM_ATOMICS"),
 ];
 
-/// `A|B`, with unknown bits as hex, and `0` for no bits.
-pub fn decode(flags: u64, names: Names) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut rest = flags;
-    for &(bit, name) in names {
-        if flags & bit != 0 {
-            parts.push(name.into());
-            rest &= !bit;
+/// `A|B`, with unknown bits as hex, and `0` for no bits; rendered when shown (no allocation).
+pub fn decode(flags: u64, names: Names) -> Decoded {
+    Decoded(flags, names)
+}
+
+#[derive(Clone, Copy)]
+pub struct Decoded(u64, Names);
+
+impl std::fmt::Display for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let Decoded(flags, names) = *self;
+        let mut rest = flags;
+        let mut first = true;
+        let mut sep = |f: &mut std::fmt::Formatter| {
+            let s = if first { "" } else { "|" };
+            first = false;
+            f.write_str(s)
+        };
+        for &(bit, name) in names {
+            if flags & bit != 0 {
+                sep(f)?;
+                f.write_str(name)?;
+                rest &= !bit;
+            }
         }
-    }
-    if rest != 0 {
-        parts.push(format!("{rest:#x}"));
-    }
-    if parts.is_empty() {
-        "0".into()
-    } else {
-        parts.join("|")
+        if rest != 0 {
+            sep(f)?;
+            write!(f, "{rest:#x}")?;
+        }
+        if flags == 0 {
+            f.write_str("0")?;
+        }
+        Ok(())
     }
 }
 
@@ -108,7 +124,7 @@ mod tests {
             ),
         ];
         for &(flags, names, want) in cases {
-            assert_eq!(decode(flags, names), want);
+            assert_eq!(decode(flags, names).to_string(), want);
         }
         assert_eq!(error_name(CL_INVALID_MEM_OBJECT), "CL_INVALID_MEM_OBJECT");
     }

@@ -24,7 +24,7 @@ pub enum Place {
     Device(usize),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemKind {
     Buffer,
     Image,
@@ -88,7 +88,7 @@ pub struct View<'a> {
 }
 
 /// Why a host range is pinned or registered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RangeKind {
     /// From map until unmap; `map_flags` as given.
     Mapping {

@@ -10,9 +10,11 @@ use super::record::*;
 use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
 use crate::layer::Api;
-use crate::model::classification::Classification;
+use crate::model::classification::{Classification, Reason};
 use crate::model::flags::{self, MEM_FLAGS};
 use crate::timing::clock;
+use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
@@ -31,6 +33,7 @@ pub struct Chrome<W: Write + Send> {
     threads: HashMap<u32, (String, bool)>,
     /// Counter → last value written.
     counters: HashMap<Counter, u64>,
+    reasons: ReasonsCache,
     events: u64,
     failed: Option<String>,
     what: String,
@@ -78,6 +81,7 @@ impl<W: Write + Send> Chrome<W> {
             queues: HashMap::new(),
             threads: HashMap::new(),
             counters: HashMap::new(),
+            reasons: ReasonsCache::default(),
             events: 0,
             failed: None,
             what,
@@ -85,7 +89,7 @@ impl<W: Write + Send> Chrome<W> {
         c.j.buf.extend_from_slice(b"[\n");
         c.meta(host_pid, None, "process_name", start.program);
         c.sort_index(host_pid, None, 0);
-        let j = c.begin(s::TRACE_START, s::CAT_CLXFER, "i", host_pid, host_pid, 0);
+        let j = c.begin(&s::TRACE_START, s::CAT_CLXFER, "i", host_pid, host_pid, 0);
         j.key("s").str("g");
         j.key("args").open();
         j.key(s::PROGRAM).str(start.program);
@@ -109,10 +113,18 @@ impl<W: Write + Send> Chrome<W> {
     }
 
     /// Opens an event: name, cat, ph, pid, tid, ts. The caller adds fields, then `end_event`.
-    fn begin(&mut self, name: &str, cat: &str, ph: &str, pid: u32, tid: u32, ts: u64) -> &mut Json {
+    fn begin(
+        &mut self,
+        name: &dyn std::fmt::Display,
+        cat: &str,
+        ph: &str,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+    ) -> &mut Json {
         let j = &mut self.j;
         j.open();
-        j.key("name").str(name);
+        j.key("name").display(name);
         j.key("cat").str(cat);
         j.key("ph").str(ph);
         j.key("pid").u64(pid as u64);
@@ -147,7 +159,7 @@ impl<W: Write + Send> Chrome<W> {
     }
 
     fn meta(&mut self, pid: u32, tid: Option<u32>, what: &str, name: &str) {
-        let j = self.begin(what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
+        let j = self.begin(&what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
         j.key("args").open().key("name").str(name).close();
         self.end_event();
     }
@@ -158,7 +170,7 @@ impl<W: Write + Send> Chrome<W> {
         } else {
             "process_sort_index"
         };
-        let j = self.begin(what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
+        let j = self.begin(&what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
         j.key("args")
             .open()
             .key("sort_index")
@@ -206,7 +218,7 @@ impl<W: Write + Send> Chrome<W> {
         }
         let (ts, dur) = (self.ts(c.begin), c.end.saturating_sub(c.begin));
         let Some(e) = c.command else {
-            let j = self.begin(c.api.name(), s::CAT_CALL, "X", self.host_pid, c.tid, ts);
+            let j = self.begin(&c.api.name(), s::CAT_CALL, "X", self.host_pid, c.tid, ts);
             j.key("dur").us(dur);
             self.end_event();
             return;
@@ -216,11 +228,14 @@ impl<W: Write + Send> Chrome<W> {
         } else {
             s::CAT_CALL
         };
+        if self.reasons.len() > REASONS_CACHED {
+            self.reasons.clear();
+        }
         let j = &mut self.j;
         j.open();
         j.key("name");
         match &e.class {
-            Some(cl) => j.str(&format!(
+            Some(cl) => j.display(&format_args!(
                 "{} {} {}",
                 c.api.name(),
                 cl.direction.as_str(),
@@ -245,8 +260,7 @@ impl<W: Write + Send> Chrome<W> {
             j.key(s::KERNEL).str(k);
         }
         if let Some(cl) = &e.class {
-            classification(j, cl);
-            j.key(s::HOST_US).us(dur);
+            classification(j, cl, &mut self.reasons);
             j.key(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
         }
         if !e.mems.is_empty() {
@@ -255,7 +269,7 @@ impl<W: Write + Send> Chrome<W> {
                 j.open();
                 j.key("id").u64(m.id);
                 j.key("kind").str(m.kind_name());
-                j.key("flags").str(&flags::decode(m.flags, MEM_FLAGS));
+                j.key("flags").display(&flags::decode(m.flags, MEM_FLAGS));
                 j.close();
             }
             j.close_array();
@@ -270,45 +284,29 @@ impl<W: Write + Send> Chrome<W> {
         let lane = self.lane(c.queue, c.start, c.end);
         let tid = queue_tid(c.queue.queue, lane);
         let (ts, dur) = (self.ts(c.start), c.end.saturating_sub(c.start));
-        let name = command_name(&c);
+        let name = CommandName(&c);
         let j = self.begin(&name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
         j.key("dur").us(dur);
+        // The call's own details are on the host slice, one arrow away.
         j.key("args").open();
-        j.key(s::API).str(c.api.name());
         j.key(s::COMMAND).u64(c.id);
-        j.key(s::QUEUE).str(&format!(
-            "device #{} queue #{}",
-            c.queue.device, c.queue.queue
-        ));
         if let Some((dir, path)) = c.class {
             j.key(s::DIRECTION).str(dir);
             j.key(s::PATH).str(path);
             j.key(s::BYTES).u64(c.bytes);
-            j.key(s::BLOCKING).bool(c.blocking);
         }
-        if let Some(k) = &c.kernel {
-            j.key(s::KERNEL).str(k);
-        }
-        let host_dur = c.host_end.saturating_sub(c.host_begin);
-        j.key(s::HOST_US).us(host_dur);
-        j.key(s::DEVICE_TIME).str(match c.time {
-            DeviceTime::Measured => "measured",
-            DeviceTime::Unavailable => "unavailable",
-        });
         if c.time == DeviceTime::Measured {
             j.key(s::QUEUED_TO_SUBMIT)
                 .us(c.submit.saturating_sub(c.queued));
             j.key(s::SUBMIT_TO_START)
                 .us(c.start.saturating_sub(c.submit));
-            j.key(s::START_TO_END).us(dur);
             j.key(s::ENQUEUE_TO_START)
                 .us(c.start.saturating_sub(c.host_begin));
             if c.class.is_some() {
                 j.key(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }
-        }
-        if c.class.is_some() {
-            j.key(s::HOST_GBPS).f3(gbps(c.bytes, host_dur));
+        } else {
+            j.key(s::DEVICE_TIME).str("unavailable");
         }
         j.key(s::STATUS).i64(c.status as i64);
         j.close();
@@ -316,7 +314,7 @@ impl<W: Write + Send> Chrome<W> {
         // The arrow: from the enqueue slice's start to the device slice's start.
         let host_ts = self.ts(c.host_begin);
         let j = self.begin(
-            s::FLOW_NAME,
+            &s::FLOW_NAME,
             s::CAT_ENQUEUE,
             "s",
             self.host_pid,
@@ -325,7 +323,7 @@ impl<W: Write + Send> Chrome<W> {
         );
         j.key("id").u64(c.id);
         self.end_event();
-        let j = self.begin(s::FLOW_NAME, s::CAT_ENQUEUE, "f", dpid, tid, ts);
+        let j = self.begin(&s::FLOW_NAME, s::CAT_ENQUEUE, "f", dpid, tid, ts);
         j.key("bp").str("e");
         j.key("id").u64(c.id);
         self.end_event();
@@ -408,7 +406,7 @@ impl<W: Write + Send> Chrome<W> {
         let dpid = device_pid(self.host_pid, d.index);
         self.meta(dpid, None, "process_name", &format!("OpenCL {}", d.name));
         self.sort_index(dpid, None, d.index);
-        let j = self.begin(s::DEVICE_INFO, s::CAT_CLXFER, "i", dpid, 0, 0);
+        let j = self.begin(&s::DEVICE_INFO, s::CAT_CLXFER, "i", dpid, 0, 0);
         j.key("s").str("p");
         j.key("args").open();
         j.key(s::DEVICE_INDEX).u64(d.index as u64);
@@ -434,7 +432,7 @@ impl<W: Write + Send> Chrome<W> {
                 (device_pid(self.host_pid, d), s::RESIDENT_COUNTER)
             }
         };
-        let j = self.begin(name, s::CAT_CLXFER, "C", pid, 0, ts);
+        let j = self.begin(&name, s::CAT_CLXFER, "C", pid, 0, ts);
         j.key("args").open().key(s::BYTES).u64(value).close();
         self.end_event();
     }
@@ -493,7 +491,7 @@ impl<W: Write + Send> Output for Chrome<W> {
         self.name_the_rest();
         let (pid, ts) = (self.host_pid, self.ts(clock::now_ns()));
         let events = self.events + 1;
-        let j = self.begin(s::TRACE_END, s::CAT_CLXFER, "i", pid, pid, ts);
+        let j = self.begin(&s::TRACE_END, s::CAT_CLXFER, "i", pid, pid, ts);
         j.key("s").str("g");
         j.key("args").open();
         j.key(s::DEVICES).open_array();
@@ -526,28 +524,45 @@ impl<W: Write + Send> Output for Chrome<W> {
     }
 }
 
+/// Rendered reasons, by the reasons: a program repeats the same few classifications.
+type ReasonsCache = HashMap<SmallVec<[Reason; 4]>, (Box<[u8]>, Box<[u8]>), FxBuildHasher>;
+const REASONS_CACHED: usize = 4096;
+
 /// The classification's fields (the host slice's args).
-fn classification(j: &mut Json, c: &Classification) {
+fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     j.key(s::DIRECTION).str(c.direction.as_str());
     j.key(s::PATH).str(c.path.as_str());
     j.key(s::BYTES).u64(c.bytes);
     j.key(s::BLOCKING).bool(c.blocking);
     j.key(s::RULES).str(c.rules);
-    j.key(s::REASONS).open_array();
-    for r in &c.reasons {
-        j.str(&format!("[{}] {}", r.rule, r.text()));
+    if !cache.contains_key(&c.reasons) {
+        let mut r = Json::default();
+        r.open_array();
+        for reason in &c.reasons {
+            r.display(&format_args!("[{}] {reason}", reason.rule));
+        }
+        r.close_array();
+        let mut ids = Json::default();
+        ids.open_array();
+        for reason in &c.reasons {
+            ids.str(reason.rule);
+        }
+        ids.close_array();
+        cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
     }
-    j.close_array();
-    j.key(s::RULE_IDS).open_array();
-    for r in &c.reasons {
-        j.str(r.rule);
-    }
-    j.close_array();
+    let Some((reasons, ids)) = cache.get(&c.reasons) else {
+        return;
+    };
+    j.key(s::REASONS).raw_bytes(reasons);
+    j.key(s::RULE_IDS).raw_bytes(ids);
     if let Some(h) = &c.host {
         j.key(s::HOST_PTR).hex(h.ptr as u64);
         j.key(s::HOST_MEMORY).str(h.kind);
         j.key(s::HOST_PINNED).bool(h.pinned);
-        j.key(s::PROVENANCE).str(&h.provenance());
+        // Pageable memory has no provenance beyond what the reasons say.
+        if h.range.is_some() {
+            j.key(s::PROVENANCE).str(&h.provenance());
+        }
     }
     if let Some(span) = c.host_span {
         j.key(s::HOST_SPAN).u64(span);
@@ -600,13 +615,19 @@ pub fn verb(api: Api) -> &'static str {
 }
 
 /// `Write H2D staged`, `Kernel vadd`, `Marker`.
-fn command_name(c: &Command) -> String {
-    let verb = verb(c.api);
-    match (&c.class, &c.kernel) {
-        (Some((dir, path)), None) => format!("{verb} {dir} {path}"),
-        (Some((dir, path)), Some(k)) => format!("Kernel {k} {dir} {path}"),
-        (None, Some(k)) => format!("Kernel {k}"),
-        (None, None) => verb.to_string(),
+struct CommandName<'a>(&'a Command);
+
+impl std::fmt::Display for CommandName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let c = self.0;
+        match &c.kernel {
+            Some(k) => write!(f, "Kernel {k}")?,
+            None => f.write_str(verb(c.api))?,
+        }
+        if let Some((dir, path)) = c.class {
+            write!(f, " {dir} {path}")?;
+        }
+        Ok(())
     }
 }
 

@@ -6,64 +6,81 @@
 #[derive(Default)]
 pub struct Json {
     pub buf: Vec<u8>,
-    /// One entry per open container: whether it has no member yet.
-    empty: Vec<bool>,
+    /// How many containers are open (at most 64).
+    depth: u32,
+    /// Bit `d`: the container at depth `d + 1` has a member already.
+    filled: u64,
 }
 
 impl Json {
+    #[inline]
     fn sep(&mut self) {
-        if let Some(empty) = self.empty.last_mut() {
-            if !*empty {
+        if self.depth > 0 {
+            let bit = 1u64 << ((self.depth - 1) & 63);
+            if self.filled & bit != 0 {
                 self.buf.push(b',');
             }
-            *empty = false;
+            self.filled |= bit;
         }
     }
 
+    #[inline]
+    fn push_container(&mut self, open: u8) -> &mut Self {
+        self.sep();
+        self.buf.push(open);
+        self.depth += 1;
+        self.filled &= !(1u64 << ((self.depth - 1) & 63));
+        self
+    }
+
+    #[inline]
     pub fn open(&mut self) -> &mut Self {
-        self.sep();
-        self.buf.push(b'{');
-        self.empty.push(true);
-        self
+        self.push_container(b'{')
     }
 
+    #[inline]
     pub fn open_array(&mut self) -> &mut Self {
-        self.sep();
-        self.buf.push(b'[');
-        self.empty.push(true);
-        self
+        self.push_container(b'[')
     }
 
+    #[inline]
     pub fn close(&mut self) -> &mut Self {
-        self.empty.pop();
+        self.depth = self.depth.saturating_sub(1);
         self.buf.push(b'}');
         self
     }
 
+    #[inline]
     pub fn close_array(&mut self) -> &mut Self {
-        self.empty.pop();
+        self.depth = self.depth.saturating_sub(1);
         self.buf.push(b']');
         self
     }
 
     /// `"key":` inside an object; the value follows (it must not add its own comma).
+    #[inline]
     pub fn key(&mut self, key: &str) -> &mut Self {
         self.sep();
-        self.escaped(key);
-        self.buf.push(b':');
+        // Keys are clxfer's own words: nothing to escape.
+        debug_assert!(!needs_escape(key.as_bytes()));
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.extend_from_slice(b"\":");
         // The value that follows is this member: no comma before it.
-        if let Some(empty) = self.empty.last_mut() {
-            *empty = true;
+        if self.depth > 0 {
+            self.filled &= !(1u64 << ((self.depth - 1) & 63));
         }
         self
     }
 
+    #[inline]
     pub fn str(&mut self, value: &str) -> &mut Self {
         self.sep();
         self.escaped(value);
         self
     }
 
+    #[inline]
     pub fn u64(&mut self, value: u64) -> &mut Self {
         self.sep();
         self.buf
@@ -71,6 +88,7 @@ impl Json {
         self
     }
 
+    #[inline]
     pub fn i64(&mut self, value: i64) -> &mut Self {
         self.sep();
         self.buf
@@ -78,6 +96,7 @@ impl Json {
         self
     }
 
+    #[inline]
     pub fn bool(&mut self, value: bool) -> &mut Self {
         self.sep();
         self.buf
@@ -86,12 +105,14 @@ impl Json {
     }
 
     /// Nanoseconds as microseconds with three decimals (`12.345`): exact, no float rounding.
+    #[inline]
     pub fn us(&mut self, ns: u64) -> &mut Self {
         self.sep();
         self.us_digits(ns);
         self
     }
 
+    #[inline]
     fn us_digits(&mut self, ns: u64) {
         let mut b = itoa::Buffer::new();
         self.buf.extend_from_slice(b.format(ns / 1000).as_bytes());
@@ -106,6 +127,7 @@ impl Json {
     }
 
     /// A finite number with three decimals (bandwidths); non-finite values become 0.
+    #[inline]
     pub fn f3(&mut self, value: f64) -> &mut Self {
         self.sep();
         let v = if value.is_finite() { value } else { 0.0 };
@@ -127,44 +149,101 @@ impl Json {
         self
     }
 
+    /// Raw JSON bytes, as one value.
+    #[inline]
+    pub fn raw_bytes(&mut self, json: &[u8]) -> &mut Self {
+        self.sep();
+        self.buf.extend_from_slice(json);
+        self
+    }
+
     /// Raw JSON text, as one value.
+    #[inline]
     pub fn raw(&mut self, text: &str) -> &mut Self {
         self.sep();
         self.buf.extend_from_slice(text.as_bytes());
         self
     }
 
+    #[inline]
     fn escaped(&mut self, s: &str) {
         self.buf.push(b'"');
-        let bytes = s.as_bytes();
-        let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let esc: &[u8] = match b {
-                b'"' => b"\\\"",
-                b'\\' => b"\\\\",
-                b'\n' => b"\\n",
-                b'\r' => b"\\r",
-                b'\t' => b"\\t",
-                0..=0x1f => {
-                    self.buf.extend_from_slice(&bytes[start..i]);
-                    let hex = format!("\\u{:04x}", b);
-                    self.buf.extend_from_slice(hex.as_bytes());
-                    start = i + 1;
-                    continue;
-                }
-                _ => continue,
-            };
-            self.buf.extend_from_slice(&bytes[start..i]);
-            self.buf.extend_from_slice(esc);
-            start = i + 1;
-        }
-        self.buf.extend_from_slice(&bytes[start..]);
+        escape_into(&mut self.buf, s);
         self.buf.push(b'"');
+    }
+
+    /// A string value written from its `Display`, escaped on the fly (no intermediate `String`).
+    pub fn display(&mut self, value: &dyn std::fmt::Display) -> &mut Self {
+        use std::fmt::Write as _;
+        self.sep();
+        self.buf.push(b'"');
+        let _ = write!(Escaper(&mut self.buf), "{value}");
+        self.buf.push(b'"');
+        self
     }
 
     /// Whether every container opened was closed.
     pub fn balanced(&self) -> bool {
-        self.empty.is_empty()
+        self.depth == 0
+    }
+}
+
+/// Appends `s` with JSON's escapes. Most strings need none: they are copied whole.
+fn escape_into(buf: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    if !needs_escape(bytes) {
+        buf.extend_from_slice(bytes);
+        return;
+    }
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => {
+                buf.extend_from_slice(&bytes[start..i]);
+                buf.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        buf.extend_from_slice(&bytes[start..i]);
+        buf.extend_from_slice(esc);
+        start = i + 1;
+    }
+    buf.extend_from_slice(&bytes[start..]);
+}
+
+/// Whether any byte is a control character, `"` or `\\`: eight bytes at a time (SWAR).
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES * 0x80;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().unwrap_or_default());
+        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+        if control || has_zero(x ^ (ONES * b'"' as u64)) || has_zero(x ^ (ONES * b'\\' as u64)) {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// `fmt::Write` into a JSON string body.
+struct Escaper<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Escaper<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        escape_into(self.0, s);
+        Ok(())
     }
 }
 
@@ -189,6 +268,7 @@ mod tests {
         j.close_array();
         j.key("empty").open().close();
         j.key("raw").raw("null");
+        j.key("shown").display(&format_args!("a{}\"b", 1));
         j.close();
         assert!(j.balanced());
         let text = String::from_utf8(j.buf).unwrap();
@@ -203,5 +283,20 @@ mod tests {
         assert_eq!(v["list"][3]["x"], 1);
         assert!(v["empty"].as_object().unwrap().is_empty());
         assert!(v["raw"].is_null());
+        assert_eq!(v["shown"], "a1\"b");
+    }
+
+    #[test]
+    fn the_fast_check_finds_every_byte_that_needs_escaping() {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in 0u8..=255 {
+                    let mut v = vec![b'a'; len];
+                    v[at] = b;
+                    let slow = v.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\');
+                    assert_eq!(needs_escape(&v), slow, "{v:?}");
+                }
+            }
+        }
     }
 }

@@ -1,9 +1,13 @@
-/* The overhead benchmarks. Default: a storm of small (4 KiB) write/read/map/unmap enqueues on one
- * queue; prints the wall time per enqueue in microseconds. With "calls": pairs of the cheapest calls
- * (clRetainMemObject/clReleaseMemObject), where the driver does almost nothing, so clxfer's own cost
- * per call shows; prints nanoseconds per call. Usage: storm [iterations] [calls] */
-#define _POSIX_C_SOURCE 199309L
+/* The overhead benchmarks. Default: a storm of small (4 KiB) write/read/map/unmap enqueues, all
+ * non-blocking, on one in-order queue per thread, with a clFinish every 64 commands so the queue
+ * stays short; prints the wall time per enqueue in microseconds and the peak RSS.
+ * With "calls": pairs of the cheapest calls (clRetainMemObject/clReleaseMemObject), where the
+ * driver does almost nothing, so clxfer's own cost per call shows; prints nanoseconds per call.
+ * Usage: storm [enqueues per thread] [threads | calls] */
+#define _POSIX_C_SOURCE 200809L
 #include "common.h"
+#include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now(void) {
@@ -12,39 +16,61 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
-    int iters = argc > 1 ? atoi(argv[1]) : 20000;
-    setup();
-    cl_command_queue q = make_queue(0);
+static int g_enqueues;
+static pthread_barrier_t g_start;
+
+static void *storm(void *arg) {
+    (void)arg;
     cl_int err;
-    char host[4096] = {1};
+    cl_command_queue q = make_queue(0);
+    static __thread char host[4096];
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
     CHECK_ERR(err);
+    for (int warm = 0; warm < 100; warm++)
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+    pthread_barrier_wait(&g_start);
+    for (int i = 0; i < g_enqueues / 4; i++) {
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+        CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+        void *m = clEnqueueMapBuffer(q, buf, CL_FALSE, CL_MAP_READ, 0, sizeof host, 0, NULL, NULL, &err);
+        CHECK_ERR(err);
+        CHECK(clEnqueueUnmapMemObject(q, buf, m, 0, NULL, NULL));
+        if (i % 16 == 15) CHECK(clFinish(q));
+    }
+    CHECK(clFinish(q));
+    CHECK(clReleaseMemObject(buf));
+    CHECK(clReleaseCommandQueue(q));
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 200000;
+    setup();
+    cl_int err;
     if (argc > 2 && !strcmp(argv[2], "calls")) {
+        cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+        CHECK_ERR(err);
         double t0 = now();
-        for (int i = 0; i < iters; i++) {
+        for (int i = 0; i < n; i++) {
             CHECK(clRetainMemObject(buf));
             CHECK(clReleaseMemObject(buf));
         }
-        printf("ns_per_call %.1f\n", (now() - t0) * 1e9 / (2.0 * iters));
+        printf("ns_per_call %.1f\n", (now() - t0) * 1e9 / (2.0 * n));
         return 0;
     }
-    for (int warm = 0; warm < 100; warm++)
-        CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    if (threads < 1 || threads > 64) threads = 1;
+    g_enqueues = n;
+    pthread_t t[64];
+    pthread_barrier_init(&g_start, NULL, threads + 1);
+    for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, storm, NULL);
+    pthread_barrier_wait(&g_start);
     double t0 = now();
-    for (int i = 0; i < iters; i++) {
-        host[0] = (char)i;
-        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
-        CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
-        void *m = clEnqueueMapBuffer(q, buf, CL_TRUE, CL_MAP_READ, 0, sizeof host, 0, NULL, NULL, &err);
-        CHECK_ERR(err);
-        CHECK(clEnqueueUnmapMemObject(q, buf, m, 0, NULL, NULL));
-    }
-    CHECK(clFinish(q));
-    double us = (now() - t0) * 1e6 / (4.0 * iters);
-    printf("us_per_enqueue %.3f\n", us);
-    CHECK(clReleaseMemObject(buf));
-    CHECK(clReleaseCommandQueue(q));
+    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    double us = (now() - t0) * 1e6 / ((double)(g_enqueues / 4 * 4) * threads);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("us_per_enqueue %.3f\nmax_rss_kib %ld\n", us, ru.ru_maxrss);
     CHECK(clReleaseContext(g_ctx));
     return 0;
 }
