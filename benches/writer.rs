@@ -70,7 +70,7 @@ fn records() -> Vec<Record> {
             device: 1,
             queue: 1,
         };
-        out.push(Record::Command(Box::new(Command {
+        out.push(Record::Command(Command {
             id: i as u64 + 1,
             api,
             queue,
@@ -87,7 +87,7 @@ fn records() -> Vec<Record> {
             bytes: class.bytes,
             blocking: false,
             kernel: None,
-        })));
+        }));
         out.push(Record::Call(Call {
             api,
             tid: 7,
@@ -123,7 +123,7 @@ fn bench(c: &mut Criterion) {
         };
         b.iter_batched(
             setup,
-            |(mut c, r)| c.write(r),
+            |(mut c, mut r)| c.write(&mut r),
             criterion::BatchSize::LargeInput,
         );
     });
@@ -151,7 +151,7 @@ fn bench(c: &mut Criterion) {
         };
         b.iter_batched(
             setup,
-            |(mut c, r)| c.write(r),
+            |(mut c, mut r)| c.write(&mut r),
             criterion::BatchSize::LargeInput,
         );
     });

@@ -357,3 +357,93 @@ fn an_unwritable_directory_warns_once_and_the_program_runs_on() {
         assert!(warnings[0].contains("CLXFER_DIR"), "{}", warnings[0]);
     }
 }
+
+/// A driver that refuses profiling, reports zero durations, or fails the query (the test ICD):
+/// the program runs as without clxfer, and the trace says what was missing.
+#[test]
+fn a_driver_without_device_times_degrades_to_marked_slices() {
+    let vendors = vendors_dir(true);
+    let vendors = vendors.to_str().unwrap();
+    let prog = program("timing");
+    let plain = run(&prog, Load::None, &[("OCL_ICD_VENDORS", vendors)]);
+    assert!(
+        plain.stdout.contains("timing: 16 copies"),
+        "{}",
+        plain.stdout
+    );
+    for mode in ["", "refuse-profiling", "zero-durations", "profiling-fails"] {
+        let env = [("OCL_ICD_VENDORS", vendors), ("TESTICD_MODE", mode)];
+        let r = run(&prog, Load::Layer, &env);
+        assert_eq!(
+            (r.code, &r.stdout),
+            (plain.code, &plain.stdout),
+            "{mode}: {}",
+            r.stderr
+        );
+        let ev = events(&r.traces[0]);
+        let pid = host_pid(&ev);
+        let device: Vec<&Value> = ev
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] != pid)
+            .collect();
+        let end = &ev.last().unwrap()["args"]["devices"];
+        let test_dev = end
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == "clxfer test GPU")
+            .unwrap_or_else(|| panic!("{mode}: {end}"));
+        let queue_names: Vec<&str> = ev
+            .iter()
+            .filter(|e| e["name"] == "thread_name" && e["pid"] != pid)
+            .filter_map(|e| e["args"]["name"].as_str())
+            .collect();
+        match mode {
+            "" => {
+                assert_eq!(device.len(), 16, "{mode}");
+                assert!(
+                    device
+                        .iter()
+                        .all(|d| d["args"].get("device_time").is_none())
+                );
+                assert!(
+                    device.iter().all(|d| d["dur"].as_f64() == Some(1.0)),
+                    "1 µs each"
+                );
+                assert!(
+                    queue_names.iter().any(|n| n.contains("profiling forced")),
+                    "{queue_names:?}"
+                );
+            }
+            "refuse-profiling" => {
+                assert!(
+                    device.is_empty(),
+                    "{mode}: no device slices on an untimed queue"
+                );
+                assert_eq!(test_dev["untimed_commands"], 16, "{test_dev}");
+                assert!(
+                    queue_names.iter().any(|n| n.ends_with("untimed")),
+                    "{queue_names:?}"
+                );
+            }
+            _ => {
+                assert_eq!(device.len(), 16, "{mode}");
+                assert!(
+                    device
+                        .iter()
+                        .all(|d| d["args"]["device_time"] == "unavailable"),
+                    "{mode}"
+                );
+                assert_eq!(test_dev["device_time_unavailable"], 16, "{test_dev}");
+            }
+        }
+        // The host side is whole either way: the copies are classified on the host track.
+        let copies = ev
+            .iter()
+            .filter(|e| {
+                e["ph"] == "X" && e["pid"] == pid && e["args"]["api"] == "clEnqueueMemcpyINTEL"
+            })
+            .count();
+        assert_eq!(copies, 16, "{mode}");
+    }
+}

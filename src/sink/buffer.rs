@@ -9,7 +9,7 @@
 //! After `fork` the child starts afresh: it never touches the parent's buffers (another thread may
 //! have held their locks at the fork) and writes its own file.
 
-use super::record::{End, KINDS, Record};
+use super::record::{End, Enqueued, KINDS, Record};
 use super::writer;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use parking_lot::Mutex;
@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
 
-pub const BATCH: usize = 512;
+/// Records per batch. A record is as big as a classification (~700 bytes), so a batch is ~180 KiB.
+pub const BATCH: usize = 256;
 pub const QUEUED_BATCHES: usize = 64;
 pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
 pub const TICK: Duration = Duration::from_millis(20);
@@ -34,6 +35,8 @@ type Buffer = Arc<Mutex<Vec<Record>>>;
 /// One process's sink: the channel to its writer and every thread's buffer.
 pub struct Shared {
     tx: Sender<Msg>,
+    /// Emptied batches, back from the writer for reuse.
+    pool: Pool<Vec<Record>>,
     threads: Mutex<Vec<Buffer>>,
     pub dropped: [AtomicU64; KINDS.len()],
     finished: AtomicBool,
@@ -66,6 +69,26 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
+/// Recycled boxes for enqueue details (see [`Record`]).
+type Pool<T> = (Sender<T>, Receiver<T>);
+static BOXES: std::sync::LazyLock<Pool<Box<Enqueued>>> = std::sync::LazyLock::new(|| bounded(4096));
+
+/// `value` in a box, a recycled one when there is one.
+pub fn boxed(value: Enqueued) -> Box<Enqueued> {
+    match BOXES.1.try_recv() {
+        Ok(mut b) => {
+            *b = value;
+            b
+        }
+        Err(_) => Box::new(value),
+    }
+}
+
+/// Gives a box back for reuse (the writer, once it has written the record).
+pub fn unbox(b: Box<Enqueued>) {
+    let _ = BOXES.0.try_send(b);
+}
+
 /// The OS thread id.
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no preconditions.
@@ -94,6 +117,7 @@ fn shared() -> Option<&'static Shared> {
     let (tx, rx) = bounded(QUEUED_BATCHES);
     let shared: &'static Shared = Box::leak(Box::new(Shared {
         tx,
+        pool: bounded(QUEUED_BATCHES),
         threads: Mutex::new(Vec::new()),
         dropped: Default::default(),
         finished: AtomicBool::new(false),
@@ -120,6 +144,22 @@ impl Shared {
         }
     }
 
+    /// An empty batch: a recycled one if there is one.
+    fn fresh(&self) -> Vec<Record> {
+        self.pool
+            .1
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH))
+    }
+
+    /// Takes back a batch the writer has emptied.
+    pub fn recycle(&self, mut batch: Vec<Record>) {
+        batch.clear();
+        if batch.capacity() == BATCH {
+            let _ = self.pool.0.try_send(batch);
+        }
+    }
+
     pub fn count_dropped(&self, lost: &[Record]) {
         for r in lost {
             self.dropped[r.kind()].fetch_add(1, Ordering::Relaxed);
@@ -131,8 +171,10 @@ impl Shared {
         let mut threads = self.threads.lock();
         let batches = threads
             .iter()
-            .map(|b| std::mem::take(&mut *b.lock()))
-            .filter(|b| !b.is_empty())
+            .filter_map(|b| {
+                let mut b = b.lock();
+                (!b.is_empty()).then(|| std::mem::replace(&mut *b, self.fresh()))
+            })
             .collect();
         // Threads that have ended (only this list still holds their buffer).
         threads.retain(|b| Arc::strong_count(b) > 1);
@@ -192,7 +234,7 @@ pub fn push_with(make: impl FnOnce(u32) -> Record) {
         let full = {
             let mut buf = l.buf.lock();
             buf.push(make(l.tid));
-            (buf.len() >= BATCH).then(|| std::mem::replace(&mut *buf, Vec::with_capacity(BATCH)))
+            (buf.len() >= BATCH).then(|| std::mem::replace(&mut *buf, l.shared.fresh()))
         };
         if let Some(batch) = full {
             l.shared.send(batch);

@@ -15,11 +15,13 @@ use crate::model::flags::{self, MEM_FLAGS};
 use crate::timing::clock;
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 
 /// Bytes buffered before a write to the file.
 const FLUSH_AT: usize = 1 << 18;
+/// Commands waiting for the other half of their join; beyond, the join is given up (no arrow).
+const JOIN_LIMIT: usize = 1 << 20;
 
 pub struct Chrome<W: Write + Send> {
     out: W,
@@ -33,6 +35,9 @@ pub struct Chrome<W: Write + Send> {
     threads: HashMap<u32, (String, bool)>,
     /// Counter → last value written.
     counters: HashMap<Counter, u64>,
+    /// Commands whose host slice is written and device slice not yet, and the other way round.
+    hosts: HashSet<u64, FxBuildHasher>,
+    early: HashMap<u64, Command, FxBuildHasher>,
     reasons: ReasonsCache,
     events: u64,
     failed: Option<String>,
@@ -81,6 +86,8 @@ impl<W: Write + Send> Chrome<W> {
             queues: HashMap::new(),
             threads: HashMap::new(),
             counters: HashMap::new(),
+            hosts: HashSet::default(),
+            early: HashMap::default(),
             reasons: ReasonsCache::default(),
             events: 0,
             failed: None,
@@ -182,7 +189,7 @@ impl<W: Write + Send> Chrome<W> {
     fn record(&mut self, r: Record) {
         match r {
             Record::Call(c) => self.call(c),
-            Record::Command(c) => self.command(*c),
+            Record::Command(c) => self.command(c),
             Record::Counter { ts, counter, value } => self.counter(ts, counter, value),
             Record::Device(d) => self.device(&d),
             Record::Queue(q) => self.queue(q),
@@ -276,9 +283,37 @@ impl<W: Write + Send> Chrome<W> {
         }
         j.close();
         self.end_event();
+        let id = e.id;
+        super::buffer::unbox(e);
+        if id != 0 {
+            match self.early.remove(&id) {
+                Some(c) => self.device_slice(c, true),
+                None => self.bare(id),
+            }
+        }
     }
 
+    /// A completed command: drawn once its enqueue's host slice is written, so that the arrow
+    /// always has both ends, even in the trace of a program killed with records in flight.
     fn command(&mut self, c: Command) {
+        if self.hosts.remove(&c.id) {
+            self.device_slice(c, true);
+        } else if self.early.len() < JOIN_LIMIT {
+            self.early.insert(c.id, c);
+        } else {
+            self.device_slice(c, false);
+        }
+    }
+
+    /// A host slice whose command has not completed yet.
+    fn bare(&mut self, id: u64) {
+        if self.hosts.len() >= JOIN_LIMIT {
+            self.hosts.clear();
+        }
+        self.hosts.insert(id);
+    }
+
+    fn device_slice(&mut self, c: Command, flow: bool) {
         let dpid = device_pid(self.host_pid, c.queue.device);
         self.ensure_device(c.queue.device);
         let lane = self.lane(c.queue, c.start, c.end);
@@ -311,6 +346,9 @@ impl<W: Write + Send> Chrome<W> {
         j.key(s::STATUS).i64(c.status as i64);
         j.close();
         self.end_event();
+        if !flow {
+            return;
+        }
         // The arrow: from the enqueue slice's start to the device slice's start.
         let host_ts = self.ts(c.host_begin);
         let j = self.begin(
@@ -470,8 +508,8 @@ impl<W: Write + Send> Chrome<W> {
 }
 
 impl<W: Write + Send> Output for Chrome<W> {
-    fn write(&mut self, records: Vec<Record>) {
-        for r in records {
+    fn write(&mut self, records: &mut Vec<Record>) {
+        for r in records.drain(..) {
             self.record(r);
         }
     }
@@ -487,6 +525,12 @@ impl<W: Write + Send> Output for Chrome<W> {
     }
 
     fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        // Commands whose enqueue record never came (dropped): their device slices, without arrows.
+        let mut early: Vec<Command> = self.early.drain().map(|(_, c)| c).collect();
+        early.sort_by_key(|c| c.id);
+        for c in early {
+            self.device_slice(c, false);
+        }
         self.tick();
         self.name_the_rest();
         let (pid, ts) = (self.host_pid, self.ts(clock::now_ns()));
@@ -638,7 +682,7 @@ mod tests {
 
     fn command(id: u64, queue: u32, host: u64, start: u64, end: u64) -> Record {
         let base = clock::start().mono_ns;
-        Record::Command(Box::new(Command {
+        Record::Command(Command {
             id,
             api: Api::clEnqueueWriteBuffer,
             queue: QueueRef { device: 1, queue },
@@ -655,7 +699,7 @@ mod tests {
             bytes: 4096,
             blocking: false,
             kernel: None,
-        }))
+        })
     }
 
     fn host(id: u64, start: u64) -> Record {
@@ -696,21 +740,33 @@ mod tests {
             (1_000, 9_000),
             (16_000, 18_000),
         ];
-        let mut records = vec![Record::Queue(QueueTrack {
-            queue: QueueRef {
-                device: 1,
-                queue: 1,
-            },
-            out_of_order: true,
-            timing: Timing::Forced,
-        })];
+        // A command whose enqueue record never comes (dropped): its slice, with no arrow.
+        let mut records = vec![
+            command(99, 1, 50_000, 50_000, 51_000),
+            Record::Queue(QueueTrack {
+                queue: QueueRef {
+                    device: 1,
+                    queue: 1,
+                },
+                out_of_order: true,
+                timing: Timing::Forced,
+            }),
+        ];
         for (i, &(s, e)) in spans.iter().enumerate() {
             // Host calls 1 µs apart, each before its command.
             let h = 1_000 * (i as u64 + 1);
-            records.push(host(i as u64 + 1, h));
-            records.push(command(i as u64 + 1, 1, h, s.max(h), e));
+            // Odd ones complete before their enqueue's record arrives (another thread's buffer).
+            let (host, command) = (
+                host(i as u64 + 1, h),
+                command(i as u64 + 1, 1, h, s.max(h), e),
+            );
+            if i % 2 == 1 {
+                records.extend([command, host]);
+            } else {
+                records.extend([host, command]);
+            }
         }
-        c.write(records);
+        c.write(&mut records);
         c.finish(&End::default(), [0; KINDS.len()]);
         drop(c);
         let trace = parse(&out).unwrap();
@@ -734,6 +790,11 @@ mod tests {
         // 1 on lane 0; 2 overlaps it: lane 1; 3 fits lane 0; 4 (earlier, late) fits lane 0;
         // 5 sits inside 1 and 2: lane 2.
         assert_eq!([1, 2, 3, 4, 5].map(lane_of), [0, 1, 0, 0, 2]);
+        assert_eq!(lane_of(99), 0);
+        assert_eq!(
+            report.flows, 5,
+            "one arrow per command whose enqueue was recorded"
+        );
         let names: Vec<&str> = trace
             .events
             .iter()

@@ -5,13 +5,16 @@ use crate::layer::Api;
 use crate::model::classification::{Classification, ObjRef};
 use smallvec::SmallVec;
 
-/// One record. Kept small (the big parts are boxed) so per-thread buffers stay cheap.
+/// One record. Small, so that the plain calls (most of them) move few bytes; an enqueue's details
+/// are boxed, in boxes recycled through [`crate::sink::buffer::boxed`] (a box allocated on the
+/// calling thread and freed on the writer's costs more than the rest of the call path, through
+/// malloc's arena locks). Batches of records are recycled too.
 pub enum Record {
     /// One OpenCL call on a host thread: a slice on the thread's track.
     Call(Call),
     /// One command on a device queue, from its completion callback: a device slice and the flow
     /// arrow from the enqueue call.
-    Command(Box<Command>),
+    Command(Command),
     /// A sample of one counter.
     Counter {
         ts: u64,
@@ -176,6 +179,8 @@ pub struct DeviceEnd {
 mod tests {
     #[test]
     fn records_stay_small() {
-        assert!(std::mem::size_of::<super::Record>() <= 48);
+        use std::mem::size_of;
+        assert!(size_of::<super::Record>() <= size_of::<super::Command>() + 8);
+        assert!(size_of::<super::Command>() <= 160);
     }
 }

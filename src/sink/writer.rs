@@ -7,7 +7,8 @@ use crossbeam_channel::Receiver;
 
 /// Where records go. Runs on the writer thread only.
 pub trait Output: Send {
-    fn write(&mut self, records: Vec<Record>);
+    /// Takes every record out of `records` (the emptied batch is reused).
+    fn write(&mut self, records: &mut Vec<Record>);
     /// Every tick (and before the end): make what was written durable.
     fn tick(&mut self) {}
     /// The end: everything has been written.
@@ -27,18 +28,22 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
     // The writer's own OpenCL calls (none today) and its records are not traced.
     loop {
         match buffer::next(&rx) {
-            Next::Msg(Msg::Batch(records)) => output.write(records),
+            Next::Msg(Msg::Batch(mut records)) => {
+                output.write(&mut records);
+                shared.recycle(records);
+            }
             Next::Msg(Msg::Finish(end, ack)) => {
-                while let Ok(Msg::Batch(records)) = rx.try_recv() {
-                    output.write(records);
+                while let Ok(Msg::Batch(mut records)) = rx.try_recv() {
+                    output.write(&mut records);
                 }
                 output.finish(&end, shared.dropped());
                 let _ = ack.send(());
                 return;
             }
             Next::Tick => {
-                for batch in shared.collect() {
-                    output.write(batch);
+                for mut batch in shared.collect() {
+                    output.write(&mut batch);
+                    shared.recycle(batch);
                 }
                 output.tick();
             }

@@ -267,17 +267,15 @@ pub fn vendors_dir(with_test_icd: bool) -> PathBuf {
         "test-vendors-{}",
         if with_test_icd { "both" } else { "pocl" }
     ));
+    // Built (or rebuilt, when its source changed) before the early return below.
+    let test_icd = with_test_icd.then(|| program("testicd"));
     if dir.join("pocl.icd").exists() && (!with_test_icd || dir.join("test.icd").exists()) {
         return dir;
     }
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("pocl.icd"), "libpocl.so.2\n").unwrap();
-    if with_test_icd {
-        std::fs::write(
-            dir.join("test.icd"),
-            format!("{}\n", program("testicd").display()),
-        )
-        .unwrap();
+    if let Some(icd) = test_icd {
+        std::fs::write(dir.join("test.icd"), format!("{}\n", icd.display())).unwrap();
     }
     dir
 }

@@ -1,18 +1,29 @@
 /* A purpose-built ICD for what PoCL cannot show: a second platform whose driver offers
- * cl_intel_unified_shared_memory through clGetExtensionFunctionAddressForPlatform. Host memory
- * stands in for every kind of USM allocation; enqueues run at once. Only what the tests call is
- * implemented; everything else in its dispatch table is NULL. */
+ * cl_intel_unified_shared_memory through clGetExtensionFunctionAddressForPlatform, and a driver
+ * that misbehaves on demand. Host memory stands in for every kind of USM allocation; enqueues run at
+ * once and their events are complete on return (each "took" 1 µs of device time).
+ * TESTICD_MODE=refuse-profiling: queue creation with CL_QUEUE_PROFILING_ENABLE fails;
+ * TESTICD_MODE=zero-durations: every command's START equals its END (as NVIDIA's migrations);
+ * TESTICD_MODE=profiling-fails: clGetEventProfilingInfo fails.
+ * Only what the tests call is implemented; everything else in its dispatch table is NULL. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl_icd.h>
 #include <CL/cl_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct _cl_platform_id { cl_icd_dispatch *dispatch; };
 struct _cl_device_id { cl_icd_dispatch *dispatch; };
 struct _cl_context { cl_icd_dispatch *dispatch; int refs; };
-struct _cl_command_queue { cl_icd_dispatch *dispatch; int refs; };
+struct _cl_command_queue { cl_icd_dispatch *dispatch; int refs; cl_context ctx; cl_command_queue_properties props; };
+struct _cl_event { cl_icd_dispatch *dispatch; int refs; int profiled; cl_ulong t[4]; };
+
+static int mode_is(const char *m) {
+    const char *v = getenv("TESTICD_MODE");
+    return v && !strcmp(v, m);
+}
 
 static cl_icd_dispatch dispatch;
 static struct _cl_platform_id platform = {&dispatch};
@@ -98,16 +109,89 @@ static cl_int CL_API_CALL release_context(cl_context c) {
 
 static cl_command_queue CL_API_CALL create_queue(cl_context c, cl_device_id d, const cl_queue_properties *p,
                                                  cl_int *err) {
-    (void)p;
     if (!c || d != &device) {
         if (err) *err = !c ? CL_INVALID_CONTEXT : CL_INVALID_DEVICE;
+        return NULL;
+    }
+    cl_command_queue_properties props = 0;
+    for (; p && p[0]; p += 2)
+        if (p[0] == CL_QUEUE_PROPERTIES) props = p[1];
+    if ((props & CL_QUEUE_PROFILING_ENABLE) && mode_is("refuse-profiling")) {
+        if (err) *err = CL_INVALID_QUEUE_PROPERTIES;
         return NULL;
     }
     struct _cl_command_queue *q = calloc(1, sizeof *q);
     q->dispatch = &dispatch;
     q->refs = 1;
+    q->ctx = c;
+    q->props = props;
     if (err) *err = CL_SUCCESS;
     return q;
+}
+
+static cl_int CL_API_CALL queue_info(cl_command_queue q, cl_command_queue_info param, size_t size, void *value,
+                                     size_t *size_ret) {
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    cl_device_id d = &device;
+    switch (param) {
+    case CL_QUEUE_DEVICE: return ANSWER(d);
+    case CL_QUEUE_CONTEXT: return ANSWER(q->ctx);
+    case CL_QUEUE_PROPERTIES: return ANSWER(q->props);
+    default: return CL_INVALID_VALUE;
+    }
+}
+
+static cl_ulong now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (cl_ulong)t.tv_sec * 1000000000u + (cl_ulong)t.tv_nsec;
+}
+
+/* A completed command's event, if the caller asked for one. */
+static void make_event(cl_command_queue q, cl_event *ev) {
+    if (!ev) return;
+    struct _cl_event *e = calloc(1, sizeof *e);
+    e->dispatch = &dispatch;
+    e->refs = 1;
+    e->profiled = (q->props & CL_QUEUE_PROFILING_ENABLE) != 0;
+    cl_ulong t = now_ns();
+    e->t[0] = t;
+    e->t[1] = t + 100;
+    e->t[2] = t + 200;
+    e->t[3] = mode_is("zero-durations") ? t + 200 : t + 1200;
+    *ev = e;
+}
+
+static cl_int CL_API_CALL retain_event(cl_event e) {
+    if (!e) return CL_INVALID_EVENT;
+    e->refs++;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL release_event(cl_event e) {
+    if (!e) return CL_INVALID_EVENT;
+    if (--e->refs == 0) free(e);
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL event_callback(cl_event e, cl_int type, void(CL_CALLBACK *notify)(cl_event, cl_int, void *),
+                                         void *user) {
+    if (!e) return CL_INVALID_EVENT;
+    if (!notify || type != CL_COMPLETE) return CL_INVALID_VALUE;
+    notify(e, CL_COMPLETE, user); /* already complete: called at once, as the spec allows */
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL event_profiling(cl_event e, cl_profiling_info param, size_t size, void *value,
+                                          size_t *size_ret) {
+    if (!e) return CL_INVALID_EVENT;
+    if (!e->profiled || mode_is("profiling-fails")) return CL_PROFILING_INFO_NOT_AVAILABLE;
+    if (param < CL_PROFILING_COMMAND_QUEUED || param > CL_PROFILING_COMMAND_END) return CL_INVALID_VALUE;
+    return ANSWER(e->t[param - CL_PROFILING_COMMAND_QUEUED]);
+}
+
+static cl_int CL_API_CALL wait_events(cl_uint n, const cl_event *es) {
+    return n && es ? CL_SUCCESS : CL_INVALID_VALUE;
 }
 
 static cl_int CL_API_CALL release_queue(cl_command_queue q) {
@@ -147,8 +231,8 @@ static cl_int CL_API_CALL enqueue_memcpy(cl_command_queue q, cl_bool blocking, v
     (void)blocking, (void)n, (void)wait;
     if (!q) return CL_INVALID_COMMAND_QUEUE;
     if (!dst || !src) return CL_INVALID_VALUE;
-    if (ev) *ev = NULL;
     memmove(dst, src, size);
+    make_event(q, ev);
     return CL_SUCCESS;
 }
 static cl_int CL_API_CALL enqueue_fill(cl_command_queue q, void *dst, const void *pattern, size_t psize, size_t size,
@@ -157,14 +241,15 @@ static cl_int CL_API_CALL enqueue_fill(cl_command_queue q, void *dst, const void
     if (!q) return CL_INVALID_COMMAND_QUEUE;
     if (!dst || !pattern || psize == 0 || size % psize) return CL_INVALID_VALUE;
     for (size_t i = 0; i < size; i += psize) memcpy((char *)dst + i, pattern, psize);
-    if (ev) *ev = NULL;
+    make_event(q, ev);
     return CL_SUCCESS;
 }
 static cl_int CL_API_CALL enqueue_migrate(cl_command_queue q, const void *ptr, size_t size, cl_mem_migration_flags f,
                                           cl_uint n, const cl_event *wait, cl_event *ev) {
     (void)ptr, (void)size, (void)f, (void)n, (void)wait;
-    if (ev) *ev = NULL;
-    return q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    make_event(q, ev);
+    return CL_SUCCESS;
 }
 
 static void *CL_API_CALL ext_address(const char *name) {
@@ -195,6 +280,12 @@ __attribute__((constructor)) static void init(void) {
     dispatch.clCreateCommandQueueWithProperties = create_queue;
     dispatch.clReleaseCommandQueue = release_queue;
     dispatch.clFinish = finish;
+    dispatch.clGetCommandQueueInfo = queue_info;
+    dispatch.clRetainEvent = retain_event;
+    dispatch.clReleaseEvent = release_event;
+    dispatch.clSetEventCallback = event_callback;
+    dispatch.clGetEventProfilingInfo = event_profiling;
+    dispatch.clWaitForEvents = wait_events;
     dispatch.clGetExtensionFunctionAddress = ext_address;
     dispatch.clGetExtensionFunctionAddressForPlatform = ext_address_for_platform;
 }

@@ -106,7 +106,7 @@ pub struct What {
 struct Pending {
     id: u64,
     what: What,
-    queue: QueueInfo,
+    queue: Arc<QueueInfo>,
     host_tid: u32,
     host_begin: u64,
     host_end: u64,
@@ -120,7 +120,7 @@ struct Pending {
 pub unsafe fn track(
     cap: Capture,
     event: *mut cl_event,
-    queue: &QueueInfo,
+    queue: &Arc<QueueInfo>,
     span: &Span,
     what: What,
 ) -> u64 {
@@ -212,7 +212,7 @@ unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
     if time == DeviceTime::Unavailable {
         dev.unavailable.fetch_add(1, Ordering::Relaxed);
     }
-    let command = Box::new(Command {
+    let command = Command {
         id: p.id,
         api: p.what.api,
         queue: p.queue.r,
@@ -229,6 +229,6 @@ unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
         bytes: p.what.bytes,
         blocking: p.what.blocking,
         kernel: p.what.kernel,
-    });
+    };
     buffer::push_with(|_| Record::Command(command));
 }

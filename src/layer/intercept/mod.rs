@@ -31,6 +31,7 @@ use events::{Capture, What};
 use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel};
 use parking_lot::{Mutex, RwLock};
 use queues::QueueInfo;
+use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -58,7 +59,7 @@ const MAX_HANDLES: usize = 1 << 16;
 struct World {
     memory: Mutex<Registry>,
     devices: RwLock<HashMap<usize, Arc<Device>>>,
-    queues: RwLock<HashMap<usize, QueueInfo>>,
+    queues: RwLock<HashMap<usize, Arc<QueueInfo>, FxBuildHasher>>,
     /// Context → devices.
     contexts: RwLock<HashMap<usize, Vec<usize>>>,
     /// Kernel → (argument index, memory object).
@@ -69,7 +70,11 @@ struct World {
 
 static WORLD: LazyLock<World> = LazyLock::new(World::default);
 
-fn bounded_insert<V>(map: &mut HashMap<usize, V>, key: usize, value: V) {
+fn bounded_insert<V, S: std::hash::BuildHasher>(
+    map: &mut HashMap<usize, V, S>,
+    key: usize,
+    value: V,
+) {
     if map.len() >= MAX_HANDLES && !map.contains_key(&key) {
         map.clear();
     }
@@ -181,7 +186,7 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op) -> Classified {
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
 fn refused(call: Call, queue: usize, blocking: bool, code: Option<cl_int>) {
-    let dev = queues::known(queue).map(|q| q.device);
+    let dev = queues::known(queue).map(|q| q.device.clone());
     let rules = dev.as_ref().map_or(&rules::GENERIC, |d| d.rules);
     report(
         call,
@@ -257,7 +262,7 @@ unsafe fn enqueued(
         Some(c) => (Some(c.class), c.mems),
         None => (None, SmallVec::new()),
     };
-    span.command = Some(Box::new(Enqueued {
+    span.command = Some(buffer::boxed(Enqueued {
         id,
         queue: q.r,
         class,

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What clxfer knows of a queue.
-#[derive(Clone)]
 pub struct QueueInfo {
     pub device: Arc<Device>,
     pub device_handle: usize,
@@ -27,18 +26,18 @@ fn add(
     device_handle: usize,
     props: cl_command_queue_properties,
     timing: Timing,
-) -> Option<QueueInfo> {
+) -> Option<Arc<QueueInfo>> {
     let dev = device(device_handle)?;
     let r = QueueRef {
         device: dev.profile.index,
         queue: NEXT_QUEUE.fetch_add(1, Ordering::Relaxed),
     };
-    let info = QueueInfo {
+    let info = Arc::new(QueueInfo {
         device: dev,
         device_handle,
         r,
         timing,
-    };
+    });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     buffer::push_with(|_| {
         Record::Queue(QueueTrack {
@@ -51,7 +50,7 @@ fn add(
 }
 
 /// The queue's info; a queue clxfer did not see created is asked about (it was accepted).
-pub(super) fn info(queue: usize) -> Option<QueueInfo> {
+pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
     if let Some(known) = WORLD.queues.read().get(&queue) {
         return Some(known.clone());
     }
@@ -66,7 +65,7 @@ pub(super) fn info(queue: usize) -> Option<QueueInfo> {
 }
 
 /// The queue's info if clxfer knows it, without asking the driver (the queue may be invalid).
-pub(super) fn known(queue: usize) -> Option<QueueInfo> {
+pub(super) fn known(queue: usize) -> Option<Arc<QueueInfo>> {
     WORLD.queues.read().get(&queue).cloned()
 }
 

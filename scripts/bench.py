@@ -1,0 +1,176 @@
+"""The benchmark driver of scripts/bench (see there). Python for the bookkeeping only: every
+figure comes from a real run of a real program under the real ICD loader and PoCL."""
+
+import datetime
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIB = os.path.join(ROOT, "target/release/libclxfer.so")
+STORM = os.path.join(ROOT, "target/release/clxfer-storm")
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+ENQUEUES = int(sys.argv[2]) if len(sys.argv) > 2 else 200_000
+
+# name → environment (the storm's own and clpeak's)
+CONFIGS = {"none": {}}
+for load, var in [("layer", "OPENCL_LAYERS"), ("preload", "LD_PRELOAD")]:
+    for mode in ["off", "summary", "trace"]:
+        CONFIGS[f"{load} {mode}"] = {var: LIB, "CLXFER_MODE": mode}
+
+
+def env_for(extra, out_dir):
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith("CLXFER_") or k in ("OPENCL_LAYERS", "LD_PRELOAD"))}
+    env.update(extra)
+    env["CLXFER_DIR"] = out_dir
+    return env
+
+
+def run(cmd, extra):
+    """Runs cmd; returns (stdout, trace bytes written, peak RSS of the child in KiB)."""
+    with tempfile.TemporaryDirectory() as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        p = subprocess.run(cmd, env=env_for(extra, out), capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+        size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return p.stdout, size, max(rss, before)
+
+
+def storm(threads, extra):
+    out, size, _ = run([STORM, str(ENQUEUES // threads), str(threads)], extra)
+    us = float(re.search(r"us_per_enqueue (\S+)", out).group(1))
+    rss = int(re.search(r"max_rss_kib (\d+)", out).group(1))
+    total = (ENQUEUES // threads) // 4 * 4 * threads
+    return {"us": us, "bytes": size / total, "rss": rss / 1024}
+
+
+def calls(extra):
+    out, _, _ = run([STORM, "2000000", "calls"], extra)
+    return {"ns": float(re.search(r"ns_per_call (\S+)", out).group(1))}
+
+
+CLPEAK_KEYS = ["enqueueWriteBuffer", "enqueueReadBuffer",
+               "enqueueWriteBuffer non-blocking", "enqueueReadBuffer non-blocking"]
+
+
+def clpeak(extra):
+    out, _, _ = run(["clpeak", "--transfer-bandwidth"], extra)
+    got = {}
+    for key in CLPEAK_KEYS:
+        m = re.search(r"^\s*" + re.escape(key) + r"\s*:\s*([\d.]+)", out, re.M)
+        got[key] = float(m.group(1)) if m else float("nan")
+    return got
+
+
+def bench(title, fn, metric, unit, rounds):
+    """Interleaved rounds; prints and returns the table lines."""
+    results = {c: [] for c in CONFIGS}
+    for _ in range(rounds):
+        for c, extra in CONFIGS.items():
+            results[c].append(fn(extra))
+    base = results["none"]
+    lines = [f"{title}, {rounds} interleaved rounds",
+             f"  {'configuration':<18}{'median ' + unit:>20}{'added':>10}{'median ratio':>14}"
+             + ("" if metric != "us" else f"{'trace B/enq':>13}{'peak RSS MiB':>14}")]
+    base_med = statistics.median(r[metric] for r in base)
+    for c, rs in results.items():
+        med = statistics.median(r[metric] for r in rs)
+        ratio = statistics.median(r[metric] / b[metric] for r, b in zip(rs, base))
+        line = f"  {c:<18}{med:>20.3f}{med - base_med:>+10.3f}{ratio:>14.3f}"
+        if metric == "us":
+            line += f"{statistics.median(r['bytes'] for r in rs):>13.0f}"
+            line += f"{statistics.median(r['rss'] for r in rs):>14.1f}"
+        lines.append(line)
+    for l in lines + [""]:
+        print(l, flush=True)
+    return lines, results
+
+
+def main():
+    out = []
+    for threads in (1, 4):
+        lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
+                         lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS)
+        out += lines + [""]
+    lines, _ = bench("calls: 2000000 x (clRetainMemObject + clReleaseMemObject)", calls, "ns",
+                     "ns/call", ROUNDS)
+    out += lines + [""]
+    results = {c: [] for c in CONFIGS}
+    rounds = max(1, ROUNDS // 2)
+    for _ in range(rounds):
+        for c, extra in CONFIGS.items():
+            results[c].append(clpeak(extra))
+    lines = [f"clpeak --transfer-bandwidth, {rounds} interleaved rounds: median GB/s (ratio to none)",
+             f"  {'configuration':<18}" + "".join(f"{k.replace('enqueue', ''):>30}" for k in CLPEAK_KEYS)]
+    for c, rs in results.items():
+        cells = []
+        for k in CLPEAK_KEYS:
+            med = statistics.median(r[k] for r in rs)
+            ratio = statistics.median(r[k] / b[k] for r, b in zip(rs, results["none"]))
+            cells.append(f"{med:.2f} ({ratio:.3f})")
+        lines.append(f"  {c:<18}" + "".join(f"{x:>30}" for x in cells))
+    for l in lines + [""]:
+        print(l, flush=True)
+    out += lines + [""]
+
+    # Memory over a long traced run: 2.5 million enqueues, each a host slice, a device slice and two
+    # flow ends (over 10 million events).
+    n = 2_500_000
+    traced = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": "trace"}
+    long_out, size, _ = run([STORM, str(n), "1"], traced)
+    long_rss = int(re.search(r"max_rss_kib (\d+)", long_out).group(1)) / 1024
+    short_rss = storm_rss(10_000, traced)
+    none_rss = storm_rss(10_000, {})
+    lines = [f"memory: {n} enqueues traced ({size / 1e9:.2f} GB of trace): peak RSS {long_rss:.1f} MiB; "
+             f"{short_rss:.1f} MiB for 10000 enqueues, {none_rss:.1f} MiB without clxfer",
+             f"  growth over the long run: {long_rss - short_rss:+.1f} MiB"]
+    for l in lines + [""]:
+        print(l, flush=True)
+    out += lines + [""]
+
+    crit = subprocess.run(["cargo", "bench", "--quiet", "--bench", "classify", "--bench", "writer"],
+                          cwd=ROOT, capture_output=True, text=True).stdout
+    lines = ["criterion (median of its samples; full report in target/criterion/):"]
+    name = None
+    for l in crit.splitlines():
+        if re.match(r"^(classify|registry|write|writer)", l):
+            name = l.strip()
+        m = re.search(r"(time|thrpt):\s+\[\S+ \S+ (\S+ \S+) \S+ \S+\]", l)
+        if m and name:
+            lines.append(f"  {name:<72} {m.group(2)}")
+    for l in lines + [""]:
+        print(l, flush=True)
+    out += lines
+
+    write_doc(out)
+
+
+def storm_rss(n, extra):
+    out, _, _ = run([STORM, str(n), "1"], extra)
+    return int(re.search(r"max_rss_kib (\d+)", out).group(1)) / 1024
+
+
+def write_doc(lines):
+    path = os.path.join(ROOT, "docs/PERFORMANCE.md")
+    doc = open(path).read()
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    when = datetime.date.today().isoformat()
+    block = (f"{begin}\n`scripts/bench {ROUNDS} {ENQUEUES}`, {when}, on this machine:\n\n```\n"
+             + "\n".join(lines).rstrip() + "\n```\n" + end)
+    if begin in doc:
+        doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
+    else:
+        doc += "\n" + block + "\n"
+    open(path, "w").write(doc)
+    print(f"bench: wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
