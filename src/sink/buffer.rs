@@ -73,15 +73,10 @@ thread_local! {
 type Pool<T> = (Sender<T>, Receiver<T>);
 static BOXES: std::sync::LazyLock<Pool<Box<Enqueued>>> = std::sync::LazyLock::new(|| bounded(4096));
 
-/// `value` in a box, a recycled one when there is one.
-pub fn boxed(value: Enqueued) -> Box<Enqueued> {
-    match BOXES.1.try_recv() {
-        Ok(mut b) => {
-            *b = value;
-            b
-        }
-        Err(_) => Box::new(value),
-    }
+/// A box for an enqueue's details, recycled when there is one (its old contents are for the
+/// caller to overwrite).
+pub fn recycled() -> Box<Enqueued> {
+    BOXES.1.try_recv().unwrap_or_default()
 }
 
 /// Gives a box back for reuse (the writer, once it has written the record).

@@ -46,7 +46,14 @@ struct Discard;
 
 impl writer::Output for Discard {
     fn write(&mut self, records: &mut Vec<record::Record>) {
-        records.clear();
+        for r in records.drain(..) {
+            if let record::Record::Call(record::Call {
+                command: Some(e), ..
+            }) = r
+            {
+                buffer::unbox(e);
+            }
+        }
     }
     fn finish(&mut self, _: &record::End, _: [u64; record::KINDS.len()]) {}
 }

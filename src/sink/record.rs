@@ -6,7 +6,7 @@ use crate::model::classification::{Classification, ObjRef};
 use smallvec::SmallVec;
 
 /// One record. Small, so that the plain calls (most of them) move few bytes; an enqueue's details
-/// are boxed, in boxes recycled through [`crate::sink::buffer::boxed`] (a box allocated on the
+/// are boxed, in boxes recycled through [`crate::sink::buffer::recycled`] (a box allocated on the
 /// calling thread and freed on the writer's costs more than the rest of the call path, through
 /// malloc's arena locks). Batches of records are recycled too.
 pub enum Record {
@@ -40,6 +40,7 @@ pub struct Call {
 }
 
 /// What an enqueue call put on a queue.
+#[derive(Default)]
 pub struct Enqueued {
     /// The flow id joining host and device slices; 0 when the command is not timed.
     pub id: u64,

@@ -18,7 +18,7 @@ pub use objects::*;
 pub use queues::QueueCreated;
 
 use super::{Call, Hook, Span, driver};
-use crate::model::classification::{Classification, ObjRef, Path};
+use crate::model::classification::{Classification, Path};
 use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
@@ -32,7 +32,6 @@ use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel};
 use parking_lot::{Mutex, RwLock};
 use queues::QueueInfo;
 use rustc_hash::FxBuildHasher;
-use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicU64;
@@ -148,40 +147,39 @@ fn device(device: usize) -> Option<Arc<Device>> {
     Some(entry)
 }
 
-/// What one classified command adds to its call's record.
-struct Classified {
-    class: Classification,
-    mems: SmallVec<[ObjRef; 2]>,
-}
-
-/// Classifies a command the driver accepted on `queue`, updates the model and the counters.
-fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op) -> Classified {
+/// Classifies a command the driver accepted on `queue`, updates the model and the counters; the
+/// classification and the objects named go straight into the call's record `e`.
+fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, e: &mut Enqueued) {
     let dev = &q.device;
     let req = Request {
         op,
         device: q.device_handle,
         blocking,
     };
-    let (c, mems, pinned, resident) = {
+    let (pinned, resident) = {
         let mut memory = WORLD.memory.lock();
-        let c = classify::classify(&req, &memory, &dev.profile, dev.rules);
-        let mems = req
-            .op
-            .objects()
-            .filter_map(|m| memory.object(m).map(|o| o.obj_ref()))
-            .collect();
+        e.class = Some(classify::classify(&req, &memory, &dev.profile, dev.rules));
+        e.mems.clear();
+        e.mems.extend(
+            req.op
+                .objects()
+                .filter_map(|m| memory.object(m).map(|o| o.obj_ref())),
+        );
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
         let pinned = memory.pinned_bytes().now;
-        (c, mems, pinned, memory.device_bytes(q.device_handle).now)
+        (pinned, memory.device_bytes(q.device_handle).now)
     };
     let now = clock::now_ns();
     counters::set(Counter::PinnedHost, pinned, now);
     counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
-    // A kernel is reported only when it moves a buffer.
-    if !matches!(req.op, Op::Kernel { .. }) || c.path != Path::None {
-        report(call, Some(dev), &c);
+    let Some(c) = &e.class else { return };
+    // A kernel counts as a transfer (and is reported) only when it moves a buffer.
+    if matches!(req.op, Op::Kernel { .. }) && c.path == Path::None {
+        e.class = None;
+        e.mems.clear();
+    } else {
+        report(call, Some(dev), c);
     }
-    Classified { class: c, mems }
 }
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
@@ -240,35 +238,26 @@ unsafe fn enqueued(
     let Some(q) = queues::info(queue as usize) else {
         return;
     };
-    let kernel = kernel.and_then(kernel_name);
-    let classified = transfer.map(|(blocking, op)| {
-        let is_kernel = matches!(op, Op::Kernel { .. });
-        let c = record(call, &q, blocking, op);
-        // A kernel counts as a transfer only when it moves a buffer.
-        (!is_kernel || c.class.path != Path::None).then_some(c)
-    });
-    let classified = classified.flatten();
+    let mut e = buffer::recycled();
+    e.queue = q.r;
+    e.kernel = kernel.and_then(kernel_name);
+    e.class = None;
+    e.mems.clear();
+    if let Some((blocking, op)) = transfer {
+        record(call, &q, blocking, op, &mut e);
+    }
     let what = What {
         api: call.api,
-        class: classified
+        class: e
+            .class
             .as_ref()
-            .map(|c| (c.class.direction.as_str(), c.class.path.as_str())),
-        bytes: classified.as_ref().map_or(0, |c| c.class.bytes),
-        blocking: classified.as_ref().is_some_and(|c| c.class.blocking),
-        kernel: kernel.clone(),
+            .map(|c| (c.direction.as_str(), c.path.as_str())),
+        bytes: e.class.as_ref().map_or(0, |c| c.bytes),
+        blocking: e.class.as_ref().is_some_and(|c| c.blocking),
+        kernel: e.kernel.clone(),
     };
-    let id = unsafe { events::track(cap, event, &q, span, what) };
-    let (class, mems) = match classified {
-        Some(c) => (Some(c.class), c.mems),
-        None => (None, SmallVec::new()),
-    };
-    span.command = Some(buffer::boxed(Enqueued {
-        id,
-        queue: q.r,
-        class,
-        mems,
-        kernel,
-    }));
+    e.id = unsafe { events::track(cap, event, &q, span, what) };
+    span.command = Some(e);
 }
 
 /// A transfer-like command: where its queue is, whether it blocks, and what it does.
