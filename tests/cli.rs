@@ -127,9 +127,17 @@ fn trace_doc_is_the_generated_one() {
 fn check_reports_violations_and_unreadable_files() {
     let dir = fresh_dir("check");
     let good = dir.join("good.json");
-    std::fs::write(&good, "[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1.0,\"dur\":1.0},\n").unwrap();
+    std::fs::write(
+        &good,
+        "[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1.0,\"dur\":1.0},\n",
+    )
+    .unwrap();
     let bad = dir.join("bad.json");
-    std::fs::write(&bad, "[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":-1.0,\"dur\":1.0}]").unwrap();
+    std::fs::write(
+        &bad,
+        "[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":-1.0,\"dur\":1.0}]",
+    )
+    .unwrap();
     let junk = dir.join("junk.json");
     std::fs::write(&junk, "not a trace").unwrap();
     let check = |files: &[&std::path::Path]| {
@@ -139,15 +147,28 @@ fn check_reports_violations_and_unreadable_files() {
     };
     let r = check(&[&good]);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("ok: 1 events, 1 slices, 0 flows; not closed"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("ok: 1 events, 1 slices, 0 flows; not closed"),
+        "{}",
+        r.stdout
+    );
     let r = check(&[&good, &bad]);
     assert_eq!(r.code, Some(1));
-    assert!(r.stdout.contains("event 0: \"ts\" -1.0 is negative"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("event 0: \"ts\" -1.0 is negative"),
+        "{}",
+        r.stdout
+    );
     let r = check(&[&junk, &good]);
     assert_eq!(r.code, Some(2));
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one line per unreadable file: {}", r.stderr);
-    assert!(lines[0].starts_with("clxfer: ") && lines[0].contains("not a Chrome trace"), "{}", r.stderr);
+    assert!(
+        lines[0].starts_with("clxfer: ") && lines[0].contains("not a Chrome trace"),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("panicked"));
     let r = check(&[&dir.join("missing.json")]);
     assert_eq!(r.code, Some(2));

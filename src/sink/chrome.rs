@@ -5,7 +5,7 @@
 //! one `s`/`f` flow per timed command at exactly the two slices' timestamps, class in the names,
 //! the whole classification in `args`. Keys come from `schema.rs`.
 
-use super::json::Json;
+use super::json::{Json, Part, quoted};
 use super::record::*;
 use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
@@ -39,6 +39,8 @@ pub struct Chrome<W: Write + Send> {
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
     reasons: ReasonsCache,
+    /// Memory flags → their names (`READ_WRITE|ALLOC_HOST_PTR`).
+    flag_names: HashMap<u64, Box<str>, FxBuildHasher>,
     events: u64,
     failed: Option<String>,
     what: String,
@@ -89,6 +91,7 @@ impl<W: Write + Send> Chrome<W> {
             hosts: HashSet::default(),
             early: HashMap::default(),
             reasons: ReasonsCache::default(),
+            flag_names: HashMap::default(),
             events: 0,
             failed: None,
             what,
@@ -96,9 +99,16 @@ impl<W: Write + Send> Chrome<W> {
         c.j.buf.extend_from_slice(b"[\n");
         c.meta(host_pid, None, "process_name", start.program);
         c.sort_index(host_pid, None, 0);
-        let j = c.begin(&s::TRACE_START, s::CAT_CLXFER, "i", host_pid, host_pid, 0);
-        j.key("s").str("g");
-        j.key("args").open();
+        let j = c.begin(
+            Name::Words(&[s::TRACE_START]),
+            s::CAT_CLXFER,
+            "i",
+            host_pid,
+            host_pid,
+            0,
+        );
+        j.qkey(quoted!("s")).word("g");
+        j.qkey(quoted!("args")).open();
         j.key(s::PROGRAM).str(start.program);
         j.key(s::COMMAND_LINE).open_array();
         for a in start.command_line {
@@ -122,21 +132,25 @@ impl<W: Write + Send> Chrome<W> {
     /// Opens an event: name, cat, ph, pid, tid, ts. The caller adds fields, then `end_event`.
     fn begin(
         &mut self,
-        name: &dyn std::fmt::Display,
-        cat: &str,
-        ph: &str,
+        name: Name,
+        cat: &'static str,
+        ph: &'static str,
         pid: u32,
         tid: u32,
         ts: u64,
     ) -> &mut Json {
         let j = &mut self.j;
         j.open();
-        j.key("name").display(name);
-        j.key("cat").str(cat);
-        j.key("ph").str(ph);
-        j.key("pid").u64(pid as u64);
-        j.key("tid").u64(tid as u64);
-        j.key("ts").us(ts);
+        j.qkey(quoted!("name"));
+        match name {
+            Name::Words(w) => j.words(w),
+            Name::Shown(d) => j.display(d),
+        };
+        j.qkey(quoted!("cat")).word(cat);
+        j.qkey(quoted!("ph")).word(ph);
+        j.qkey(quoted!("pid")).u64(pid as u64);
+        j.qkey(quoted!("tid")).u64(tid as u64);
+        j.qkey(quoted!("ts")).us(ts);
         j
     }
 
@@ -165,9 +179,16 @@ impl<W: Write + Send> Chrome<W> {
         self.j.buf.clear();
     }
 
-    fn meta(&mut self, pid: u32, tid: Option<u32>, what: &str, name: &str) {
-        let j = self.begin(&what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
-        j.key("args").open().key("name").str(name).close();
+    fn meta(&mut self, pid: u32, tid: Option<u32>, what: &'static str, name: &str) {
+        let j = self.begin(
+            Name::Words(&[what]),
+            "__metadata",
+            "M",
+            pid,
+            tid.unwrap_or(0),
+            0,
+        );
+        j.qkey(quoted!("args")).open().key("name").str(name).close();
         self.end_event();
     }
 
@@ -177,8 +198,15 @@ impl<W: Write + Send> Chrome<W> {
         } else {
             "process_sort_index"
         };
-        let j = self.begin(&what, "__metadata", "M", pid, tid.unwrap_or(0), 0);
-        j.key("args")
+        let j = self.begin(
+            Name::Words(&[what]),
+            "__metadata",
+            "M",
+            pid,
+            tid.unwrap_or(0),
+            0,
+        );
+        j.qkey(quoted!("args"))
             .open()
             .key("sort_index")
             .u64(index as u64)
@@ -225,8 +253,15 @@ impl<W: Write + Send> Chrome<W> {
         }
         let (ts, dur) = (self.ts(c.begin), c.end.saturating_sub(c.begin));
         let Some(e) = c.command else {
-            let j = self.begin(&c.api.name(), s::CAT_CALL, "X", self.host_pid, c.tid, ts);
-            j.key("dur").us(dur);
+            let j = self.begin(
+                Name::Words(&[c.api.name()]),
+                s::CAT_CALL,
+                "X",
+                self.host_pid,
+                c.tid,
+                ts,
+            );
+            j.qkey(quoted!("dur")).us(dur);
             self.end_event();
             return;
         };
@@ -240,29 +275,27 @@ impl<W: Write + Send> Chrome<W> {
         }
         let j = &mut self.j;
         j.open();
-        j.key("name");
+        j.qkey(quoted!("name"));
         match &e.class {
-            Some(cl) => j.display(&format_args!(
-                "{} {} {}",
-                c.api.name(),
-                cl.direction.as_str(),
-                cl.path.as_str()
-            )),
-            None => j.str(c.api.name()),
+            Some(cl) => j.words(&[c.api.name(), cl.direction.as_str(), cl.path.as_str()]),
+            None => j.word(c.api.name()),
         };
-        j.key("cat").str(cat);
-        j.key("ph").str("X");
-        j.key("pid").u64(self.host_pid as u64);
-        j.key("tid").u64(c.tid as u64);
-        j.key("ts").us(ts);
-        j.key("dur").us(dur);
-        j.key("args").open();
-        j.key(s::API).str(c.api.name());
+        j.qkey(quoted!("cat")).word(cat);
+        j.qkey(quoted!("ph")).word("X");
+        j.qkey(quoted!("pid")).u64(self.host_pid as u64);
+        j.qkey(quoted!("tid")).u64(c.tid as u64);
+        j.qkey(quoted!("ts")).us(ts);
+        j.qkey(quoted!("dur")).us(dur);
+        j.qkey(quoted!("args")).open();
+        j.key(s::API).word(c.api.name());
         j.key(s::COMMAND).u64(e.id);
-        j.key(s::QUEUE).str(&format!(
-            "device #{} queue #{}",
-            e.queue.device, e.queue.queue
-        ));
+        j.key(s::QUEUE).raw_parts(&[
+            Part::Text("\"device #"),
+            Part::Num(e.queue.device as u64),
+            Part::Text(" queue #"),
+            Part::Num(e.queue.queue as u64),
+            Part::Text("\""),
+        ]);
         if let Some(k) = &e.kernel {
             j.key(s::KERNEL).str(k);
         }
@@ -274,9 +307,13 @@ impl<W: Write + Send> Chrome<W> {
             j.key(s::MEM_OBJECTS).open_array();
             for m in &e.mems {
                 j.open();
-                j.key("id").u64(m.id);
-                j.key("kind").str(m.kind_name());
-                j.key("flags").display(&flags::decode(m.flags, MEM_FLAGS));
+                j.qkey(quoted!("id")).u64(m.id);
+                j.key("kind").word(m.kind_name());
+                let decoded = self
+                    .flag_names
+                    .entry(m.flags)
+                    .or_insert_with(|| flags::decode(m.flags, MEM_FLAGS).to_string().into());
+                j.key("flags").str(decoded);
                 j.close();
             }
             j.close_array();
@@ -319,15 +356,21 @@ impl<W: Write + Send> Chrome<W> {
         let lane = self.lane(c.queue, c.start, c.end);
         let tid = queue_tid(c.queue.queue, lane);
         let (ts, dur) = (self.ts(c.start), c.end.saturating_sub(c.start));
-        let name = CommandName(&c);
-        let j = self.begin(&name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
-        j.key("dur").us(dur);
+        let verb = verb(c.api);
+        let shown = CommandName(&c);
+        let name = match (&c.kernel, c.class) {
+            (None, Some((dir, path))) => Name::Words(&[verb, dir, path]),
+            (None, None) => Name::Words(&[verb]),
+            (Some(_), _) => Name::Shown(&shown),
+        };
+        let j = self.begin(name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
+        j.qkey(quoted!("dur")).us(dur);
         // The call's own details are on the host slice, one arrow away.
-        j.key("args").open();
+        j.qkey(quoted!("args")).open();
         j.key(s::COMMAND).u64(c.id);
         if let Some((dir, path)) = c.class {
-            j.key(s::DIRECTION).str(dir);
-            j.key(s::PATH).str(path);
+            j.key(s::DIRECTION).word(dir);
+            j.key(s::PATH).word(path);
             j.key(s::BYTES).u64(c.bytes);
         }
         if c.time == DeviceTime::Measured {
@@ -341,9 +384,11 @@ impl<W: Write + Send> Chrome<W> {
                 j.key(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }
         } else {
-            j.key(s::DEVICE_TIME).str("unavailable");
+            j.key(s::DEVICE_TIME).word("unavailable");
         }
-        j.key(s::STATUS).i64(c.status as i64);
+        if c.status != 0 {
+            j.key(s::STATUS).i64(c.status as i64);
+        }
         j.close();
         self.end_event();
         if !flow {
@@ -352,18 +397,25 @@ impl<W: Write + Send> Chrome<W> {
         // The arrow: from the enqueue slice's start to the device slice's start.
         let host_ts = self.ts(c.host_begin);
         let j = self.begin(
-            &s::FLOW_NAME,
+            Name::Words(&[s::FLOW_NAME]),
             s::CAT_ENQUEUE,
             "s",
             self.host_pid,
             c.host_tid,
             host_ts,
         );
-        j.key("id").u64(c.id);
+        j.qkey(quoted!("id")).u64(c.id);
         self.end_event();
-        let j = self.begin(&s::FLOW_NAME, s::CAT_ENQUEUE, "f", dpid, tid, ts);
-        j.key("bp").str("e");
-        j.key("id").u64(c.id);
+        let j = self.begin(
+            Name::Words(&[s::FLOW_NAME]),
+            s::CAT_ENQUEUE,
+            "f",
+            dpid,
+            tid,
+            ts,
+        );
+        j.qkey(quoted!("bp")).word("e");
+        j.qkey(quoted!("id")).u64(c.id);
         self.end_event();
     }
 
@@ -444,14 +496,21 @@ impl<W: Write + Send> Chrome<W> {
         let dpid = device_pid(self.host_pid, d.index);
         self.meta(dpid, None, "process_name", &format!("OpenCL {}", d.name));
         self.sort_index(dpid, None, d.index);
-        let j = self.begin(&s::DEVICE_INFO, s::CAT_CLXFER, "i", dpid, 0, 0);
-        j.key("s").str("p");
-        j.key("args").open();
+        let j = self.begin(
+            Name::Words(&[s::DEVICE_INFO]),
+            s::CAT_CLXFER,
+            "i",
+            dpid,
+            0,
+            0,
+        );
+        j.qkey(quoted!("s")).word("p");
+        j.qkey(quoted!("args")).open();
         j.key(s::DEVICE_INDEX).u64(d.index as u64);
         j.key(s::NAME).str(&d.name);
         j.key(s::VENDOR).str(&d.vendor);
-        j.key(s::DEVICE_TYPE).str(d.kind);
-        j.key(s::RULES).str(d.rules);
+        j.key(s::DEVICE_TYPE).word(d.kind);
+        j.key(s::RULES).word(d.rules);
         j.key(s::GLOBAL_MEM).u64(d.global_mem);
         j.close();
         self.end_event();
@@ -470,8 +529,12 @@ impl<W: Write + Send> Chrome<W> {
                 (device_pid(self.host_pid, d), s::RESIDENT_COUNTER)
             }
         };
-        let j = self.begin(&name, s::CAT_CLXFER, "C", pid, 0, ts);
-        j.key("args").open().key(s::BYTES).u64(value).close();
+        let j = self.begin(Name::Words(&[name]), s::CAT_CLXFER, "C", pid, 0, ts);
+        j.qkey(quoted!("args"))
+            .open()
+            .key(s::BYTES)
+            .u64(value)
+            .close();
         self.end_event();
     }
 
@@ -535,16 +598,23 @@ impl<W: Write + Send> Output for Chrome<W> {
         self.name_the_rest();
         let (pid, ts) = (self.host_pid, self.ts(clock::now_ns()));
         let events = self.events + 1;
-        let j = self.begin(&s::TRACE_END, s::CAT_CLXFER, "i", pid, pid, ts);
-        j.key("s").str("g");
-        j.key("args").open();
+        let j = self.begin(
+            Name::Words(&[s::TRACE_END]),
+            s::CAT_CLXFER,
+            "i",
+            pid,
+            pid,
+            ts,
+        );
+        j.qkey(quoted!("s")).word("g");
+        j.qkey(quoted!("args")).open();
         j.key(s::DEVICES).open_array();
         for d in &end.devices {
             j.open();
             j.key(s::DEVICE_INDEX).u64(d.index as u64);
             j.key(s::NAME).str(&d.name);
-            j.key(s::RULES).str(d.rules);
-            j.key(s::CLOCK).str(d.clock);
+            j.key(s::RULES).word(d.rules);
+            j.key(s::CLOCK).word(d.clock);
             j.key(s::CORRECTIONS).u64(d.corrections);
             j.key(s::UNAVAILABLE).u64(d.unavailable);
             j.key(s::UNTIMED).u64(d.untimed);
@@ -574,11 +644,11 @@ const REASONS_CACHED: usize = 4096;
 
 /// The classification's fields (the host slice's args).
 fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
-    j.key(s::DIRECTION).str(c.direction.as_str());
-    j.key(s::PATH).str(c.path.as_str());
+    j.key(s::DIRECTION).word(c.direction.as_str());
+    j.key(s::PATH).word(c.path.as_str());
     j.key(s::BYTES).u64(c.bytes);
     j.key(s::BLOCKING).bool(c.blocking);
-    j.key(s::RULES).str(c.rules);
+    j.key(s::RULES).word(c.rules);
     if !cache.contains_key(&c.reasons) {
         let mut r = Json::default();
         r.open_array();
@@ -589,7 +659,7 @@ fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
         let mut ids = Json::default();
         ids.open_array();
         for reason in &c.reasons {
-            ids.str(reason.rule);
+            ids.word(reason.rule);
         }
         ids.close_array();
         cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
@@ -601,7 +671,7 @@ fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     j.key(s::RULE_IDS).raw_bytes(ids);
     if let Some(h) = &c.host {
         j.key(s::HOST_PTR).hex(h.ptr as u64);
-        j.key(s::HOST_MEMORY).str(h.kind);
+        j.key(s::HOST_MEMORY).word(h.kind);
         j.key(s::HOST_PINNED).bool(h.pinned);
         // Pageable memory has no provenance beyond what the reasons say.
         if h.range.is_some() {
@@ -656,6 +726,12 @@ pub fn verb(api: Api) -> &'static str {
     } else {
         bare
     }
+}
+
+/// An event's name: clxfer's own words joined by spaces, or text to escape.
+enum Name<'a> {
+    Words(&'a [&'static str]),
+    Shown(&'a dyn std::fmt::Display),
 }
 
 /// `Write H2D staged`, `Kernel vadd`, `Marker`.

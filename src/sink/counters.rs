@@ -10,9 +10,23 @@ pub const MIN_GAP_NS: u64 = 100_000;
 /// Devices beyond this many have no resident-bytes counter.
 pub const MAX_DEVICES: usize = 16;
 
+#[repr(align(64))]
 struct Gauge {
     value: AtomicU64,
     sampled_at: AtomicU64,
+}
+
+/// Bytes in flight as two running totals, each on its own cache line: the enqueuing threads add to
+/// one and the completion callbacks (driver threads) to the other, so neither waits for the other.
+#[repr(align(64))]
+struct Total(AtomicU64);
+
+static ENQUEUED: Total = Total(AtomicU64::new(0));
+static COMPLETED: Total = Total(AtomicU64::new(0));
+
+fn in_flight() -> u64 {
+    let done = COMPLETED.0.load(Ordering::Relaxed);
+    ENQUEUED.0.load(Ordering::Relaxed).saturating_sub(done)
 }
 
 impl Gauge {
@@ -60,24 +74,21 @@ pub fn set(c: Counter, value: u64, now: u64) {
     }
 }
 
-/// Adds to a counter (negative: subtracts, never below zero).
-pub fn add(c: Counter, delta: i64, now: u64) {
-    let Some(g) = gauge(c) else { return };
-    let mut value = 0;
-    let _ = g
-        .value
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-            value = v.saturating_add_signed(delta);
-            Some(value)
-        });
-    maybe_sample(c, g, value, now);
+/// Bytes enqueued (`delta` > 0) or completed (`delta` < 0) for the bytes-in-flight counter.
+pub fn in_flight_add(delta: i64, now: u64) {
+    let total = if delta >= 0 { &ENQUEUED } else { &COMPLETED };
+    total.0.fetch_add(delta.unsigned_abs(), Ordering::Relaxed);
+    let g = &IN_FLIGHT;
+    if now.saturating_sub(g.sampled_at.load(Ordering::Relaxed)) >= MIN_GAP_NS {
+        maybe_sample(Counter::InFlight, g, in_flight(), now);
+    }
 }
 
 /// Every counter's current value (the writer's tick).
 pub fn current() -> Vec<(Counter, u64)> {
     let mut all = vec![
         (Counter::PinnedHost, PINNED.value.load(Ordering::Relaxed)),
-        (Counter::InFlight, IN_FLIGHT.value.load(Ordering::Relaxed)),
+        (Counter::InFlight, in_flight()),
     ];
     for (i, g) in RESIDENT.iter().enumerate() {
         all.push((
@@ -90,5 +101,7 @@ pub fn current() -> Vec<(Counter, u64)> {
 
 /// In a forked child: the parent's commands in flight never complete here.
 pub fn reset_after_fork() {
-    IN_FLIGHT.value.store(0, Ordering::Relaxed);
+    COMPLETED
+        .0
+        .store(ENQUEUED.0.load(Ordering::Relaxed), Ordering::Relaxed);
 }

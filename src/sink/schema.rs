@@ -45,7 +45,7 @@ schema! {
     SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
     ENQUEUE_TO_START = "enqueue_to_start_us" ["device"] "From the enqueue call's start on the host to the command's start.",
     DEVICE_TIME = "device_time" ["device"] "Present only as `unavailable`: the profiling query failed or reported a zero duration (NVIDIA does for migrations); a failed query puts the slice, 0 long, at the completion.",
-    STATUS = "status" ["device"] "The command's execution status in its completion callback (0: complete; negative: an error).",
+    STATUS = "status" ["device"] "Present only when the command failed: the negative execution status its completion callback got.",
     PROGRAM = "program" ["trace start"] "The program's name.",
     COMMAND_LINE = "command_line" ["trace start"] "The program's arguments.",
     PID = "pid" ["trace start"] "The process id.",

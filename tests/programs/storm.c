@@ -1,6 +1,8 @@
 /* The overhead benchmarks. Default: a storm of small (4 KiB) write/read/map/unmap enqueues, all
  * non-blocking, on one in-order queue per thread, with a clFinish every 64 commands so the queue
- * stays short; prints the wall time per enqueue in microseconds and the peak RSS.
+ * stays short; prints the wall time per enqueue in microseconds, the peak RSS, and the CPU time
+ * the calling threads themselves spent per enqueue (clxfer's own work shows there, without the
+ * scheduling noise of PoCL's worker threads).
  * With "calls": pairs of the cheapest calls (clRetainMemObject/clReleaseMemObject), where the
  * driver does almost nothing, so clxfer's own cost per call shows; prints nanoseconds per call.
  * Usage: storm [enqueues per thread] [threads | calls] */
@@ -18,6 +20,14 @@ static double now(void) {
 
 static int g_enqueues;
 static pthread_barrier_t g_start;
+static double g_cpu_us; /* CPU time of the storm threads themselves, summed */
+static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double thread_cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
 
 static void *storm(void *arg) {
     (void)arg;
@@ -29,6 +39,7 @@ static void *storm(void *arg) {
     for (int warm = 0; warm < 100; warm++)
         CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
     pthread_barrier_wait(&g_start);
+    double cpu0 = thread_cpu();
     for (int i = 0; i < g_enqueues / 4; i++) {
         CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
         CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
@@ -38,6 +49,10 @@ static void *storm(void *arg) {
         if (i % 16 == 15) CHECK(clFinish(q));
     }
     CHECK(clFinish(q));
+    double cpu = thread_cpu() - cpu0;
+    pthread_mutex_lock(&g_cpu_lock);
+    g_cpu_us += cpu;
+    pthread_mutex_unlock(&g_cpu_lock);
     CHECK(clReleaseMemObject(buf));
     CHECK(clReleaseCommandQueue(q));
     return NULL;
@@ -70,7 +85,8 @@ int main(int argc, char **argv) {
     double us = (now() - t0) * 1e6 / ((double)(g_enqueues / 4 * 4) * threads);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("us_per_enqueue %.3f\nmax_rss_kib %ld\n", us, ru.ru_maxrss);
+    printf("us_per_enqueue %.3f\nmax_rss_kib %ld\ncpu_us_per_enqueue %.3f\n", us, ru.ru_maxrss,
+           g_cpu_us / ((double)(g_enqueues / 4 * 4) * threads));
     CHECK(clReleaseContext(g_ctx));
     return 0;
 }

@@ -10,7 +10,7 @@ use crate::layer::driver;
 use crate::layer::{Api, Span};
 use crate::sink::buffer;
 use crate::sink::counters;
-use crate::sink::record::{Command, Counter, DeviceTime, Record, Timing};
+use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
 use std::cell::Cell;
@@ -157,7 +157,7 @@ pub unsafe fn track(
         host_end: span.end,
     });
     INCOMPLETE.fetch_add(1, Ordering::Relaxed);
-    counters::add(Counter::InFlight, bytes as i64, span.end);
+    counters::in_flight_add(bytes as i64, span.end);
     let user = Box::into_raw(pending);
     // From here the callback may run at any time, on any thread, and owns `user`.
     if unsafe { driver::on_complete(handle, completed, user.cast()) } {
@@ -166,7 +166,7 @@ pub unsafe fn track(
         // SAFETY: the driver refused the callback, so `user` was never handed out.
         drop(unsafe { Box::from_raw(user) });
         INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
-        counters::add(Counter::InFlight, -(bytes as i64), span.end);
+        counters::in_flight_add(-(bytes as i64), span.end);
         unsafe { driver::release_event(handle) };
         0
     }
@@ -190,7 +190,7 @@ unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
     };
     unsafe { driver::release_event(event) };
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
-    counters::add(Counter::InFlight, -(p.what.bytes as i64), now);
+    counters::in_flight_add(-(p.what.bytes as i64), now);
     let dev: &Device = &p.queue.device;
     let (queued, submit, start, end, time) = match times {
         Some([q, s, st, e]) if q != 0 && q <= s && s <= st && st <= e => {
