@@ -45,10 +45,11 @@ def run(cmd, extra):
 
 def storm(threads, extra):
     out, size, _ = run([STORM, str(ENQUEUES // threads), str(threads)], extra)
-    us = float(re.search(r"us_per_enqueue (\S+)", out).group(1))
+    us = float(re.search(r"^us_per_enqueue (\S+)", out, re.M).group(1))
+    cpu = float(re.search(r"cpu_us_per_enqueue (\S+)", out).group(1))
     rss = int(re.search(r"max_rss_kib (\d+)", out).group(1))
     total = (ENQUEUES // threads) // 4 * 4 * threads
-    return {"us": us, "bytes": size / total, "rss": rss / 1024}
+    return {"us": us, "cpu": cpu, "bytes": size / total, "rss": rss / 1024}
 
 
 def calls(extra):
@@ -78,13 +79,14 @@ def bench(title, fn, metric, unit, rounds):
     base = results["none"]
     lines = [f"{title}, {rounds} interleaved rounds",
              f"  {'configuration':<18}{'median ' + unit:>20}{'added':>10}{'median ratio':>14}"
-             + ("" if metric != "us" else f"{'trace B/enq':>13}{'peak RSS MiB':>14}")]
+             + ("" if metric != "us" else f"{'caller CPU us':>15}{'trace B/enq':>13}{'peak RSS MiB':>14}")]
     base_med = statistics.median(r[metric] for r in base)
     for c, rs in results.items():
         med = statistics.median(r[metric] for r in rs)
         ratio = statistics.median(r[metric] / b[metric] for r, b in zip(rs, base))
         line = f"  {c:<18}{med:>20.3f}{med - base_med:>+10.3f}{ratio:>14.3f}"
         if metric == "us":
+            line += f"{statistics.median(r['cpu'] for r in rs):>15.3f}"
             line += f"{statistics.median(r['bytes'] for r in rs):>13.0f}"
             line += f"{statistics.median(r['rss'] for r in rs):>14.1f}"
         lines.append(line)
@@ -99,6 +101,22 @@ def main():
         lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
                          lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS)
         out += lines + [""]
+    # What PoCL itself charges for device timing: the storm doing clxfer's event work on its own.
+    results = {"none": [], "own callbacks": []}
+    for _ in range(ROUNDS):
+        for c, extra in [("none", []), ("own callbacks", ["callbacks"])]:
+            out_, _, _ = run([STORM, str(ENQUEUES), "1"] + extra, {})
+            results[c].append([float(x) for x in re.findall(r"us_per_enqueue (\S+)", out_)])
+    lines = [f"driver cost of device timing (storm without clxfer doing an event, a callback and four "
+             f"profiling queries per command itself), {ROUNDS} rounds",
+             f"  {'configuration':<18}{'median us/enqueue':>20}{'added':>10}{'caller CPU us':>15}"]
+    base = statistics.median(r[0] for r in results["none"])
+    for c, rs in results.items():
+        med = statistics.median(r[0] for r in rs)
+        lines.append(f"  {c:<18}{med:>20.3f}{med - base:>+10.3f}{statistics.median(r[1] for r in rs):>15.3f}")
+    for l in lines + [""]:
+        print(l, flush=True)
+    out += lines + [""]
     lines, _ = bench("calls: 2000000 x (clRetainMemObject + clReleaseMemObject)", calls, "ns",
                      "ns/call", ROUNDS)
     out += lines + [""]

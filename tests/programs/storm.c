@@ -5,7 +5,10 @@
  * scheduling noise of PoCL's worker threads).
  * With "calls": pairs of the cheapest calls (clRetainMemObject/clReleaseMemObject), where the
  * driver does almost nothing, so clxfer's own cost per call shows; prints nanoseconds per call.
- * Usage: storm [enqueues per thread] [threads | calls] */
+ * With a third argument "callbacks", the program does itself what clxfer's device timing does
+ * (a profiling queue, an event per command, a completion callback that reads the four profiling
+ * timestamps and releases the event): what the driver charges for device timing, without clxfer.
+ * Usage: storm [enqueues per thread] [threads | calls] [callbacks] */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <pthread.h>
@@ -23,6 +26,23 @@ static pthread_barrier_t g_start;
 static double g_cpu_us; /* CPU time of the storm threads themselves, summed */
 static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int g_callbacks;
+
+static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
+    (void)status, (void)user;
+    cl_ulong t[4];
+    for (int i = 0; i < 4; i++)
+        clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED + i, sizeof t[i], &t[i], NULL);
+    clReleaseEvent(e);
+}
+
+/* The event out-parameter: one the callback takes care of, or none. */
+static cl_event *event_of(cl_event *slot) { return g_callbacks ? slot : NULL; }
+
+static void track(cl_event e) {
+    if (g_callbacks) CHECK(clSetEventCallback(e, CL_COMPLETE, completed, NULL));
+}
+
 static double thread_cpu(void) {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -32,8 +52,9 @@ static double thread_cpu(void) {
 static void *storm(void *arg) {
     (void)arg;
     cl_int err;
-    cl_command_queue q = make_queue(0);
+    cl_command_queue q = make_queue(g_callbacks ? CL_QUEUE_PROFILING_ENABLE : 0);
     static __thread char host[4096];
+    cl_event e = NULL;
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
     CHECK_ERR(err);
     for (int warm = 0; warm < 100; warm++)
@@ -41,11 +62,15 @@ static void *storm(void *arg) {
     pthread_barrier_wait(&g_start);
     double cpu0 = thread_cpu();
     for (int i = 0; i < g_enqueues / 4; i++) {
-        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
-        CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
-        void *m = clEnqueueMapBuffer(q, buf, CL_FALSE, CL_MAP_READ, 0, sizeof host, 0, NULL, NULL, &err);
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, event_of(&e)));
+        track(e);
+        CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, event_of(&e)));
+        track(e);
+        void *m = clEnqueueMapBuffer(q, buf, CL_FALSE, CL_MAP_READ, 0, sizeof host, 0, NULL, event_of(&e), &err);
         CHECK_ERR(err);
-        CHECK(clEnqueueUnmapMemObject(q, buf, m, 0, NULL, NULL));
+        track(e);
+        CHECK(clEnqueueUnmapMemObject(q, buf, m, 0, NULL, event_of(&e)));
+        track(e);
         if (i % 16 == 15) CHECK(clFinish(q));
     }
     CHECK(clFinish(q));
@@ -75,6 +100,7 @@ int main(int argc, char **argv) {
     }
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     if (threads < 1 || threads > 64) threads = 1;
+    g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
     g_enqueues = n;
     pthread_t t[64];
     pthread_barrier_init(&g_start, NULL, threads + 1);
