@@ -109,17 +109,17 @@ impl<W: Write + Send> Chrome<W> {
         );
         j.qkey(quoted!("s")).word("g");
         j.qkey(quoted!("args")).open();
-        j.key(s::PROGRAM).str(start.program);
-        j.key(s::COMMAND_LINE).open_array();
+        j.field(s::PROGRAM).str(start.program);
+        j.field(s::COMMAND_LINE).open_array();
         for a in start.command_line {
             j.str(a);
         }
         j.close_array();
-        j.key(s::PID).u64(host_pid as u64);
-        j.key(s::START_TIME)
+        j.field(s::PID).u64(host_pid as u64);
+        j.field(s::START_TIME)
             .str(&t0.wall.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
-        j.key(s::VERSION).str(env!("CARGO_PKG_VERSION"));
-        j.key(s::MODE).str(start.mode);
+        j.field(s::VERSION).str(env!("CARGO_PKG_VERSION"));
+        j.field(s::MODE).str(start.mode);
         j.close();
         c.end_event();
         c
@@ -188,7 +188,7 @@ impl<W: Write + Send> Chrome<W> {
             tid.unwrap_or(0),
             0,
         );
-        j.qkey(quoted!("args")).open().key("name").str(name).close();
+        j.qkey(quoted!("args")).open().qkey(quoted!("name")).str(name).close();
         self.end_event();
     }
 
@@ -208,7 +208,7 @@ impl<W: Write + Send> Chrome<W> {
         );
         j.qkey(quoted!("args"))
             .open()
-            .key("sort_index")
+            .qkey(quoted!("sort_index"))
             .u64(index as u64)
             .close();
         self.end_event();
@@ -287,9 +287,9 @@ impl<W: Write + Send> Chrome<W> {
         j.qkey(quoted!("ts")).us(ts);
         j.qkey(quoted!("dur")).us(dur);
         j.qkey(quoted!("args")).open();
-        j.key(s::API).word(c.api.name());
-        j.key(s::COMMAND).u64(e.id);
-        j.key(s::QUEUE).raw_parts(&[
+        j.field(s::API).word(c.api.name());
+        j.field(s::COMMAND).u64(e.id);
+        j.field(s::QUEUE).raw_parts(&[
             Part::Text("\"device #"),
             Part::Num(e.queue.device as u64),
             Part::Text(" queue #"),
@@ -297,23 +297,23 @@ impl<W: Write + Send> Chrome<W> {
             Part::Text("\""),
         ]);
         if let Some(k) = &e.kernel {
-            j.key(s::KERNEL).str(k);
+            j.field(s::KERNEL).str(k);
         }
         if let Some(cl) = &e.class {
             classification(j, cl, &mut self.reasons);
-            j.key(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+            j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
         }
         if !e.mems.is_empty() {
-            j.key(s::MEM_OBJECTS).open_array();
+            j.field(s::MEM_OBJECTS).open_array();
             for m in &e.mems {
                 j.open();
                 j.qkey(quoted!("id")).u64(m.id);
-                j.key("kind").word(m.kind_name());
+                j.qkey(quoted!("kind")).word(m.kind_name());
                 let decoded = self
                     .flag_names
                     .entry(m.flags)
                     .or_insert_with(|| flags::decode(m.flags, MEM_FLAGS).to_string().into());
-                j.key("flags").str(decoded);
+                j.qkey(quoted!("flags")).str(decoded);
                 j.close();
             }
             j.close_array();
@@ -367,27 +367,27 @@ impl<W: Write + Send> Chrome<W> {
         j.qkey(quoted!("dur")).us(dur);
         // The call's own details are on the host slice, one arrow away.
         j.qkey(quoted!("args")).open();
-        j.key(s::COMMAND).u64(c.id);
+        j.field(s::COMMAND).u64(c.id);
         if let Some((dir, path)) = c.class {
-            j.key(s::DIRECTION).word(dir);
-            j.key(s::PATH).word(path);
-            j.key(s::BYTES).u64(c.bytes);
+            j.field(s::DIRECTION).word(dir);
+            j.field(s::PATH).word(path);
+            j.field(s::BYTES).u64(c.bytes);
         }
         if c.time == DeviceTime::Measured {
-            j.key(s::QUEUED_TO_SUBMIT)
+            j.field(s::QUEUED_TO_SUBMIT)
                 .us(c.submit.saturating_sub(c.queued));
-            j.key(s::SUBMIT_TO_START)
+            j.field(s::SUBMIT_TO_START)
                 .us(c.start.saturating_sub(c.submit));
-            j.key(s::ENQUEUE_TO_START)
+            j.field(s::ENQUEUE_TO_START)
                 .us(c.start.saturating_sub(c.host_begin));
             if c.class.is_some() {
-                j.key(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
+                j.field(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }
         } else {
-            j.key(s::DEVICE_TIME).word("unavailable");
+            j.field(s::DEVICE_TIME).word("unavailable");
         }
         if c.status != 0 {
-            j.key(s::STATUS).i64(c.status as i64);
+            j.field(s::STATUS).i64(c.status as i64);
         }
         j.close();
         self.end_event();
@@ -506,12 +506,12 @@ impl<W: Write + Send> Chrome<W> {
         );
         j.qkey(quoted!("s")).word("p");
         j.qkey(quoted!("args")).open();
-        j.key(s::DEVICE_INDEX).u64(d.index as u64);
-        j.key(s::NAME).str(&d.name);
-        j.key(s::VENDOR).str(&d.vendor);
-        j.key(s::DEVICE_TYPE).word(d.kind);
-        j.key(s::RULES).word(d.rules);
-        j.key(s::GLOBAL_MEM).u64(d.global_mem);
+        j.field(s::DEVICE_INDEX).u64(d.index as u64);
+        j.field(s::NAME).str(&d.name);
+        j.field(s::VENDOR).str(&d.vendor);
+        j.field(s::DEVICE_TYPE).word(d.kind);
+        j.field(s::RULES).word(d.rules);
+        j.field(s::GLOBAL_MEM).u64(d.global_mem);
         j.close();
         self.end_event();
     }
@@ -532,7 +532,7 @@ impl<W: Write + Send> Chrome<W> {
         let j = self.begin(Name::Words(&[name]), s::CAT_CLXFER, "C", pid, 0, ts);
         j.qkey(quoted!("args"))
             .open()
-            .key(s::BYTES)
+            .field(s::BYTES)
             .u64(value)
             .close();
         self.end_event();
@@ -608,26 +608,26 @@ impl<W: Write + Send> Output for Chrome<W> {
         );
         j.qkey(quoted!("s")).word("g");
         j.qkey(quoted!("args")).open();
-        j.key(s::DEVICES).open_array();
+        j.field(s::DEVICES).open_array();
         for d in &end.devices {
             j.open();
-            j.key(s::DEVICE_INDEX).u64(d.index as u64);
-            j.key(s::NAME).str(&d.name);
-            j.key(s::RULES).word(d.rules);
-            j.key(s::CLOCK).word(d.clock);
-            j.key(s::CORRECTIONS).u64(d.corrections);
-            j.key(s::UNAVAILABLE).u64(d.unavailable);
-            j.key(s::UNTIMED).u64(d.untimed);
+            j.field(s::DEVICE_INDEX).u64(d.index as u64);
+            j.field(s::NAME).str(&d.name);
+            j.field(s::RULES).word(d.rules);
+            j.field(s::CLOCK).word(d.clock);
+            j.field(s::CORRECTIONS).u64(d.corrections);
+            j.field(s::UNAVAILABLE).u64(d.unavailable);
+            j.field(s::UNTIMED).u64(d.untimed);
             j.close();
         }
         j.close_array();
-        j.key(s::INCOMPLETE).u64(end.incomplete);
-        j.key(s::DROPPED).open();
+        j.field(s::INCOMPLETE).u64(end.incomplete);
+        j.field(s::DROPPED).open();
         for (kind, n) in KINDS.iter().zip(dropped) {
             j.key(kind).u64(n);
         }
         j.close();
-        j.key(s::EVENTS).u64(events);
+        j.field(s::EVENTS).u64(events);
         j.close();
         self.j.close();
         self.j.buf.extend_from_slice(b"\n]\n");
@@ -644,11 +644,11 @@ const REASONS_CACHED: usize = 4096;
 
 /// The classification's fields (the host slice's args).
 fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
-    j.key(s::DIRECTION).word(c.direction.as_str());
-    j.key(s::PATH).word(c.path.as_str());
-    j.key(s::BYTES).u64(c.bytes);
-    j.key(s::BLOCKING).bool(c.blocking);
-    j.key(s::RULES).word(c.rules);
+    j.field(s::DIRECTION).word(c.direction.as_str());
+    j.field(s::PATH).word(c.path.as_str());
+    j.field(s::BYTES).u64(c.bytes);
+    j.field(s::BLOCKING).bool(c.blocking);
+    j.field(s::RULES).word(c.rules);
     if !cache.contains_key(&c.reasons) {
         let mut r = Json::default();
         r.open_array();
@@ -667,27 +667,27 @@ fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     let Some((reasons, ids)) = cache.get(&c.reasons) else {
         return;
     };
-    j.key(s::REASONS).raw_bytes(reasons);
-    j.key(s::RULE_IDS).raw_bytes(ids);
+    j.field(s::REASONS).raw_bytes(reasons);
+    j.field(s::RULE_IDS).raw_bytes(ids);
     if let Some(h) = &c.host {
-        j.key(s::HOST_PTR).hex(h.ptr as u64);
-        j.key(s::HOST_MEMORY).word(h.kind);
-        j.key(s::HOST_PINNED).bool(h.pinned);
+        j.field(s::HOST_PTR).hex(h.ptr as u64);
+        j.field(s::HOST_MEMORY).word(h.kind);
+        j.field(s::HOST_PINNED).bool(h.pinned);
         // Pageable memory has no provenance beyond what the reasons say.
         if h.range.is_some() {
-            j.key(s::PROVENANCE).str(&h.provenance());
+            j.field(s::PROVENANCE).str(&h.provenance());
         }
     }
     if let Some(span) = c.host_span {
-        j.key(s::HOST_SPAN).u64(span);
+        j.field(s::HOST_SPAN).u64(span);
     }
     if let Some(a) = c.alignment {
-        j.key(s::PTR_MOD_4096).u64(a.ptr_mod_4096);
-        j.key(s::PTR_MOD_64).u64(a.ptr_mod_64);
-        j.key(s::SIZE_MOD_64).u64(a.size_mod_64);
+        j.field(s::PTR_MOD_4096).u64(a.ptr_mod_4096);
+        j.field(s::PTR_MOD_64).u64(a.ptr_mod_64);
+        j.field(s::SIZE_MOD_64).u64(a.size_mod_64);
     }
     if let Some(code) = c.error {
-        j.key(s::ERROR).i64(code as i64);
+        j.field(s::ERROR).i64(code as i64);
     }
 }
 

@@ -103,6 +103,12 @@ impl Json {
         self
     }
 
+    /// A key of the trace schema.
+    #[inline]
+    pub fn field(&mut self, key: super::schema::Key) -> &mut Self {
+        self.qkey(key.quoted)
+    }
+
     /// `"key":` given whole (see [`quoted!`]): one copy instead of three.
     #[inline]
     pub fn qkey(&mut self, quoted: &'static str) -> &mut Self {

@@ -10,9 +10,16 @@ pub struct Field {
     pub doc: &'static str,
 }
 
+/// An `args` key, with its JSON form (`"key":`) ready to copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub name: &'static str,
+    pub quoted: &'static str,
+}
+
 macro_rules! schema {
     ($($name:ident = $key:literal [$on:literal] $doc:literal,)*) => {
-        $(pub const $name: &str = $key;)*
+        $(pub const $name: Key = Key { name: $key, quoted: concat!("\"", $key, "\":") };)*
         pub const FIELDS: &[Field] = &[$(Field { key: $key, on: $on, doc: $doc },)*];
     };
 }
