@@ -1,0 +1,124 @@
+//! What the trace's slices say: the classification as `args`, and the names that carry the class.
+
+use super::super::json::Json;
+use super::super::record::Command;
+use super::super::schema as s;
+use crate::layer::Api;
+use crate::model::classification::{Classification, Reason};
+use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+/// Rendered reasons, by the reasons: a program repeats the same few classifications.
+pub(super) type ReasonsCache =
+    HashMap<SmallVec<[Reason; 4]>, (Box<[u8]>, Box<[u8]>), FxBuildHasher>;
+pub(super) const REASONS_CACHED: usize = 4096;
+
+/// The classification's fields (the host slice's args).
+pub(super) fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
+    j.field(s::DIRECTION).word(c.direction.as_str());
+    j.field(s::PATH).word(c.path.as_str());
+    j.field(s::BYTES).u64(c.bytes);
+    j.field(s::BLOCKING).bool(c.blocking);
+    j.field(s::RULES).word(c.rules);
+    if !cache.contains_key(&c.reasons) {
+        let mut r = Json::default();
+        r.open_array();
+        for reason in &c.reasons {
+            r.display(&format_args!("[{}] {reason}", reason.rule));
+        }
+        r.close_array();
+        let mut ids = Json::default();
+        ids.open_array();
+        for reason in &c.reasons {
+            ids.word(reason.rule);
+        }
+        ids.close_array();
+        cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
+    }
+    let Some((reasons, ids)) = cache.get(&c.reasons) else {
+        return;
+    };
+    j.field(s::REASONS).raw_bytes(reasons);
+    j.field(s::RULE_IDS).raw_bytes(ids);
+    if let Some(h) = &c.host {
+        j.field(s::HOST_PTR).hex(h.ptr as u64);
+        j.field(s::HOST_MEMORY).word(h.kind);
+        j.field(s::HOST_PINNED).bool(h.pinned);
+        // Pageable memory has no provenance beyond what the reasons say.
+        if h.range.is_some() {
+            j.field(s::PROVENANCE).str(&h.provenance());
+        }
+    }
+    if let Some(span) = c.host_span {
+        j.field(s::HOST_SPAN).u64(span);
+    }
+    if let Some(a) = c.alignment {
+        j.field(s::PTR_MOD_4096).u64(a.ptr_mod_4096);
+        j.field(s::PTR_MOD_64).u64(a.ptr_mod_64);
+        j.field(s::SIZE_MOD_64).u64(a.size_mod_64);
+    }
+    if let Some(code) = c.error {
+        j.field(s::ERROR).i64(code as i64);
+    }
+}
+
+/// GB/s (10^9 bytes per second); 0 for no time.
+pub(super) fn gbps(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 / ns as f64
+    }
+}
+
+/// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …).
+pub fn verb(api: Api) -> &'static str {
+    let name = api.name();
+    let bare = name.strip_prefix("clEnqueue").unwrap_or(name);
+    let starts = |p: &str| bare.starts_with(p);
+    if starts("Write") {
+        "Write"
+    } else if starts("Read") {
+        "Read"
+    } else if starts("Copy") {
+        "Copy"
+    } else if starts("Fill") || starts("SVMMemFill") || starts("MemFill") || starts("Memset") {
+        "Fill"
+    } else if starts("Map") || starts("SVMMap") {
+        "Map"
+    } else if starts("Unmap") || starts("SVMUnmap") {
+        "Unmap"
+    } else if starts("Migrate") || starts("SVMMigrate") {
+        "Migrate"
+    } else if starts("SVMMemcpy") || starts("Memcpy") {
+        "Memcpy"
+    } else if starts("NDRange") || starts("Task") || starts("NativeKernel") {
+        "Kernel"
+    } else {
+        bare
+    }
+}
+
+/// An event's name: clxfer's own words joined by spaces, or text to escape.
+pub(super) enum Name<'a> {
+    Words(&'a [&'static str]),
+    Shown(&'a dyn std::fmt::Display),
+}
+
+/// `Write H2D staged`, `Kernel vadd`, `Marker`.
+pub(super) struct CommandName<'a>(pub(super) &'a Command);
+
+impl std::fmt::Display for CommandName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let c = self.0;
+        match &c.kernel {
+            Some(k) => write!(f, "Kernel {k}")?,
+            None => f.write_str(verb(c.api))?,
+        }
+        if let Some((dir, path)) = c.class {
+            write!(f, " {dir} {path}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! Naming the tracks: the process and thread names and sort indices that put each device under
+//! the program and label each queue and lane, written when the record that names them arrives
+//! (or at the end, for what never got a name).
+
+use super::*;
+
+impl<W: Write + Send> Chrome<W> {
+    pub(super) fn meta(&mut self, pid: u32, tid: Option<u32>, what: &'static str, name: &str) {
+        let j = self.begin(
+            Name::Words(&[what]),
+            "__metadata",
+            "M",
+            pid,
+            tid.unwrap_or(0),
+            0,
+        );
+        j.qkey(quoted!("args"))
+            .open()
+            .qkey(quoted!("name"))
+            .str(name)
+            .close();
+        self.end_event();
+    }
+
+    pub(super) fn sort_index(&mut self, pid: u32, tid: Option<u32>, index: u32) {
+        let what = if tid.is_some() {
+            "thread_sort_index"
+        } else {
+            "process_sort_index"
+        };
+        let j = self.begin(
+            Name::Words(&[what]),
+            "__metadata",
+            "M",
+            pid,
+            tid.unwrap_or(0),
+            0,
+        );
+        j.qkey(quoted!("args"))
+            .open()
+            .qkey(quoted!("sort_index"))
+            .u64(index as u64)
+            .close();
+        self.end_event();
+    }
+
+    /// Names a host thread the first time it shows a call.
+    pub(super) fn name_thread(&mut self, tid: u32) {
+        let entry = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| (format!("thread {tid}"), false));
+        if entry.1 {
+            return;
+        }
+        entry.1 = true;
+        let name = entry.0.clone();
+        self.meta(self.host_pid, Some(tid), "thread_name", &name);
+    }
+
+    pub(super) fn name_lanes(&mut self, queue: QueueRef) {
+        let Some(lanes) = self.queues.get_mut(&queue) else {
+            return;
+        };
+        let Some(label) = lanes.label.clone() else {
+            return;
+        };
+        let (from, to) = (lanes.named, lanes.count());
+        lanes.named = to;
+        let dpid = device_pid(self.host_pid, queue.device);
+        for lane in from..to {
+            let tid = queue_tid(queue.queue, lane as u32);
+            let name = if lane == 0 {
+                label.clone()
+            } else {
+                format!("{label} · lane {}", lane + 1)
+            };
+            self.meta(dpid, Some(tid), "thread_name", &name);
+            self.sort_index(dpid, Some(tid), tid);
+        }
+    }
+
+    pub(super) fn queue(&mut self, q: QueueTrack) {
+        let label = format!(
+            "queue {} · {} · {}",
+            q.queue.queue,
+            if q.out_of_order {
+                "out-of-order"
+            } else {
+                "in-order"
+            },
+            q.timing.as_str()
+        );
+        self.ensure_device(q.queue.device);
+        self.queues.entry(q.queue).or_default().label = Some(label);
+        // A queue's lane 0 exists from the start, so the queue shows even before its first command.
+        self.queues.entry(q.queue).or_default().open_first();
+        self.name_lanes(q.queue);
+    }
+
+    pub(super) fn ensure_device(&mut self, index: u32) {
+        self.devices.entry(index).or_insert(false);
+    }
+
+    pub(super) fn device(&mut self, d: &DeviceTrack) {
+        if self.devices.get(&d.index) == Some(&true) {
+            return;
+        }
+        self.devices.insert(d.index, true);
+        let dpid = device_pid(self.host_pid, d.index);
+        self.meta(dpid, None, "process_name", &format!("OpenCL {}", d.name));
+        self.sort_index(dpid, None, d.index);
+        let j = self.begin(
+            Name::Words(&[s::DEVICE_INFO]),
+            s::CAT_CLXFER,
+            "i",
+            dpid,
+            0,
+            0,
+        );
+        j.qkey(quoted!("s")).word("p");
+        j.qkey(quoted!("args")).open();
+        j.field(s::DEVICE_INDEX).u64(d.index as u64);
+        j.field(s::NAME).str(&d.name);
+        j.field(s::VENDOR).str(&d.vendor);
+        j.field(s::DEVICE_TYPE).word(d.kind);
+        j.field(s::RULES).word(d.rules);
+        j.field(s::GLOBAL_MEM).u64(d.global_mem);
+        j.close();
+        self.end_event();
+    }
+
+    /// Names what never got its name (a device or queue whose record was dropped or never came).
+    pub(super) fn name_the_rest(&mut self) {
+        let mut unnamed: Vec<u32> = self
+            .devices
+            .iter()
+            .filter(|&(_, &named)| !named)
+            .map(|(&i, _)| i)
+            .collect();
+        unnamed.sort();
+        for index in unnamed {
+            let dpid = device_pid(self.host_pid, index);
+            self.meta(
+                dpid,
+                None,
+                "process_name",
+                &format!("OpenCL device #{index}"),
+            );
+            self.devices.insert(index, true);
+        }
+        let mut queues: Vec<QueueRef> = self.queues.keys().copied().collect();
+        queues.sort_by_key(|q| (q.device, q.queue));
+        for q in queues {
+            if let Some(lanes) = self.queues.get_mut(&q) {
+                lanes
+                    .label
+                    .get_or_insert_with(|| format!("queue {}", q.queue));
+            }
+            self.name_lanes(q);
+        }
+    }
+}
