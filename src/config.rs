@@ -15,6 +15,8 @@ pub enum Kind {
     Path,
     /// Empty, or the name of an OpenCL entry point.
     EntryPoint,
+    /// A whole number of milliseconds.
+    Millis,
 }
 
 /// One row of the options table.
@@ -78,6 +80,13 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "Testing only: make clxfer's own code panic inside this entry point, to check that the \
               program is unaffected and clxfer disables itself.",
     },
+    OptSpec {
+        var: "CLXFER_TEST_WRITER_STALL_MS",
+        kind: Kind::Millis,
+        default: "0",
+        doc: "Testing only: the writer thread stalls this long before its first batch, as on a \
+              stalled disk, to check that memory stays bounded and dropped records are counted.",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +137,7 @@ pub struct Config {
     /// `None`: pick per device (`auto`).
     pub rules: Option<&'static RuleSet>,
     pub test_panic_at: Option<String>,
+    pub test_writer_stall_ms: u64,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
 }
@@ -191,6 +201,7 @@ impl Config {
         let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
+        let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
         Config {
             settings,
             mode,
@@ -200,6 +211,7 @@ impl Config {
             log,
             rules,
             test_panic_at,
+            test_writer_stall_ms,
             warnings,
         }
     }
@@ -240,6 +252,10 @@ fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
             Ok(value.to_string())
         }
         Kind::EntryPoint => Err("an OpenCL function name such as clEnqueueWriteBuffer".into()),
+        Kind::Millis => value
+            .parse::<u64>()
+            .map(|n| n.to_string())
+            .map_err(|_| "a whole number of milliseconds".into()),
     }
 }
 
@@ -253,6 +269,7 @@ pub fn accepted(spec: &OptSpec) -> String {
             .join(" \\| "),
         Kind::Path => "path".into(),
         Kind::EntryPoint => "entry point name".into(),
+        Kind::Millis => "milliseconds".into(),
     }
 }
 

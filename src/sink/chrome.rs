@@ -449,5 +449,19 @@ impl<W: Write + Send> Output for Chrome<W> {
         if self.failed.is_none() {
             crate::info!("trace: {} ({events} events)", self.what);
         }
+        let lost: u64 = dropped.iter().sum();
+        if lost > 0 {
+            crate::warn!(
+                "the trace writer fell behind: {lost} records were dropped ({}); the count is \
+                 in the trace's last event",
+                KINDS
+                    .iter()
+                    .zip(dropped)
+                    .filter(|&(_, n)| n > 0)
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 }

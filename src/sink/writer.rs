@@ -25,7 +25,10 @@ pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> Option<std::thread::
 }
 
 fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) {
-    // The writer's own OpenCL calls (none today) and its records are not traced.
+    let stall = crate::config::global().test_writer_stall_ms;
+    if stall > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(stall));
+    }
     loop {
         match buffer::next(&rx) {
             Next::Msg(Msg::Batch(mut records)) => {
