@@ -2,59 +2,85 @@
 //! engines), so that no slice on a track overlaps another without nesting (Perfetto would drop
 //! or move it).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// The lanes of one queue. Records arrive out of order (callbacks run on several driver threads),
 /// so each lane keeps its recent slices, not just its latest end: a slice goes to the first lane
 /// where it overlaps nothing.
 #[derive(Default)]
 pub(super) struct Lanes {
-    /// Per lane: start → end of its most recent slices.
-    slices: Vec<BTreeMap<u64, u64>>,
+    lanes: Vec<Lane>,
     pub(super) label: Option<String>,
     /// Lanes named in the trace so far.
     pub(super) named: usize,
 }
 
+/// One lane's recent slices, sorted by start: they arrive nearly in order, so a slice usually goes
+/// at the back after one comparison with the lane's latest end.
+#[derive(Default)]
+struct Lane {
+    slices: VecDeque<(u64, u64)>,
+    max_end: u64,
+}
+
 /// Slices remembered per lane; older ones are forgotten (records are never that late).
 const LANE_MEMORY: usize = 4096;
 
-fn overlaps(lane: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool {
-    let before = lane.range(..=start).next_back();
-    let after = lane.range(start..).next();
-    before.is_some_and(|(&s, &e)| s < end && start < e)
-        || after.is_some_and(|(&s, &e)| s < end && start < e)
+impl Lane {
+    fn fits(&self, start: u64, end: u64) -> bool {
+        if start >= self.max_end {
+            return true;
+        }
+        // The slices of a lane do not overlap: only the neighbours of `start` can.
+        let at = self.slices.partition_point(|&(s, _)| s < start);
+        let clash = |i: usize| {
+            self.slices
+                .get(i)
+                .is_some_and(|&(s, e)| s < end && start < e)
+        };
+        !(at > 0 && clash(at - 1)) && !clash(at)
+    }
+
+    fn insert(&mut self, start: u64, end: u64) {
+        match self.slices.back() {
+            Some(&(s, _)) if start < s => {
+                let at = self.slices.partition_point(|&(s, _)| s < start);
+                self.slices.insert(at, (start, end));
+            }
+            _ => self.slices.push_back((start, end)),
+        }
+        self.max_end = self.max_end.max(end);
+        if self.slices.len() > LANE_MEMORY {
+            self.slices.pop_front();
+        }
+    }
 }
 
 impl Lanes {
     pub(super) fn count(&self) -> usize {
-        self.slices.len()
+        self.lanes.len()
     }
 
     /// Makes lane 0 exist (a queue shows before its first command).
     pub(super) fn open_first(&mut self) {
-        if self.slices.is_empty() {
-            self.slices.push(BTreeMap::new());
+        if self.lanes.is_empty() {
+            self.lanes.push(Lane::default());
         }
     }
 
     /// The first lane free from `start` to `end`, made if none is; the slice is recorded there.
     pub(super) fn place(&mut self, start: u64, end: u64) -> u32 {
-        let free = self.slices.iter().position(|l| !overlaps(l, start, end));
+        let free = self.lanes.iter().position(|l| l.fits(start, end));
         let lane = match free {
             Some(i) => i,
-            None if self.slices.len() < super::s::LANES as usize => {
-                self.slices.push(BTreeMap::new());
-                self.slices.len() - 1
+            None if self.lanes.len() < super::s::LANES as usize => {
+                self.lanes.push(Lane::default());
+                self.lanes.len() - 1
             }
             // Out of lanes (never seen): the last one, overlapping.
-            None => self.slices.len() - 1,
+            None => self.lanes.len() - 1,
         };
-        let slices = &mut self.slices[lane];
-        slices.insert(start, end.max(slices.get(&start).copied().unwrap_or(0)));
-        if slices.len() > LANE_MEMORY {
-            slices.pop_first();
-        }
+        self.lanes[lane].insert(start, end);
         lane as u32
     }
 }
