@@ -38,7 +38,7 @@ impl Lane {
                 .get(i)
                 .is_some_and(|&(s, e)| s < end && start < e)
         };
-        !(at > 0 && clash(at - 1)) && !clash(at)
+        !(clash(at) || (at > 0 && clash(at - 1)))
     }
 
     fn insert(&mut self, start: u64, end: u64) {
