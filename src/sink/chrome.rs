@@ -142,9 +142,6 @@ impl<W: Write + Send> Chrome<W> {
         self.j.close();
         self.j.buf.extend_from_slice(b",\n");
         self.events += 1;
-        if self.j.buf.len() >= FLUSH_AT {
-            self.flush();
-        }
     }
 
     fn flush(&mut self) {
@@ -179,6 +176,11 @@ impl<W: Write + Send> Chrome<W> {
                     self.name_thread(tid);
                 }
             }
+        }
+        // Written out between records, never inside one: a slice and the two ends of its arrow
+        // reach the file together, so a killed program leaves no arrow with one end.
+        if self.j.buf.len() >= FLUSH_AT {
+            self.flush();
         }
     }
 
