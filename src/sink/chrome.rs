@@ -210,18 +210,13 @@ impl<W: Write + Send> Chrome<W> {
         if self.reasons.len() > REASONS_CACHED {
             self.reasons.clear();
         }
+        let api = [c.api.name()];
+        let classed =
+            (e.class.as_ref()).map(|cl| [c.api.name(), cl.direction.as_str(), cl.path.as_str()]);
+        let words: &[&'static str] = classed.as_ref().map_or(&api, |w| w);
+        self.begin(Name::Words(words), cat, "X", self.host_pid, c.tid, ts);
+        // Borrowed apart from the caches below.
         let j = &mut self.j;
-        j.open();
-        j.qkey(quoted!("name"));
-        match &e.class {
-            Some(cl) => j.words(&[c.api.name(), cl.direction.as_str(), cl.path.as_str()]),
-            None => j.word(c.api.name()),
-        };
-        j.qkey(quoted!("cat")).word(cat);
-        j.qkey(quoted!("ph")).word("X");
-        j.qkey(quoted!("pid")).u64(self.host_pid as u64);
-        j.qkey(quoted!("tid")).u64(c.tid as u64);
-        j.qkey(quoted!("ts")).us(ts);
         j.qkey(quoted!("dur")).us(dur);
         j.qkey(quoted!("args")).open();
         j.field(s::API).word(c.api.name());

@@ -50,13 +50,15 @@ fn gauge(c: Counter) -> Option<&'static Gauge> {
     }
 }
 
-fn maybe_sample(c: Counter, g: &Gauge, value: u64, now: u64) {
+/// Emits a sample of `c` (its value read only then) unless one was emitted within the gap.
+fn maybe_sample(c: Counter, g: &Gauge, value: impl FnOnce() -> u64, now: u64) {
     let last = g.sampled_at.load(Ordering::Relaxed);
     if now.saturating_sub(last) >= MIN_GAP_NS
         && g.sampled_at
             .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
     {
+        let value = value();
         buffer::push_with(|_| Record::Counter {
             ts: now,
             counter: c,
@@ -70,7 +72,7 @@ pub fn set(c: Counter, value: u64, now: u64) {
     if let Some(g) = gauge(c)
         && g.value.swap(value, Ordering::Relaxed) != value
     {
-        maybe_sample(c, g, value, now);
+        maybe_sample(c, g, || value, now);
     }
 }
 
@@ -78,10 +80,7 @@ pub fn set(c: Counter, value: u64, now: u64) {
 pub fn in_flight_add(delta: i64, now: u64) {
     let total = if delta >= 0 { &ENQUEUED } else { &COMPLETED };
     total.0.fetch_add(delta.unsigned_abs(), Ordering::Relaxed);
-    let g = &IN_FLIGHT;
-    if now.saturating_sub(g.sampled_at.load(Ordering::Relaxed)) >= MIN_GAP_NS {
-        maybe_sample(Counter::InFlight, g, in_flight(), now);
-    }
+    maybe_sample(Counter::InFlight, &IN_FLIGHT, in_flight, now);
 }
 
 /// Every counter's current value (the writer's tick).

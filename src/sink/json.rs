@@ -220,14 +220,6 @@ impl Json {
         self
     }
 
-    /// Raw JSON text, as one value.
-    #[inline]
-    pub fn raw(&mut self, text: &str) -> &mut Self {
-        self.sep();
-        self.buf.extend_from_slice(text.as_bytes());
-        self
-    }
-
     #[inline]
     fn escaped(&mut self, s: &str) {
         self.buf.push(b'"');
@@ -344,7 +336,6 @@ mod tests {
         j.open().key("x").u64(1).close();
         j.close_array();
         j.key("empty").open().close();
-        j.key("raw").raw("null");
         j.key("shown").display(&format_args!("a{}\"b", 1));
         j.close();
         assert!(j.balanced());
@@ -359,7 +350,6 @@ mod tests {
         assert_eq!(v["list"][1], u64::MAX);
         assert_eq!(v["list"][3]["x"], 1);
         assert!(v["empty"].as_object().unwrap().is_empty());
-        assert!(v["raw"].is_null());
         assert_eq!(v["shown"], "a1\"b");
     }
 

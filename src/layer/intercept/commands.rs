@@ -59,11 +59,8 @@ unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
 /// One `Command` impl; `[generics]` first when the impl needs them.
 macro_rules! command {
     ([$($gen:tt)*] $name:ty, $args:ty,
-        |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
+        |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
         impl<$($gen)*> Command<$args> for $name {
-            fn queue($a: &$args) -> cl_command_queue {
-                $queue
-            }
             fn blocking($a: &$args) -> bool {
                 let _ = $a;
                 $blocking
@@ -79,8 +76,8 @@ macro_rules! command {
             })?
         }
     };
-    ($name:ty, $args:ty, |$a:ident| queue: $queue:expr, blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
-        command!([] $name, $args, |$a| queue: $queue, blocking: $blocking, op: $op $(, kernel: $kernel)?);
+    ($name:ty, $args:ty, |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
+        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)?);
     };
 }
 
@@ -98,7 +95,7 @@ type HostBufferArgs<P> = (
     *mut cl_event,
 );
 command!([P: Addr, const TO_DEVICE: bool] HostBuffer<TO_DEVICE>, HostBufferArgs<P>,
-|a| queue: a.0, blocking: a.2 != 0,
+|a| blocking: a.2 != 0,
 op: {
     let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
     Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span: bytes, rect: false })
@@ -123,7 +120,7 @@ type HostRectArgs<P> = (
     *mut cl_event,
 );
 command!([P: Addr, const TO_DEVICE: bool] HostRect<TO_DEVICE>, HostRectArgs<P>,
-|a| queue: a.0, blocking: a.2 != 0,
+|a| blocking: a.2 != 0,
 op: {
     let (origin, region) = (triple(a.4), triple(a.5));
     let (row_pitch, slice_pitch) = (a.8, a.9);
@@ -149,7 +146,7 @@ type HostImageArgs<P> = (
     *mut cl_event,
 );
 command!([P: Addr, const TO_DEVICE: bool] HostImage<TO_DEVICE>, HostImageArgs<P>,
-|a| queue: a.0, blocking: a.2 != 0,
+|a| blocking: a.2 != 0,
 op: {
     let (region, element_size) = (triple(a.4), element_size(a.1));
     let (row_pitch, slice_pitch) = (a.5, a.6);
@@ -160,45 +157,45 @@ op: {
 
 pub struct CopyBuffer;
 command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }));
+    |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }));
 
 pub struct CopyBufferRect;
 command!(CopyBufferRect, (
         cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize,
         usize, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false,
+    |a| blocking: false,
     op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(std::ptr::null_mut(), a.5) }));
 
 pub struct CopyImage;
 command!(CopyImage, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false,
+    |a| blocking: false,
     op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.5) }));
 
 pub struct CopyImageToBuffer;
 command!(CopyImageToBuffer, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false,
+    |a| blocking: false,
     op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.4) }));
 
 pub struct CopyBufferToImage;
 command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false,
+    |a| blocking: false,
     op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.2, a.5) }));
 
 pub struct FillBuffer;
 command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }));
+    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }));
 
 pub struct FillImage;
 command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: region_bytes(a.1, a.4) }));
+    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: region_bytes(a.1, a.4) }));
 
 pub struct Unmap;
 command!(Unmap, (cl_command_queue, cl_mem, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }));
+    |a| blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }));
 
 pub struct Migrate;
 command!(Migrate, (cl_command_queue, cl_uint, *const cl_mem, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
-|a| queue: a.0, blocking: false,
+|a| blocking: false,
 op: {
     let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
     Some(Op::Migrate { mems: mems.iter().map(|&m| m as usize).collect(), flags: a.3 })
@@ -207,34 +204,34 @@ op: {
 /// `clEnqueueSVMMemcpy`, `clEnqueueSVMMemcpyARM`, `clEnqueueMemcpyINTEL`.
 pub struct PtrCopy;
 command!(PtrCopy, (cl_command_queue, cl_bool, *mut c_void, *const c_void, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: a.1 != 0,
+    |a| blocking: a.1 != 0,
     op: Some(Op::PtrCopy { dst: a.2 as usize, src: a.3 as usize, bytes: a.4 as u64 }));
 
 /// `clEnqueueSVMMemFill`, `clEnqueueSVMMemFillARM`, `clEnqueueMemFillINTEL`.
 pub struct PtrFill;
 command!(PtrFill, (cl_command_queue, *mut c_void, *const c_void, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }));
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }));
 
 /// `clEnqueueMemsetINTEL`.
 pub struct Memset;
 command!(Memset, (cl_command_queue, *mut c_void, cl_int, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }));
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }));
 
 /// `clEnqueueSVMMap`, `clEnqueueSVMMapARM`.
 pub struct SvmMap;
 command!(SvmMap, (cl_command_queue, cl_bool, cl_map_flags, *mut c_void, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: a.1 != 0,
+    |a| blocking: a.1 != 0,
     op: Some(Op::PtrMap { ptr: a.3 as usize, flags: a.2, bytes: a.4 as u64 }));
 
 /// `clEnqueueSVMUnmap`, `clEnqueueSVMUnmapARM`.
 pub struct SvmUnmap;
 command!(SvmUnmap, (cl_command_queue, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }));
+    |a| blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }));
 
 /// `clEnqueueSVMMigrateMem`: a size of 0 (or no sizes) means the whole allocation.
 pub struct SvmMigrate;
 command!(SvmMigrate, (cl_command_queue, cl_uint, *mut *const c_void, *const usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
-|a| queue: a.0, blocking: false,
+|a| blocking: false,
 op: {
     let n = a.1 as usize;
     let ptrs = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, n) };
@@ -251,15 +248,15 @@ op: {
 /// `clEnqueueMigrateMemINTEL`.
 pub struct UsmMigrate;
 command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false,
+    |a| blocking: false,
     op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }));
 
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
+    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
-    |a| queue: a.0, blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
+    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
 type NativeArgs = (
     cl_command_queue,
     Option<unsafe extern "C" fn(*mut c_void)>,
@@ -272,7 +269,7 @@ type NativeArgs = (
     *const cl_event,
     *mut cl_event,
 );
-command!(Kernel, NativeArgs, |a| queue: a.0, blocking: false,
+command!(Kernel, NativeArgs, |a| blocking: false,
 op: {
     let mems = if a.5.is_null() { &[][..] } else { std::slice::from_raw_parts(a.5, a.4 as usize) };
     Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect() })

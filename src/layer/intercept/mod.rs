@@ -25,7 +25,7 @@ use crate::model::memory::Registry;
 use crate::model::{effects, rules};
 use crate::sink::record::{Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
 use crate::sink::{buffer, counters};
-use crate::timing::{clock, mapping::ClockMap};
+use crate::timing::mapping::ClockMap;
 use crate::units;
 use events::{Capture, What};
 use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel};
@@ -147,9 +147,10 @@ fn device(device: usize) -> Option<Arc<Device>> {
     Some(entry)
 }
 
-/// Classifies a command the driver accepted on `queue`, updates the model and the counters; the
-/// classification and the objects named go straight into the call's record `e`.
-fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, e: &mut Enqueued) {
+/// Classifies a command the driver accepted on `queue`, updates the model and the counters (at
+/// `now`, the end of the call); the classification and the objects named go straight into the
+/// call's record `e`.
+fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut Enqueued) {
     let dev = &q.device;
     let req = Request {
         op,
@@ -169,7 +170,6 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, e: &mut Enqueued) {
         let pinned = memory.pinned_bytes().now;
         (pinned, memory.device_bytes(q.device_handle).now)
     };
-    let now = clock::now_ns();
     counters::set(Counter::PinnedHost, pinned, now);
     counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
     let Some(c) = &e.class else { return };
@@ -244,7 +244,7 @@ unsafe fn enqueued(
     e.class = None;
     e.mems.clear();
     if let Some((blocking, op)) = transfer {
-        record(call, &q, blocking, op, &mut e);
+        record(call, &q, blocking, op, span.end, &mut e);
     }
     let what = What {
         api: call.api,
@@ -260,9 +260,9 @@ unsafe fn enqueued(
     span.command = Some(e);
 }
 
-/// A transfer-like command: where its queue is, whether it blocks, and what it does.
+/// A transfer-like command: whether it blocks, and what it does (its queue and event are the
+/// enqueue's first and last arguments, [`EnqueueArgs`]).
 pub trait Command<A> {
-    fn queue(args: &A) -> cl_command_queue;
     fn blocking(_args: &A) -> bool {
         false
     }
@@ -290,7 +290,7 @@ impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
-        let queue = C::queue(args);
+        let queue = args.queue();
         if ret != CL_SUCCESS {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {

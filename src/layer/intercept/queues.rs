@@ -80,6 +80,27 @@ pub struct Edit {
 }
 
 impl Edit {
+    /// `props`: the program's own; `array`: the edited copy handed to the driver, if any.
+    fn new(
+        props: cl_command_queue_properties,
+        forced: bool,
+        array: Option<Vec<cl_queue_properties>>,
+    ) -> Edit {
+        Edit {
+            props,
+            forced,
+            retried: false,
+            _array: array,
+        }
+    }
+
+    /// Both creation calls: the driver refused the edited properties, so ask again with the
+    /// program's own (the queue is then untimed).
+    fn retry(&mut self, ret: cl_command_queue) -> bool {
+        self.retried = self.forced && ret.is_null();
+        self.retried
+    }
+
     fn timing(&self) -> Timing {
         if self.props & CL_QUEUE_PROFILING_ENABLE != 0 {
             Timing::Program
@@ -125,16 +146,10 @@ impl Hook<Args1, cl_command_queue> for QueueCreated {
         if forced {
             args.2 |= CL_QUEUE_PROFILING_ENABLE;
         }
-        Edit {
-            props,
-            forced,
-            retried: false,
-            _array: None,
-        }
+        Edit::new(props, forced, None)
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
-        edit.retried = edit.forced && ret.is_null();
-        edit.retried
+        edit.retry(*ret)
     }
     unsafe fn after(
         edit: Edit,
@@ -181,12 +196,7 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         let props = at.map_or(0, |i| list[2 * i + 1]);
         let forced = timing_on() && terminated && props & CL_QUEUE_PROFILING_ENABLE == 0;
         if !forced {
-            return Edit {
-                props,
-                forced,
-                retried: false,
-                _array: None,
-            };
+            return Edit::new(props, forced, None);
         }
         match at {
             Some(i) => list[2 * i + 1] |= CL_QUEUE_PROFILING_ENABLE,
@@ -197,16 +207,10 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         }
         list.push(0);
         args.2 = list.as_ptr();
-        Edit {
-            props,
-            forced,
-            retried: false,
-            _array: Some(list),
-        }
+        Edit::new(props, forced, Some(list))
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
-        edit.retried = edit.forced && ret.is_null();
-        edit.retried
+        edit.retry(*ret)
     }
     unsafe fn after(
         edit: Edit,

@@ -5,21 +5,28 @@
 use super::*;
 
 impl<W: Write + Send> Chrome<W> {
-    pub(super) fn meta(&mut self, pid: u32, tid: Option<u32>, what: &'static str, name: &str) {
-        let j = self.begin(
-            Name::Words(&[what]),
-            "__metadata",
-            "M",
-            pid,
-            tid.unwrap_or(0),
-            0,
-        );
-        j.qkey(quoted!("args"))
-            .open()
-            .qkey(quoted!("name"))
-            .str(name)
-            .close();
+    /// An `M` event `what` for (pid, tid) whose one `args` member is `key` (pre-quoted), written
+    /// by `value`.
+    fn metadata(
+        &mut self,
+        pid: u32,
+        tid: Option<u32>,
+        what: &'static str,
+        key: &'static str,
+        value: impl FnOnce(&mut Json),
+    ) {
+        let tid = tid.unwrap_or(0);
+        let j = self.begin(Name::Words(&[what]), "__metadata", "M", pid, tid, 0);
+        j.qkey(quoted!("args")).open().qkey(key);
+        value(j);
+        j.close();
         self.end_event();
+    }
+
+    pub(super) fn meta(&mut self, pid: u32, tid: Option<u32>, what: &'static str, name: &str) {
+        self.metadata(pid, tid, what, quoted!("name"), |j| {
+            j.str(name);
+        });
     }
 
     pub(super) fn sort_index(&mut self, pid: u32, tid: Option<u32>, index: u32) {
@@ -28,20 +35,9 @@ impl<W: Write + Send> Chrome<W> {
         } else {
             "process_sort_index"
         };
-        let j = self.begin(
-            Name::Words(&[what]),
-            "__metadata",
-            "M",
-            pid,
-            tid.unwrap_or(0),
-            0,
-        );
-        j.qkey(quoted!("args"))
-            .open()
-            .qkey(quoted!("sort_index"))
-            .u64(index as u64)
-            .close();
-        self.end_event();
+        self.metadata(pid, tid, what, quoted!("sort_index"), |j| {
+            j.u64(index as u64);
+        });
     }
 
     /// Names a host thread the first time it shows a call.
