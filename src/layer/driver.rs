@@ -145,6 +145,15 @@ pub unsafe fn retain_event(event: cl_event) -> bool {
         .is_some_and(|f| unsafe { f(event) } == CL_SUCCESS)
 }
 
+/// `CL_EVENT_COMMAND_EXECUTION_STATUS`: `CL_COMPLETE`, an error (negative), or still running.
+///
+/// # Safety
+/// `event` must be a live event.
+pub unsafe fn event_status(event: cl_event) -> Option<cl_int> {
+    let f = unsafe { icd(event) }?.clGetEventInfo;
+    unsafe { value(f, event, CL_EVENT_COMMAND_EXECUTION_STATUS) }
+}
+
 /// `clReleaseEvent`.
 ///
 /// # Safety

@@ -9,6 +9,7 @@
 use super::classification::{ObjRef, RangeRef};
 use rangemap::RangeMap;
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::{SmallVec, smallvec};
 use std::ops::Range;
 
 /// At most this many objects and this many host ranges are tracked; beyond, new ones are counted
@@ -166,6 +167,10 @@ impl Usage {
     }
 }
 
+/// Range ids: almost always one or two, kept inline because the registry is updated on every
+/// map and unmap, and a heap allocation there costs more than the rest of the update.
+type Ids = SmallVec<[u64; 2]>;
+
 pub struct Registry {
     /// [`MAX_ENTRIES`], smaller in tests.
     limit: usize,
@@ -174,9 +179,9 @@ pub struct Registry {
     ranges: HashMap<u64, HostRange>,
     next_range: u64,
     /// Disjoint address segments → the ids of the ranges covering them.
-    cover: RangeMap<usize, Vec<u64>>,
+    cover: RangeMap<usize, Ids>,
     /// Live mappings by (object, pointer): a stack, since a region may be mapped twice.
-    mappings: HashMap<(usize, usize), Vec<u64>>,
+    mappings: HashMap<(usize, usize), Ids>,
     /// SVM/USM allocations by start pointer.
     allocations: HashMap<usize, u64>,
     /// Objects and ranges not tracked because the registry was full.
@@ -350,12 +355,12 @@ impl Registry {
     }
 
     fn cover_add(&mut self, span: Range<usize>, id: u64) {
-        let mut pieces = Vec::new();
+        let mut pieces: SmallVec<[(Range<usize>, Ids); 4]> = SmallVec::new();
         let mut cursor = span.start;
         for (segment, ids) in self.cover.overlapping(&span) {
             let (start, end) = (segment.start.max(span.start), segment.end.min(span.end));
             if cursor < start {
-                pieces.push((cursor..start, vec![id]));
+                pieces.push((cursor..start, smallvec![id]));
             }
             let mut ids = ids.clone();
             ids.push(id);
@@ -363,7 +368,7 @@ impl Registry {
             cursor = end;
         }
         if cursor < span.end {
-            pieces.push((cursor..span.end, vec![id]));
+            pieces.push((cursor..span.end, smallvec![id]));
         }
         for (range, ids) in pieces {
             self.cover.insert(range, ids);
@@ -371,14 +376,14 @@ impl Registry {
     }
 
     fn cover_remove(&mut self, span: Range<usize>, id: u64) {
-        let pieces: Vec<_> = self
+        let pieces: SmallVec<[_; 4]> = self
             .cover
             .overlapping(&span)
             .map(|(segment, ids)| {
                 let range = segment.start.max(span.start)..segment.end.min(span.end);
                 (
                     range,
-                    ids.iter().copied().filter(|&i| i != id).collect::<Vec<_>>(),
+                    ids.iter().copied().filter(|&i| i != id).collect::<Ids>(),
                 )
             })
             .collect();

@@ -69,7 +69,9 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
-/// Recycled boxes for enqueue details (see [`Record`]).
+/// Recycled boxes for enqueue details (see [`Record`]): they are filled on the calling threads
+/// and emptied by the writer, and a malloc lock contended between threads costs more than the
+/// record itself.
 type Pool<T> = (Sender<T>, Receiver<T>);
 static BOXES: std::sync::LazyLock<Pool<Box<Enqueued>>> = std::sync::LazyLock::new(|| bounded(4096));
 

@@ -5,10 +5,12 @@
  * scheduling noise of PoCL's worker threads).
  * With "calls": pairs of the cheapest calls (clRetainMemObject/clReleaseMemObject), where the
  * driver does almost nothing, so clxfer's own cost per call shows; prints nanoseconds per call.
- * With a third argument "callbacks", the program does itself what clxfer's device timing does
- * (a profiling queue, an event per command, a completion callback that reads the four profiling
- * timestamps and releases the event): what the driver charges for device timing, without clxfer.
- * Usage: storm [enqueues per thread] [threads | calls] [callbacks] */
+ * A third argument makes the program time its commands itself, to show what the driver charges
+ * for device timing without clxfer: "callbacks" gives each command an event and a completion
+ * callback that reads the four profiling timestamps and releases the event (what a tracer with a
+ * callback per command pays); "events" gives each command an event whose four timestamps are read
+ * and which is released after each clFinish (the least any completion-time collection can pay).
+ * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events] */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <pthread.h>
@@ -25,7 +27,7 @@ static pthread_barrier_t g_start;
 static double g_cpu_us; /* CPU time of the storm threads themselves, summed */
 static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int g_callbacks;
+static int g_callbacks, g_events;
 
 static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
     (void)status, (void)user;
@@ -35,11 +37,21 @@ static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
     clReleaseEvent(e);
 }
 
-/* The event out-parameter: one the callback takes care of, or none. */
-static cl_event *event_of(cl_event *slot) { return g_callbacks ? slot : NULL; }
+/* The event out-parameter: one the program times, or none. */
+static cl_event *event_of(cl_event *slot) { return g_callbacks || g_events ? slot : NULL; }
+
+/* "events": the events of the commands since the last clFinish. */
+static __thread cl_event t_held[64];
+static __thread int t_nheld;
 
 static void track(cl_event e) {
     if (g_callbacks) CHECK(clSetEventCallback(e, CL_COMPLETE, completed, NULL));
+    if (g_events) t_held[t_nheld++] = e;
+}
+
+static void finished(void) {
+    for (int i = 0; i < t_nheld; i++) completed(t_held[i], CL_COMPLETE, NULL);
+    t_nheld = 0;
 }
 
 /* Peak RSS of this program's own address space (VmHWM), in KiB: unlike getrusage's ru_maxrss,
@@ -63,7 +75,7 @@ static double thread_cpu(void) {
 static void *storm(void *arg) {
     (void)arg;
     cl_int err;
-    cl_command_queue q = make_queue(g_callbacks ? CL_QUEUE_PROFILING_ENABLE : 0);
+    cl_command_queue q = make_queue(g_callbacks || g_events ? CL_QUEUE_PROFILING_ENABLE : 0);
     static __thread char host[4096];
     cl_event e = NULL;
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
@@ -82,9 +94,13 @@ static void *storm(void *arg) {
         track(e);
         CHECK(clEnqueueUnmapMemObject(q, buf, m, 0, NULL, event_of(&e)));
         track(e);
-        if (i % 16 == 15) CHECK(clFinish(q));
+        if (i % 16 == 15) {
+            CHECK(clFinish(q));
+            finished();
+        }
     }
     CHECK(clFinish(q));
+    finished();
     double cpu = thread_cpu() - cpu0;
     pthread_mutex_lock(&g_cpu_lock);
     g_cpu_us += cpu;
@@ -112,6 +128,7 @@ int main(int argc, char **argv) {
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     if (threads < 1 || threads > 64) threads = 1;
     g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
+    g_events = argc > 3 && !strcmp(argv[3], "events");
     g_enqueues = n;
     pthread_t t[64];
     pthread_barrier_init(&g_start, NULL, threads + 1);

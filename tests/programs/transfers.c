@@ -185,6 +185,22 @@ int main(void) {
         clReleaseProgram(prog);
         clReleaseCommandQueue(q1);
     }
+    /* An out-of-order queue whose second command finishes first: the first waits for a user event
+     * that is set only once the second has finished. */
+    scenario("setup");
+    {
+        cl_command_queue qo = make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+        cl_event gate = clCreateUserEvent(g_ctx, &err), second;
+        CHECK_ERR(err);
+        CHECK(clEnqueueWriteBuffer(qo, other, CL_FALSE, 0, 4096, pageable, 1, &gate, NULL));
+        CHECK(clEnqueueWriteBuffer(qo, plain, CL_FALSE, 0, 4096, pageable, 0, NULL, &second));
+        CHECK(clWaitForEvents(1, &second));
+        CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+        CHECK(clFinish(qo));
+        CHECK(clReleaseEvent(second));
+        CHECK(clReleaseEvent(gate));
+        CHECK(clReleaseCommandQueue(qo));
+    }
     /* Released for real (destructor callback): its range is no longer registered. */
     CHECK(clReleaseMemObject(uhp));
     scenario("after-release-uhp-write");

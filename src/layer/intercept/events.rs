@@ -1,8 +1,9 @@
 //! Device timing: every enqueued command gets an event (clxfer's own when the program passes
-//! none, the program's retained otherwise) and a completion callback. The callback reads the four
-//! profiling timestamps, places them on the host clock (`timing::mapping`), releases the event and
-//! hands a device record to the writer, so device records stream out as commands finish and no
-//! events pile up.
+//! none, the program's retained otherwise) and waits in its queue's list for a completion
+//! callback ([`Waiting`]). The callback reads the four profiling timestamps of each completed
+//! command, places them on the host clock (`timing::mapping`), releases the event and hands a
+//! device record to the writer, so device records stream out as commands finish and no events
+//! pile up.
 
 use super::Device;
 use super::queues::QueueInfo;
@@ -13,7 +14,9 @@ use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
+use smallvec::SmallVec;
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -103,10 +106,22 @@ pub struct What {
     pub kernel: Option<Arc<str>>,
 }
 
+/// A queue's commands that clxfer times and whose completion it has not collected yet. One
+/// completion callback at a time is armed per queue, on its newest command: when it runs, it
+/// collects every command that has completed, then arms itself again on the newest of the rest.
+/// A callback per command costs PoCL more than all of clxfer's own work on an enqueue (see
+/// docs/PERFORMANCE.md); one per queue keeps the streaming: records still leave as commands finish.
+#[derive(Default)]
+pub struct Waiting {
+    list: VecDeque<Pending>,
+    armed: bool,
+}
+
 struct Pending {
+    /// The event, holding a reference of clxfer's own.
+    event: usize,
     id: u64,
     what: What,
-    queue: Arc<QueueInfo>,
     host_tid: u32,
     host_begin: u64,
     host_end: u64,
@@ -147,42 +162,104 @@ pub unsafe fn track(
         return 0;
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let bytes = what.bytes;
-    let pending = Box::new(Pending {
+    INCOMPLETE.fetch_add(1, Ordering::Relaxed);
+    counters::in_flight_add(what.bytes as i64, span.end);
+    let pending = Pending {
+        event: handle as usize,
         id,
         what,
-        queue: queue.clone(),
         host_tid: buffer::current_tid(),
         host_begin: span.begin,
         host_end: span.end,
-    });
-    INCOMPLETE.fetch_add(1, Ordering::Relaxed);
-    counters::in_flight_add(bytes as i64, span.end);
-    let user = Box::into_raw(pending);
+    };
+    let arm = {
+        let mut waiting = queue.waiting.lock();
+        waiting.list.push_back(pending);
+        !std::mem::replace(&mut waiting.armed, true)
+    };
+    if arm {
+        unsafe { arm_on(queue, handle) };
+    }
+    id
+}
+
+/// Arms the queue's callback on `event`, one of its waiting commands. Called without the lock:
+/// the driver may run the callback at once, on this thread.
+unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
+    let user = Arc::into_raw(queue.clone());
     // From here the callback may run at any time, on any thread, and owns `user`.
-    if unsafe { driver::on_complete(handle, completed, user.cast()) } {
-        id
-    } else {
+    if !unsafe { driver::on_complete(event, completed, user as *mut c_void) } {
         // SAFETY: the driver refused the callback, so `user` was never handed out.
-        drop(unsafe { Box::from_raw(user) });
-        INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
-        counters::in_flight_add(-(bytes as i64), span.end);
-        unsafe { driver::release_event(handle) };
-        0
+        let queue = unsafe { Arc::from_raw(user) };
+        // Nothing will collect the waiting commands: they end now, without device times.
+        let gone: Vec<Pending> = {
+            let mut waiting = queue.waiting.lock();
+            waiting.armed = false;
+            waiting.list.drain(..).collect()
+        };
+        let now = clock::now_ns();
+        for p in gone {
+            unsafe { finish(&queue, p, CL_INVALID_EVENT, now) };
+        }
     }
 }
 
 /// The completion callback (any driver thread). Never panics out.
 unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_void) {
-    // SAFETY: `user` is the Pending that `track` leaked for this callback, which runs once.
-    let pending = unsafe { Box::from_raw(user as *mut Pending) };
+    // SAFETY: `user` is the queue reference `arm_on` handed out for this callback, which runs once.
+    let queue = unsafe { Arc::from_raw(user as *const QueueInfo) };
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-        finish(event, status, *pending)
+        collect(&queue, event as usize, status)
     }));
 }
 
-unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
+/// Collects the queue's completed commands after `fired` completed with `status`, and arms the
+/// callback again if commands are still waiting.
+unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
     let now = clock::now_ns();
+    let mut done: SmallVec<[(Pending, cl_int); 32]> = SmallVec::new();
+    let next = {
+        let mut waiting = queue.waiting.lock();
+        if queue.in_order && status == CL_COMPLETE {
+            // In order: everything enqueued before `fired` has completed too.
+            let n = waiting
+                .list
+                .iter()
+                .position(|p| p.event == fired)
+                .map_or(0, |i| i + 1);
+            done.extend(waiting.list.drain(..n).map(|p| (p, CL_COMPLETE)));
+        } else {
+            let mut rest = VecDeque::with_capacity(waiting.list.len());
+            for p in waiting.list.drain(..) {
+                let st = if p.event == fired {
+                    status
+                } else {
+                    unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(CL_INVALID_EVENT)
+                };
+                if st <= CL_COMPLETE {
+                    done.push((p, st));
+                } else {
+                    rest.push_back(p);
+                }
+            }
+            waiting.list = rest;
+        }
+        let next = waiting.list.back().map(|p| p.event);
+        waiting.armed = next.is_some();
+        next
+    };
+    for (p, st) in done {
+        unsafe { finish(queue, p, st, now) };
+    }
+    if let Some(event) = next {
+        unsafe { arm_on(queue, event as cl_event) };
+    }
+}
+
+/// One command completed with `status`: read its timestamps, release clxfer's reference to its
+/// event, and hand its device record to the writer.
+unsafe fn finish(queue: &QueueInfo, p: Pending, status: cl_int, now: u64) {
+    let event = p.event as cl_event;
     let times = if status == CL_COMPLETE {
         unsafe { driver::profiling(event) }
     } else {
@@ -191,7 +268,7 @@ unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
     unsafe { driver::release_event(event) };
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
     counters::in_flight_add(-(p.what.bytes as i64), now);
-    let dev: &Device = &p.queue.device;
+    let dev: &Device = &queue.device;
     let (queued, submit, start, end, time) = match times {
         Some([q, s, st, e]) if q != 0 && q <= s && s <= st && st <= e => {
             let offset = dev.clock.lock().place(p.host_begin, q);
@@ -215,7 +292,7 @@ unsafe fn finish(event: cl_event, status: cl_int, p: Pending) {
     let command = Command {
         id: p.id,
         api: p.what.api,
-        queue: p.queue.r,
+        queue: queue.r,
         host_tid: p.host_tid,
         host_begin: p.host_begin,
         host_end: p.host_end,

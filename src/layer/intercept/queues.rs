@@ -2,11 +2,13 @@
 //! properties (both creation calls), so every command can be timed on the device. If the driver
 //! refuses the edited properties, the program's own are tried and the queue is marked untimed.
 
+use super::events::Waiting;
 use super::{Device, WORLD, bounded_insert, device};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::buffer;
 use crate::sink::record::{QueueRef, QueueTrack, Record, Timing};
 use opencl_sys::*;
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -16,6 +18,9 @@ pub struct QueueInfo {
     pub device_handle: usize,
     pub r: QueueRef,
     pub timing: Timing,
+    pub in_order: bool,
+    /// Commands waiting for their completion to be collected (`events.rs`).
+    pub waiting: Mutex<Waiting>,
 }
 
 static NEXT_QUEUE: AtomicU32 = AtomicU32::new(1);
@@ -37,12 +42,14 @@ fn add(
         device_handle,
         r,
         timing,
+        in_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0,
+        waiting: Mutex::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     buffer::push_with(|_| {
         Record::Queue(QueueTrack {
             queue: r,
-            out_of_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
+            out_of_order: !info.in_order,
             timing,
         })
     });
