@@ -94,6 +94,7 @@ fn records() -> Vec<Record> {
             begin: t,
             end: t + 900,
             command: Some(Box::new(Enqueued {
+                flags: Default::default(),
                 id: i as u64 + 1,
                 queue,
                 class: Some(class),

@@ -44,6 +44,15 @@ pub const OPTIONS: &[OptSpec] = &[
               Default: the working directory.",
     },
     OptSpec {
+        var: "CLXFER_REPORT",
+        kind: Kind::Path,
+        default: "",
+        doc: "Where the report goes at exit instead of stderr (summary mode), or beside the trace \
+              (trace mode): `.json` gives JSON, `.md` Markdown, anything else text. Created new, \
+              mode 0600; if the name is taken, `<name>.1.<ext>`, … (each process of a program \
+              that forks gets its own).",
+    },
+    OptSpec {
         var: "CLXFER_DEVICE_TIMING",
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
@@ -132,6 +141,8 @@ pub struct Config {
     pub opencl_lib: String,
     /// Where trace files go.
     pub dir: std::path::PathBuf,
+    /// Where the report goes (`None`: stderr in summary mode, nowhere in trace mode).
+    pub report: Option<std::path::PathBuf>,
     pub device_timing: bool,
     pub log: LogLevel,
     /// `None`: pick per device (`auto`).
@@ -197,6 +208,9 @@ impl Config {
         };
         let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
         let dir = std::path::PathBuf::from(get("CLXFER_DIR"));
+        let report = Some(get("CLXFER_REPORT"))
+            .filter(|r| !r.is_empty())
+            .map(std::path::PathBuf::from);
         let device_timing = get("CLXFER_DEVICE_TIMING") == "on";
         let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
@@ -207,6 +221,7 @@ impl Config {
             mode,
             opencl_lib,
             dir,
+            report,
             device_timing,
             log,
             rules,

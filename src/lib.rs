@@ -7,6 +7,7 @@ pub mod config;
 pub mod diag;
 pub mod layer;
 pub mod model;
+pub mod report;
 pub mod sink;
 pub mod timing;
 pub mod trace;

@@ -22,8 +22,56 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.digits$} {}", UNITS[unit])
 }
 
+/// `850 ns`, `4.56 µs`, `12.3 ms`, `1.23 s`.
+pub fn duration(ns: u64) -> String {
+    let (value, unit) = match ns {
+        0..1_000 => return format!("{ns} ns"),
+        1_000..1_000_000 => (ns as f64 / 1e3, "µs"),
+        1_000_000..1_000_000_000 => (ns as f64 / 1e6, "ms"),
+        _ => (ns as f64 / 1e9, "s"),
+    };
+    format!("{} {unit}", three_digits(value))
+}
+
+/// GB/s (10^9 bytes/s) with three significant digits: `0.512`, `8.25`, `55.1`, `2010`.
+pub fn gbps(v: f64) -> String {
+    three_digits(v)
+}
+
+fn three_digits(v: f64) -> String {
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else if v >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_and_bandwidths_are_human_sized() {
+        let cases = [
+            (0, "0 ns"),
+            (999, "999 ns"),
+            (4_560, "4.56 µs"),
+            (12_345_678, "12.3 ms"),
+            (1_230_000_000, "1.23 s"),
+            (3_600_000_000_000, "3600 s"),
+        ];
+        for (ns, want) in cases {
+            assert_eq!(super::duration(ns), want, "{ns}");
+        }
+        assert_eq!(super::gbps(0.5123), "0.512");
+        assert_eq!(super::gbps(8.254), "8.25");
+        assert_eq!(super::gbps(55.14), "55.1");
+        assert_eq!(super::gbps(2010.4), "2010");
+    }
+
     #[test]
     fn bytes_are_human_sized() {
         let cases = [

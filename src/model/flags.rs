@@ -72,6 +72,20 @@ impl std::fmt::Display for Decoded {
     }
 }
 
+/// The bits [`decode`] wrote as `A|B` (hex for unknown bits, `0` for none); `None` if a part is
+/// neither.
+pub fn encode(text: &str, names: Names) -> Option<u64> {
+    let mut bits = 0;
+    for part in text.split('|') {
+        bits |= match names.iter().find(|(_, n)| *n == part) {
+            Some(&(bit, _)) => bit,
+            None if part == "0" => 0,
+            None => u64::from_str_radix(part.strip_prefix("0x")?, 16).ok()?,
+        };
+    }
+    Some(bits)
+}
+
 /// The name of an OpenCL error code, for reasons (`CL_INVALID_VALUE`).
 pub fn error_name(code: i32) -> &'static str {
     match code {

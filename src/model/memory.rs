@@ -7,6 +7,7 @@
 //! mapping inside a USE_HOST_PTR range) cost no scan. Both are bounded by [`MAX_ENTRIES`].
 
 use super::classification::{ObjRef, RangeRef};
+use opencl_sys::CL_MEM_ALLOC_HOST_PTR;
 use rangemap::RangeMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{SmallVec, smallvec};
@@ -157,6 +158,14 @@ pub struct Usage {
     pub peak: u64,
 }
 
+/// A device's memory taken by buffers: all of them, and those made with ALLOC_HOST_PTR (which
+/// some vendors place in device memory too, transfer-rules.md Q2).
+#[derive(Debug, Clone, Copy, Default)]
+struct Resident {
+    all: Usage,
+    alloc_host_ptr: Usage,
+}
+
 impl Usage {
     fn add(&mut self, n: u64) {
         self.now = self.now.saturating_add(n);
@@ -187,7 +196,7 @@ pub struct Registry {
     /// Objects and ranges not tracked because the registry was full.
     pub untracked: u64,
     pinned: Usage,
-    devices: HashMap<usize, Usage>,
+    devices: HashMap<usize, Resident>,
 }
 
 impl Registry {
@@ -293,7 +302,7 @@ impl Registry {
             return;
         };
         if let Some(device) = obj.occupies {
-            self.devices.entry(device).or_default().sub(obj.size);
+            self.occupy(device, obj.size, obj.flags, false);
         }
         let owned: Vec<u64> = self
             .ranges
@@ -472,11 +481,26 @@ impl Registry {
         if let Some(new) = occupies
             && obj.occupies != occupies
         {
-            let size = obj.size;
+            let (size, flags) = (obj.size, obj.flags);
             if let Some(old) = obj.occupies.replace(new) {
-                self.devices.entry(old).or_default().sub(size);
+                self.occupy(old, size, flags, false);
             }
-            self.devices.entry(new).or_default().add(size);
+            self.occupy(new, size, flags, true);
+        }
+    }
+
+    fn occupy(&mut self, device: usize, size: u64, flags: u64, add: bool) {
+        let d = self.devices.entry(device).or_default();
+        let ahp = flags & CL_MEM_ALLOC_HOST_PTR != 0;
+        for usage in [Some(&mut d.all), ahp.then_some(&mut d.alloc_host_ptr)]
+            .into_iter()
+            .flatten()
+        {
+            if add {
+                usage.add(size)
+            } else {
+                usage.sub(size)
+            }
         }
     }
 
@@ -488,7 +512,15 @@ impl Registry {
 
     /// Bytes of device storage per device, by the vendor rules the caller applied.
     pub fn device_bytes(&self, device: usize) -> Usage {
-        self.devices.get(&device).copied().unwrap_or_default()
+        self.devices.get(&device).map(|d| d.all).unwrap_or_default()
+    }
+
+    /// The part of [`Registry::device_bytes`] that ALLOC_HOST_PTR buffers occupy.
+    pub fn alloc_host_ptr_device_bytes(&self, device: usize) -> Usage {
+        self.devices
+            .get(&device)
+            .map(|d| d.alloc_host_ptr)
+            .unwrap_or_default()
     }
 }
 

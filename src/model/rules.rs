@@ -112,6 +112,20 @@ pub struct RuleSet {
     pub between_devices: Rule<CrossDevice>,
     /// Pointer alignment the driver's fast path wants, if it cares.
     pub alignment: Rule<Option<u64>>,
+    /// Pinned bandwidth this kind of device reached in a reference measurement: the report's
+    /// estimates use it when the run itself measured no pinned transfer. `None`: no bus
+    /// (host-memory devices), or no figure for the vendor (the generic one is used).
+    pub reference: Option<Reference>,
+    /// How to make a transfer's host side pinned on this kind of device (the report's fix).
+    pub recipe: &'static str,
+}
+
+/// A reference pinned bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference {
+    pub gbps: f64,
+    pub on: &'static str,
+    pub source: &'static str,
 }
 
 const MIB: u64 = 1 << 20;
@@ -303,6 +317,12 @@ pub static NVIDIA: RuleSet = RuleSet {
         says: "pointer alignment does not change the path (pinned +1 byte: 55.1 GB/s)",
         source: "ground-truth-h200.md rows 2, 6 [X]",
     },
+    reference: Some(Reference {
+        gbps: 54.0,
+        on: "an NVIDIA H200 on PCIe Gen5 x16 (mapped ALLOC_HOST_PTR or USE_HOST_PTR, 54-55 GB/s)",
+        source: "transfer-rules.md §7 [X]",
+    }),
+    recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
 };
 
 pub static AMD: RuleSet = RuleSet {
@@ -376,6 +396,8 @@ pub static AMD: RuleSet = RuleSet {
         says: "pinning aligns down to 4 KiB itself: pointer alignment does not change the path",
         source: "transfer-rules.md AMD Q1 [S] rocblit.cpp",
     },
+    reference: None,
+    recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
 };
 
 const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
@@ -455,6 +477,8 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         says: INTEL_ALIGN,
         source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
+    reference: None,
+    recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
 };
 
 pub static INTEL_DGPU: RuleSet = RuleSet {
@@ -526,6 +550,12 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         says: INTEL_ALIGN,
         source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
+    reference: Some(Reference {
+        gbps: 22.0,
+        on: "an Intel Arc A770 on PCIe Gen4 x16 (ReadBuffer with USM or a mapped pointer, 22.1-22.3 GB/s)",
+        source: "transfer-rules.md §7, compute-runtime#618",
+    }),
+    recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
 };
 
 const HOST_COPY: &str = "the device works in host memory: a read or write is one host memcpy \
@@ -599,6 +629,8 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         says: "alignment matters only for USE_HOST_PTR zero-copy",
         source: "transfer-rules.md Intel CPU [D]",
     },
+    reference: None,
+    recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
 };
 
 pub static CPU: RuleSet = RuleSet {
@@ -668,6 +700,8 @@ pub static CPU: RuleSet = RuleSet {
         says: "alignment does not change the path",
         source: "ground-truth-h200.md PoCL CPU [X]",
     },
+    reference: None,
+    recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
 };
 
 pub static GENERIC: RuleSet = RuleSet {
@@ -738,6 +772,12 @@ pub static GENERIC: RuleSet = RuleSet {
         says: "pointers not 64 B aligned are slow on some drivers",
         source: "transfer-rules.md Intel GPU Q1 [I]",
     },
+    reference: Some(Reference {
+        gbps: 12.0,
+        on: "a PCIe Gen3 x16 GPU (about 12 GB/s pinned)",
+        source: "transfer-rules.md §7, CUDA Best Practices §9.1.1 [D]",
+    }),
+    recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
 };
 
 /// Rules every set shares: the classifier's own logic, cited like the vendor rules.
@@ -819,6 +859,19 @@ pub fn markdown() -> String {
         );
         for (id, says, source) in set.rows() {
             let _ = writeln!(out, "| `{id}` | {} | {} |", clean(says), clean(source));
+        }
+        let _ = writeln!(
+            out,
+            "\nPinned recipe (the report's fix for staged transfers): {}.",
+            set.recipe
+        );
+        if let Some(r) = set.reference {
+            let _ = writeln!(
+                out,
+                "Reference pinned bandwidth for the report's estimates when a run measured none: \
+                 {} GB/s, on {} ({}).",
+                r.gbps, r.on, r.source
+            );
         }
     }
     out

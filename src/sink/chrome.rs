@@ -15,9 +15,10 @@ use super::json::{Json, Part, quoted};
 use super::record::*;
 use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
-use crate::model::flags::{self, MEM_FLAGS};
+use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::timing::clock;
-use args::{CommandName, Name, REASONS_CACHED, ReasonsCache, classification, gbps, verb};
+use args::{CommandName, Name, REASONS_CACHED, ReasonsCache, classification, gbps};
+pub use args::{verb, verb_name};
 use lanes::Lanes;
 use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};
@@ -100,8 +101,7 @@ impl<W: Write + Send> Chrome<W> {
         }
         j.close_array();
         j.field(s::PID).u64(host_pid as u64);
-        j.field(s::START_TIME)
-            .str(&t0.wall.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+        j.field(s::START_TIME).str(&t0.rfc3339());
         j.field(s::VERSION).str(env!("CARGO_PKG_VERSION"));
         j.field(s::MODE).str(start.mode);
         j.close();
@@ -234,6 +234,16 @@ impl<W: Write + Send> Chrome<W> {
         if let Some(cl) = &e.class {
             classification(j, cl, &mut self.reasons);
             j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+        }
+        match e.flags {
+            CallFlags::None => {}
+            CallFlags::Map(f) => {
+                j.field(s::MAP_FLAGS).display(&flags::decode(f, MAP_FLAGS));
+            }
+            CallFlags::Migrate(f) => {
+                j.field(s::MIGRATION_FLAGS)
+                    .display(&flags::decode(f, MIGRATION_FLAGS));
+            }
         }
         if !e.mems.is_empty() {
             j.field(s::MEM_OBJECTS).open_array();
@@ -407,7 +417,7 @@ impl<W: Write + Send> Output for Chrome<W> {
         }
         self.tick();
         self.name_the_rest();
-        let (pid, ts) = (self.host_pid, self.ts(clock::now_ns()));
+        let (pid, ts) = (self.host_pid, self.ts(end.at));
         let events = self.events + 1;
         let j = self.begin(
             Name::Words(&[s::TRACE_END]),
@@ -429,9 +439,12 @@ impl<W: Write + Send> Output for Chrome<W> {
             j.field(s::CORRECTIONS).u64(d.corrections);
             j.field(s::UNAVAILABLE).u64(d.unavailable);
             j.field(s::UNTIMED).u64(d.untimed);
+            j.field(s::RESIDENT_PEAK).u64(d.resident_peak);
+            j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);
             j.close();
         }
         j.close_array();
+        j.field(s::PINNED_PEAK).u64(end.pinned_peak);
         j.field(s::INCOMPLETE).u64(end.incomplete);
         j.field(s::DROPPED).open();
         for (kind, n) in KINDS.iter().zip(dropped) {

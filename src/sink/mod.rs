@@ -10,6 +10,7 @@ pub mod counts;
 pub mod json;
 pub mod record;
 pub mod schema;
+pub mod summary;
 pub mod trace_file;
 pub mod transfers;
 pub mod writer;
@@ -19,41 +20,28 @@ use crate::config::{self, Mode};
 /// The output of this process's mode, opened by the writer thread when it starts.
 fn output() -> Option<Box<dyn writer::Output>> {
     let config = config::global();
+    let program = crate::layer::lifecycle::program_name();
+    let report = config.report.clone();
     match config.mode {
         Mode::Trace => {
-            let (file, path) =
-                trace_file::create(&config.dir, &crate::layer::lifecycle::program_name())?;
+            let (file, path) = trace_file::create(&config.dir, &program)?;
             let args: Vec<String> = std::env::args().collect();
             let start = chrome::Start {
-                program: &crate::layer::lifecycle::program_name(),
+                program: &program,
                 command_line: &args,
                 mode: config.mode.as_str(),
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
-            Some(Box::new(chrome::Chrome::new(
-                out,
-                path.display().to_string(),
-                start,
-            )))
+            let trace = chrome::Chrome::new(out, path.display().to_string(), start);
+            Some(match report {
+                Some(to) => Box::new(summary::Both {
+                    trace,
+                    summary: summary::Summary::new(&program, Some(to)),
+                }),
+                None => Box::new(trace),
+            })
         }
-        Mode::Summary => Some(Box::new(Discard)),
+        Mode::Summary => Some(Box::new(summary::Summary::new(&program, report))),
         Mode::Off => None,
     }
-}
-
-/// Summary mode until the aggregate exists (issue #5): records are taken and let go.
-struct Discard;
-
-impl writer::Output for Discard {
-    fn write(&mut self, records: &mut Vec<record::Record>) {
-        for r in records.drain(..) {
-            if let record::Record::Call(record::Call {
-                command: Some(e), ..
-            }) = r
-            {
-                buffer::unbox(e);
-            }
-        }
-    }
-    fn finish(&mut self, _: &record::End, _: [u64; record::KINDS.len()]) {}
 }

@@ -51,6 +51,16 @@ pub struct Enqueued {
     pub mems: SmallVec<[ObjRef; 2]>,
     /// The kernel's function name, for kernel launches.
     pub kernel: Option<std::sync::Arc<str>>,
+    pub flags: CallFlags,
+}
+
+/// The flags of a map or migrate call (what it asked to move).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallFlags {
+    #[default]
+    None,
+    Map(u64),
+    Migrate(u64),
 }
 
 /// Which device and queue (both numbered from 1 in the order clxfer saw them).
@@ -98,6 +108,8 @@ pub struct DeviceTrack {
     pub vendor: String,
     pub kind: &'static str,
     pub rules: &'static str,
+    /// The set `auto` picks for it: another than `rules` when CLXFER_RULES forced one.
+    pub auto_rules: &'static str,
     pub global_mem: u64,
 }
 
@@ -160,9 +172,13 @@ impl Record {
 /// What only the layer knows at the end, for the trace's last event.
 #[derive(Debug, Default)]
 pub struct End {
+    /// When the end came, on the monotonic clock.
+    pub at: u64,
     pub devices: Vec<DeviceEnd>,
     /// Commands whose completion never arrived.
     pub incomplete: u64,
+    /// The most pinned or registered host memory at once.
+    pub pinned_peak: u64,
 }
 
 #[derive(Debug)]
@@ -174,6 +190,10 @@ pub struct DeviceEnd {
     pub corrections: u64,
     pub unavailable: u64,
     pub untimed: u64,
+    /// The most device memory the device's buffers took at once, by its vendor's rules, and
+    /// the part of it that ALLOC_HOST_PTR buffers took.
+    pub resident_peak: u64,
+    pub alloc_host_ptr_peak: u64,
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ schema! {
     PTR_MOD_64 = "ptr_mod_64" ["host"] "Host pointer modulo 64.",
     SIZE_MOD_64 = "size_mod_64" ["host"] "Size modulo 64.",
     MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, flags}` with the flags decoded.",
+    MAP_FLAGS = "map_flags" ["host"] "Map calls: the map flags, decoded (`READ`, `WRITE`, `WRITE_INVALIDATE_REGION`).",
+    MIGRATION_FLAGS = "migration_flags" ["host"] "Migrate calls: the migration flags, decoded (`HOST`, `CONTENT_UNDEFINED`, `0`).",
     ERROR = "error" ["host"] "The driver's error code, when it refused the call.",
     KERNEL = "kernel" ["host"] "The kernel's function name (also in the device slice's name).",
     HOST_GBPS = "host_gbps" ["host"] "Bytes over the call's host time, GB/s (10^9 bytes/s); meaningful for blocking calls.",
@@ -63,12 +65,16 @@ schema! {
     NAME = "name" ["device info, trace end"] "The device's name.",
     VENDOR = "vendor" ["device info"] "The device's vendor string.",
     DEVICE_TYPE = "type" ["device info"] "CPU, GPU, accelerator.",
+    AUTO_RULES = "auto_rules" ["device info"] "The rule set `auto` picks for this device; another than `rules` when CLXFER_RULES forced one (the run's bandwidths then say nothing of the forced vendor's devices).",
     GLOBAL_MEM = "global_mem_bytes" ["device info"] "CL_DEVICE_GLOBAL_MEM_SIZE.",
     DEVICES = "devices" ["trace end"] "Per device: rules, clock mapping, corrections and commands without device time.",
     CLOCK = "clock_mapping" ["trace end"] "How device timestamps were placed on the host clock: `clGetDeviceAndHostTimer` or `queued-estimate` (see docs/TRACE.md).",
     CORRECTIONS = "clock_corrections" ["trace end"] "Commands that a calibrated mapping would have placed before their enqueue call, moved to start at it.",
     UNAVAILABLE = "device_time_unavailable" ["trace end"] "Commands whose device time was unavailable.",
     UNTIMED = "untimed_commands" ["trace end"] "Commands on queues the driver would not profile.",
+    RESIDENT_PEAK = "resident_peak_bytes" ["trace end"] "Per device: the most device memory its buffers took at once, by its vendor's rules.",
+    AHP_PEAK = "alloc_host_ptr_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by ALLOC_HOST_PTR buffers.",
+    PINNED_PEAK = "pinned_host_peak_bytes" ["trace end"] "The most pinned or registered host memory at once.",
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
     EVENTS = "events" ["trace end"] "Events in the file.",
@@ -178,7 +184,11 @@ completion arrived.
 clxfer turns on `CL_QUEUE_PROFILING_ENABLE` for every queue (in a copy of the program's properties;
 if the driver refuses, the queue is created with the program's own and marked untimed). Each
 enqueue gets an event — clxfer's own when the program passes none, the program's (retained)
-otherwise — and a completion callback, which reads the four timestamps, releases the event and
-hands the device slice to the writer: device slices stream out as commands finish, and no events
-pile up. The writer draws a device slice and its arrow once the enqueue's own slice is written.
+otherwise — and waits in its queue's list. One completion callback per queue is armed at a time, on
+the newest command waiting: when it runs it takes every command that has completed (in an
+in-order queue, all those enqueued before it; in an out-of-order queue, those whose status says
+so), reads their four timestamps, releases their events, hands their device slices to the writer
+and arms itself again on the newest command still waiting. Device slices stream out as commands
+finish, and no events pile up. The writer draws a device slice and its arrow once the enqueue's
+own slice is written.
 "#;

@@ -28,15 +28,38 @@ pub fn sanitize(program: &str) -> String {
 
 /// Creates the file; on failure says so once (`clxfer:` warning) and returns `None`.
 pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
-    let stem = format!("clxfer-{}-{}", sanitize(program), std::process::id());
-    let mut last_err = None;
+    let first = dir.join(format!(
+        "clxfer-{}-{}.json",
+        sanitize(program),
+        std::process::id()
+    ));
+    match create_new(&first) {
+        Ok(created) => Some(created),
+        Err(why) => {
+            crate::warn!(
+                "cannot create a trace file in {} ({why}); set CLXFER_DIR to a writable \
+                 directory. The program runs on untraced",
+                dir.display()
+            );
+            None
+        }
+    }
+}
+
+/// Creates `first` new, or if its name is taken `<stem>.1.<ext>`, `<stem>.2.<ext>`, …: never
+/// clobbering, never following a symlink, mode 0600, closed on exec.
+pub fn create_new(first: &Path) -> Result<(File, PathBuf), String> {
+    let stem = first.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = first
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     for n in 0..100 {
-        let name = if n == 0 {
-            format!("{stem}.json")
+        let path = if n == 0 {
+            first.to_path_buf()
         } else {
-            format!("{stem}.{n}.json")
+            first.with_file_name(format!("{stem}.{n}{ext}"))
         };
-        let path = dir.join(name);
         let opened = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -46,22 +69,13 @@ pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
         match opened {
             Ok(f) => {
                 let path = std::fs::canonicalize(&path).unwrap_or(path);
-                return Some((f, path));
+                return Ok((f, path));
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                last_err = Some(e);
-                break;
-            }
+            Err(e) => return Err(e.to_string()),
         }
     }
-    let why = last_err.map_or_else(|| "100 names taken".to_string(), |e| e.to_string());
-    crate::warn!(
-        "cannot create a trace file in {} ({why}); set CLXFER_DIR to a writable directory. The \
-         program runs on untraced",
-        dir.display()
-    );
-    None
+    Err("100 names taken".into())
 }
 
 #[cfg(test)]

@@ -23,6 +23,14 @@ pub struct Start {
     pub wall: chrono::DateTime<chrono::Utc>,
 }
 
+impl Start {
+    /// The wall-clock time, RFC 3339 in microseconds, as traces and reports give it.
+    pub fn rfc3339(&self) -> String {
+        self.wall
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+    }
+}
+
 static START: OnceLock<Start> = OnceLock::new();
 
 /// The start of the trace, fixed by the first call.

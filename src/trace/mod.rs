@@ -2,4 +2,5 @@
 //! checker of every rule in perfetto-json.md.
 
 pub mod check;
+pub mod merge;
 pub mod read;

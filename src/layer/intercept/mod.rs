@@ -23,7 +23,7 @@ use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
-use crate::sink::record::{Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
+use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
 use crate::sink::{buffer, counters};
 use crate::timing::mapping::ClockMap;
 use crate::units;
@@ -131,6 +131,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         vendor: profile.vendor.clone(),
         kind: profile.kind.as_str(),
         rules: rules.name,
+        auto_rules: rules::for_device(&profile).name,
         global_mem: profile.global_mem,
     };
     let entry = Arc::new(Device {
@@ -160,6 +161,11 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut E
     let (pinned, resident) = {
         let mut memory = WORLD.memory.lock();
         e.class = Some(classify::classify(&req, &memory, &dev.profile, dev.rules));
+        e.flags = match req.op {
+            Op::Map { flags, .. } | Op::PtrMap { flags, .. } => CallFlags::Map(flags),
+            Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),
+            _ => CallFlags::None,
+        };
         e.mems.clear();
         e.mems.extend(
             req.op
@@ -243,6 +249,7 @@ unsafe fn enqueued(
     e.kernel = kernel.and_then(kernel_name);
     e.class = None;
     e.mems.clear();
+    e.flags = CallFlags::None;
     if let Some((blocking, op)) = transfer {
         record(call, &q, blocking, op, span.end, &mut e);
     }
@@ -326,12 +333,20 @@ impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
 /// What the trace's last event says about the devices.
 pub fn end() -> End {
     use std::sync::atomic::Ordering::Relaxed;
-    let mut devices: Vec<Arc<Device>> = WORLD.devices.read().values().cloned().collect();
-    devices.sort_by_key(|d| d.profile.index);
+    let mut devices: Vec<(usize, Arc<Device>)> = WORLD
+        .devices
+        .read()
+        .iter()
+        .map(|(&h, d)| (h, d.clone()))
+        .collect();
+    devices.sort_by_key(|(_, d)| d.profile.index);
+    let memory = WORLD.memory.lock();
     End {
+        at: crate::timing::clock::now_ns(),
+        pinned_peak: memory.pinned_bytes().peak,
         devices: devices
             .iter()
-            .map(|d| {
+            .map(|(handle, d)| {
                 let clock = *d.clock.lock();
                 DeviceEnd {
                     index: d.profile.index,
@@ -341,6 +356,8 @@ pub fn end() -> End {
                     corrections: clock.corrections,
                     unavailable: d.unavailable.load(Relaxed),
                     untimed: d.untimed.load(Relaxed),
+                    resident_peak: memory.device_bytes(*handle).peak,
+                    alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
                 }
             })
             .collect(),

@@ -74,7 +74,11 @@ pub(super) fn gbps(bytes: u64, ns: u64) -> f64 {
 
 /// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …).
 pub fn verb(api: Api) -> &'static str {
-    let name = api.name();
+    verb_name(api.name())
+}
+
+/// [`verb`] of an entry point's name (a trace gives names).
+pub fn verb_name(name: &str) -> &str {
     let bare = name.strip_prefix("clEnqueue").unwrap_or(name);
     let starts = |p: &str| bare.starts_with(p);
     if starts("Write") {

@@ -33,6 +33,7 @@ fn host(id: u64, start: u64) -> Record {
         begin: base + start - 500,
         end: base + start - 100,
         command: Some(Box::new(Enqueued {
+            flags: Default::default(),
             id,
             queue: QueueRef {
                 device: 1,

@@ -121,6 +121,7 @@ impl<W: Write + Send> Chrome<W> {
         j.field(s::VENDOR).str(&d.vendor);
         j.field(s::DEVICE_TYPE).word(d.kind);
         j.field(s::RULES).word(d.rules);
+        j.field(s::AUTO_RULES).word(d.auto_rules);
         j.field(s::GLOBAL_MEM).u64(d.global_mem);
         j.close();
         self.end_event();

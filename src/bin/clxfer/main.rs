@@ -1,0 +1,142 @@
+//! The clxfer command line. Every failure is one `clxfer:` line on stderr and exit code 2.
+
+mod check;
+mod doctor;
+mod report;
+mod run;
+
+use clap::{Parser, Subcommand};
+use clxfer::config;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "clxfer",
+    version,
+    about = "See how an OpenCL program's bytes move, and why.",
+    after_help = "Example:\n  clxfer run --summary -- ./myprog input.dat\n  clxfer run -- ./myprog \
+                  && clxfer report clxfer-myprog-*.json"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program with clxfer loaded: a trace per process (or, with --summary, a report at
+    /// exit). The program's exit code is passed through.
+    #[command(
+        after_help = "Examples:\n  clxfer run -- ./myprog input.dat\n  clxfer run --summary \
+                            --rules nvidia -- python3 app.py\n  clxfer run --preload --out /tmp/t \
+                            -- ./myprog"
+    )]
+    Run(run::Args),
+    /// The report of saved traces: where the transfer time went and what to change.
+    #[command(after_help = "Example:\n  clxfer report clxfer-myprog-4242.json --format md")]
+    Report {
+        /// Trace files (clxfer-<program>-<pid>.json).
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// text, json or md.
+        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::Format::WORDS))]
+        format: String,
+    },
+    /// Check traces against every rule Perfetto's JSON importer imposes; exit 1 on a violation,
+    /// 2 if a file is not a trace.
+    #[command(after_help = "Example:\n  clxfer check clxfer-myprog-4242.json")]
+    Check {
+        /// Trace files (clxfer-<program>-<pid>.json).
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+    },
+    /// Merge several processes' traces into one timeline, aligned by their wall-clock start.
+    #[command(
+        after_help = "Example:\n  clxfer merge clxfer-server-*.json clxfer-client-*.json -o \
+                            all.json"
+    )]
+    Merge {
+        /// Trace files.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// The merged trace (created new; an existing file is never overwritten).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Print the effective options, the OpenCL loader in use, and each platform and device.
+    #[command(after_help = "Example:\n  clxfer doctor")]
+    Doctor {
+        /// Print the options table as Markdown (the README's table) and exit.
+        #[arg(long)]
+        options_markdown: bool,
+        /// Print the vendor transfer rules as Markdown (docs/RULES.md) and exit.
+        #[arg(long)]
+        rules_markdown: bool,
+        /// Print the trace's args keys as Markdown (docs/TRACE.md) and exit.
+        #[arg(long)]
+        trace_markdown: bool,
+    },
+}
+
+/// One line on stderr, exit code 2.
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("clxfer: {message}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // clap's own message, first line only, without its "error: " prefix.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            return fail(format!("{first} (see clxfer --help)"));
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Report { traces, format } => report::report(&traces, &format),
+        Command::Check { traces } => check::check(&traces),
+        Command::Merge { traces, out } => report::merge(&traces, &out),
+        Command::Doctor {
+            options_markdown: true,
+            ..
+        } => {
+            print!("{}", config::markdown_table());
+            ExitCode::SUCCESS
+        }
+        Command::Doctor {
+            rules_markdown: true,
+            ..
+        } => {
+            print!("{}", clxfer::model::rules::markdown());
+            ExitCode::SUCCESS
+        }
+        Command::Doctor {
+            trace_markdown: true,
+            ..
+        } => {
+            print!("{}", clxfer::sink::schema::markdown());
+            ExitCode::SUCCESS
+        }
+        Command::Doctor { .. } => doctor::doctor(),
+    }
+}
+
+/// libclxfer.so beside the binary (cargo's target dir) or in ../lib (an install prefix).
+pub fn layer_library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join("libclxfer.so"), dir.join("../lib/libclxfer.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .and_then(|p| p.canonicalize().ok())
+}

@@ -1,0 +1,152 @@
+//! `clxfer run`: the program with clxfer loaded (as a loader layer, or by LD_PRELOAD), its exit
+//! code passed through, and where each process's trace or report went.
+
+use crate::{fail, layer_library};
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A report at exit (on stderr, or --report) instead of a trace.
+    #[arg(long)]
+    summary: bool,
+    /// Where the traces go (CLXFER_DIR); made if missing.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, beside it.
+    #[arg(long, value_name = "PATH")]
+    report: Option<PathBuf>,
+    /// Load clxfer by LD_PRELOAD instead of as an OpenCL loader layer (OPENCL_LAYERS).
+    #[arg(long)]
+    preload: bool,
+    /// Time on the host only; leave the program's queues as they are.
+    #[arg(long)]
+    no_device_timing: bool,
+    /// The vendor rules to classify with (CLXFER_RULES).
+    #[arg(long, value_name = "R", value_parser = clap::builder::PossibleValuesParser::new(clxfer::model::rules::CHOICES))]
+    rules: Option<String>,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
+    program: Vec<OsString>,
+}
+
+/// The clxfer files in `dir` now.
+fn ours(dir: &Path) -> HashSet<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("clxfer-") && n.ends_with(".json"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Files named like `report` (`<stem>.json`, `<stem>.1.json`, …) in its directory.
+fn reports(report: &Path) -> HashSet<PathBuf> {
+    let dir = match report.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let stem = report
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n == report.file_name().unwrap_or_default()
+                            || n.starts_with(&format!("{stem}."))
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let Some(lib) = layer_library() else {
+        return fail("libclxfer.so is not next to the clxfer binary (build it with cargo build)");
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.out) {
+        return fail(format!(
+            "cannot make the output directory {}: {e}",
+            a.out.display()
+        ));
+    }
+    let (program, args) = a.program.split_first().expect("clap requires the program");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    // The program sees only the options given here (none inherited from this shell).
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("CLXFER_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("CLXFER_MODE", if a.summary { "summary" } else { "trace" });
+    cmd.env("CLXFER_DIR", &a.out);
+    if a.no_device_timing {
+        cmd.env("CLXFER_DEVICE_TIMING", "off");
+    }
+    if let Some(r) = &a.rules {
+        cmd.env("CLXFER_RULES", r);
+    }
+    if let Some(r) = &a.report {
+        cmd.env("CLXFER_REPORT", r);
+    }
+    let (var, sep) = if a.preload {
+        ("LD_PRELOAD", ":")
+    } else {
+        ("OPENCL_LAYERS", ":")
+    };
+    let mut value = lib.clone().into_os_string();
+    if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        value.push(sep);
+        value.push(old);
+    }
+    cmd.env(var, value);
+    let traces_before = ours(&a.out);
+    let reports_before = a.report.as_deref().map(reports).unwrap_or_default();
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => return fail(format!("cannot run {}: {e}", program.to_string_lossy())),
+    };
+    let mut traces: Vec<PathBuf> = ours(&a.out).difference(&traces_before).cloned().collect();
+    traces.sort();
+    if !a.summary {
+        if traces.is_empty() {
+            eprintln!("clxfer: no trace written (did the program use OpenCL?)");
+        }
+        for t in &traces {
+            eprintln!("clxfer: trace: {}", t.display());
+        }
+    }
+    match &a.report {
+        Some(r) => {
+            let mut made: Vec<PathBuf> = reports(r).difference(&reports_before).cloned().collect();
+            made.sort();
+            for m in made {
+                eprintln!("clxfer: report: {}", m.display());
+            }
+        }
+        None if a.summary => eprintln!("clxfer: report: above, on stderr"),
+        None => {}
+    }
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitCode::from(code as u8),
+        (None, Some(sig)) => {
+            eprintln!("clxfer: the program was killed by signal {sig}");
+            ExitCode::from(128u8.saturating_add(sig as u8))
+        }
+        _ => ExitCode::FAILURE,
+    }
+}

@@ -1,0 +1,350 @@
+//! Facts in, report out. An enqueue's host facts arrive first; its device time arrives when the
+//! command completes (joined by the command's id), or never. Memory stays constant: sums and log
+//! histograms per (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
+
+use super::hist::Hist;
+use super::{DeviceReport, Report, Row, findings};
+use crate::model::classification::{Direction, Path};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// Enqueues waiting for their device time at most; beyond, they count without one.
+pub const PARKED: usize = 1 << 16;
+/// Pinned transfers this big are bandwidth-bound: the best of them is the run's pinned figure.
+pub const BANDWIDTH_BOUND: u64 = 1 << 20;
+/// Distinct small-transfer sizes remembered.
+const SIZES: usize = 4096;
+/// Transfers smaller than this are latency-bound.
+pub const SMALL: u64 = 64 << 10;
+
+/// The kinds of command a transfer can be (see [`kind`]).
+const KINDS: [&str; 9] = [
+    "Write", "Read", "Copy", "Fill", "Map", "Unmap", "Migrate", "Memcpy", "Kernel",
+];
+
+/// The kind of command an entry point enqueues, `Other` for the rest.
+pub fn kind(api: &str) -> &'static str {
+    let verb = crate::sink::chrome::verb_name(api);
+    KINDS
+        .iter()
+        .find(|k| **k == verb)
+        .copied()
+        .unwrap_or("Other")
+}
+
+/// What the host side knows of one classified enqueue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Enqueue {
+    pub device: u32,
+    /// `Write`, `Read`, `Map`, `Unmap`, `Migrate`, `Fill`, `Copy`, `Memcpy`, `Kernel`, …
+    pub kind: &'static str,
+    pub direction: Direction,
+    pub path: Path,
+    pub bytes: u64,
+    pub blocking: bool,
+    /// Time inside the call.
+    pub host_ns: u64,
+    /// The host side is pageable (`malloc`) memory.
+    pub pageable: bool,
+    /// A rule about pointer alignment was cited: the pointer was misaligned for this device.
+    pub misaligned: bool,
+    /// A rule saying that non-blocking pageable transfers hold the host was cited.
+    pub holds_host: bool,
+    /// Map flags, for maps; migration flags, for migrations.
+    pub flags: Option<u64>,
+}
+
+/// A device as the trace start or the layer describes it.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceFacts {
+    pub index: u32,
+    pub name: String,
+    pub rules: String,
+    /// The set `auto` would pick; another than `rules` when they were forced.
+    pub auto_rules: String,
+    pub global_mem: u64,
+}
+
+/// What is known only at the end.
+#[derive(Debug, Clone, Default)]
+pub struct EndFacts {
+    pub at_ns: u64,
+    pub devices: Vec<DeviceEndFacts>,
+    pub pinned_peak: u64,
+    pub incomplete: u64,
+    pub dropped: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeviceEndFacts {
+    pub index: u32,
+    pub clock: String,
+    pub resident_peak: u64,
+    pub alloc_host_ptr_peak: u64,
+}
+
+/// Count, bytes and time of some transfers.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Sum {
+    pub count: u64,
+    pub bytes: u64,
+    /// Time of those with one (device time, else host time for blocking calls).
+    pub ns: u64,
+    /// Bytes of those with a time.
+    pub timed_bytes: u64,
+    pub host_ns: u64,
+}
+
+impl Sum {
+    fn add(&mut self, e: &Enqueue, time: Option<u64>) {
+        self.count += 1;
+        self.bytes += e.bytes;
+        self.host_ns += e.host_ns;
+        if let Some(t) = time {
+            self.ns += t;
+            self.timed_bytes += e.bytes;
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Acc {
+    calls: u64,
+    bytes: u64,
+    device_ns: u64,
+    host_ns: u64,
+    gbps: Hist,
+}
+
+/// Everything the findings need, per device.
+#[derive(Debug, Default)]
+pub(super) struct DeviceAcc {
+    pub facts: DeviceFacts,
+    pub end: DeviceEndFacts,
+    rows: BTreeMap<(&'static str, Direction, Path), Acc>,
+    /// Best pinned GB/s per direction (index: `Direction as usize`).
+    pub best_pinned: [Option<f64>; 4],
+    /// Best GB/s of a transfer of any path, for devices without a bus (no pinned path).
+    pub best_any: [Option<f64>; 4],
+    pub staged_pageable: [Sum; 4],
+    pub held_host: Sum,
+    pub map_write: Sum,
+    pub via_host_migrations: Sum,
+    pub empty_migrations: Sum,
+    pub small: Sum,
+    /// Sizes of the small transfers: exact, for the first [`SIZES`] distinct sizes.
+    pub small_sizes: BTreeMap<u64, u64>,
+    pub misaligned: Sum,
+    pub without_device_time: u64,
+    /// Of those, blocking calls whose host time stood in.
+    pub host_time_used: u64,
+}
+
+/// Builds a [`Report`].
+#[derive(Debug, Default)]
+pub struct Builder {
+    pub program: String,
+    pub pid: u32,
+    pub start_time: String,
+    devices: BTreeMap<u32, DeviceAcc>,
+    parked: FxHashMap<u64, Enqueue>,
+    /// Completions that came before their enqueue (summary mode: a blocking call's completion
+    /// can reach the writer first).
+    early: FxHashMap<u64, Option<u64>>,
+    end: Option<EndFacts>,
+}
+
+impl Builder {
+    pub fn new(program: &str, pid: u32, start_time: &str) -> Builder {
+        Builder {
+            program: program.into(),
+            pid,
+            start_time: start_time.into(),
+            ..Builder::default()
+        }
+    }
+
+    pub fn device(&mut self, facts: DeviceFacts) {
+        let index = facts.index;
+        self.devices.entry(index).or_default().facts = facts;
+    }
+
+    /// An enqueue; `id` is its command number, 0 when it will get no device time.
+    pub fn enqueue(&mut self, id: u64, e: Enqueue) {
+        if let Some(device_ns) = self.early.remove(&id) {
+            self.add(e, device_ns);
+        } else if id != 0 && self.parked.len() < PARKED {
+            self.parked.insert(id, e);
+        } else {
+            self.add(e, None);
+        }
+    }
+
+    /// Command `id` completed; `device_ns` is `None` when its device time was unavailable.
+    pub fn completed(&mut self, id: u64, device_ns: Option<u64>) {
+        match self.parked.remove(&id) {
+            Some(e) => self.add(e, device_ns),
+            None if id != 0 && self.early.len() < PARKED => {
+                self.early.insert(id, device_ns);
+            }
+            None => {}
+        }
+    }
+
+    pub fn end(&mut self, end: EndFacts) {
+        self.end = Some(end);
+    }
+
+    fn add(&mut self, e: Enqueue, device_ns: Option<u64>) {
+        let d = self.devices.entry(e.device).or_default();
+        d.facts.index = e.device;
+        let time = device_ns
+            .or(e.blocking.then_some(e.host_ns))
+            .filter(|&t| t > 0);
+        if device_ns.is_none() {
+            d.without_device_time += 1;
+            d.host_time_used += u64::from(time.is_some());
+        }
+        let gbps = time
+            .filter(|_| e.bytes > 0)
+            .map(|t| e.bytes as f64 / t as f64);
+        let acc = d.rows.entry((e.kind, e.direction, e.path)).or_default();
+        acc.calls += 1;
+        acc.bytes += e.bytes;
+        acc.device_ns += device_ns.unwrap_or(0);
+        acc.host_ns += e.host_ns;
+        if let Some(g) = gbps {
+            acc.gbps.add(g);
+        }
+        let dir = e.direction as usize;
+        if let Some(g) = gbps.filter(|_| e.bytes >= BANDWIDTH_BOUND && device_ns.is_some()) {
+            let keep = |best: &mut Option<f64>| *best = Some(best.map_or(g, |b| b.max(g)));
+            keep(&mut d.best_any[dir]);
+            if e.path == Path::Pinned {
+                keep(&mut d.best_pinned[dir]);
+            }
+        }
+        let moves = !matches!(e.path, Path::None | Path::ZeroCopy | Path::Unknown) && e.bytes > 0;
+        if e.path == Path::Staged && e.pageable {
+            d.staged_pageable[dir].add(&e, time);
+        }
+        let held = match device_ns {
+            Some(t) => e.host_ns.saturating_mul(2) >= t,
+            None => e.holds_host,
+        };
+        if !e.blocking && e.pageable && moves && held {
+            d.held_host.add(&e, time);
+        }
+        const WRITE: u64 = opencl_sys::CL_MAP_WRITE;
+        const READ_OR_INVALIDATE: u64 =
+            opencl_sys::CL_MAP_READ | opencl_sys::CL_MAP_WRITE_INVALIDATE_REGION;
+        if e.kind == "Map"
+            && moves
+            && e.flags.is_some_and(|f| f & WRITE != 0)
+            && e.flags.is_some_and(|f| f & READ_OR_INVALIDATE == 0)
+        {
+            d.map_write.add(&e, time);
+        }
+        if e.kind == "Migrate" {
+            if e.path == Path::ViaHost {
+                d.via_host_migrations.add(&e, time);
+            } else if e.path == Path::None && e.flags == Some(0) {
+                d.empty_migrations.add(&e, time);
+            }
+        }
+        if e.bytes > 0
+            && e.bytes < SMALL
+            && matches!(e.direction, Direction::H2D | Direction::D2H)
+            && matches!(e.kind, "Write" | "Read" | "Memcpy")
+        {
+            d.small.add(&e, time);
+            if d.small_sizes.len() < SIZES || d.small_sizes.contains_key(&e.bytes) {
+                *d.small_sizes.entry(e.bytes).or_default() += 1;
+            }
+        }
+        if e.misaligned {
+            d.misaligned.add(&e, time);
+        }
+    }
+
+    /// The report; enqueues still waiting for their device time count without one.
+    pub fn report(mut self) -> Report {
+        let mut parked: Vec<(u64, Enqueue)> = self.parked.drain().collect();
+        parked.sort_by_key(|(id, _)| *id);
+        for (_, e) in parked {
+            self.add(e, None);
+        }
+        let end = self.end.take().unwrap_or_default();
+        for de in &end.devices {
+            let d = self.devices.entry(de.index).or_default();
+            d.facts.index = de.index;
+            d.end = de.clone();
+        }
+        let findings = findings::all(&self.devices);
+        Report {
+            program: self.program,
+            pid: self.pid,
+            start_time: self.start_time,
+            wall_ns: end.at_ns,
+            devices: self.devices.values().map(device_report).collect(),
+            pinned_host_peak_bytes: end.pinned_peak,
+            findings,
+            incomplete_at_exit: end.incomplete,
+            dropped_records: end.dropped,
+        }
+    }
+}
+
+/// Kinds of command shown in the operations table.
+const OPERATIONS: [&str; 5] = ["Map", "Unmap", "Migrate", "Fill", "Copy"];
+
+fn device_report(d: &DeviceAcc) -> DeviceReport {
+    let row = |kind: Option<&str>, dir: Direction, path: Path, acc: &Acc| Row {
+        kind: kind.map(str::to_string),
+        direction: dir.as_str().into(),
+        path: path.as_str().into(),
+        calls: acc.calls,
+        bytes: acc.bytes,
+        device_ns: acc.device_ns,
+        host_ns: acc.host_ns,
+        median_gbps: acc.gbps.quantile(0.5),
+        p90_gbps: acc.gbps.quantile(0.9),
+    };
+    let mut by_class: BTreeMap<(Direction, Path), Acc> = BTreeMap::new();
+    for (&(_, dir, path), acc) in &d.rows {
+        let sum = by_class.entry((dir, path)).or_default();
+        sum.calls += acc.calls;
+        sum.bytes += acc.bytes;
+        sum.device_ns += acc.device_ns;
+        sum.host_ns += acc.host_ns;
+        sum.gbps.merge(&acc.gbps);
+    }
+    let transfers = by_class
+        .iter()
+        .map(|(&(dir, path), acc)| row(None, dir, path, acc))
+        .collect();
+    let mut operations: Vec<Row> = Vec::new();
+    for kind in OPERATIONS {
+        for (&(k, dir, path), acc) in &d.rows {
+            if k == kind {
+                operations.push(row(Some(kind), dir, path, acc));
+            }
+        }
+    }
+    DeviceReport {
+        index: d.facts.index,
+        name: d.facts.name.clone(),
+        rules: d.facts.rules.clone(),
+        global_mem_bytes: d.facts.global_mem,
+        transfers,
+        operations,
+        best_pinned_gbps: Direction::ALL
+            .iter()
+            .filter_map(|&dir| Some((dir.as_str().to_string(), d.best_pinned[dir as usize]?)))
+            .collect(),
+        resident_peak_bytes: d.end.resident_peak,
+        alloc_host_ptr_peak_bytes: d.end.alloc_host_ptr_peak,
+        without_device_time: d.without_device_time,
+        clock_mapping: d.end.clock.clone(),
+    }
+}

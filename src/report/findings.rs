@@ -1,0 +1,381 @@
+//! What to change, from the sums the builder kept: each finding has its evidence, the fix as an
+//! API change, and the time it would save, estimated from this run's own pinned bandwidth (or,
+//! when the run measured none, the vendor's reference figure from the rule set, said so).
+
+use super::Finding;
+use super::builder::{DeviceAcc, SMALL, Sum};
+use crate::model::classification::Direction;
+use crate::model::rules::{self, RuleSet};
+use crate::units::{bytes, duration, gbps};
+use std::collections::BTreeMap;
+
+/// Every finding of every device, the largest saving first.
+pub fn all(devices: &BTreeMap<u32, DeviceAcc>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for d in devices.values() {
+        device(d, &mut out);
+    }
+    // Stable: equal savings keep the order of the list below (the issue's order).
+    out.sort_by_key(|f| std::cmp::Reverse(f.saving_ns));
+    out
+}
+
+fn rules_of(d: &DeviceAcc) -> &'static RuleSet {
+    rules::by_name(&d.facts.rules).unwrap_or(&rules::GENERIC)
+}
+
+/// The pinned bandwidth to estimate with in `dir`, and how it was chosen.
+fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
+    let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+    if let Some(best) = d.best_pinned[dir as usize].filter(|_| !forced) {
+        return (
+            best,
+            format!(
+                "at this run's best pinned {} bandwidth, {} GB/s",
+                dir.as_str(),
+                gbps(best)
+            ),
+        );
+    }
+    let set = rules_of(d);
+    if set.unified.value
+        && let Some(best) = d.best_any[dir as usize].filter(|_| !forced)
+    {
+        // No bus: the best a large transfer reached here is what batching can approach.
+        return (
+            best,
+            format!(
+                "at this run's best {} bandwidth for a transfer of 1 MiB or more, {} GB/s",
+                dir.as_str(),
+                gbps(best)
+            ),
+        );
+    }
+    let (r, whose) = match set.reference {
+        Some(r) => (r, set.name),
+        None => (
+            rules::GENERIC
+                .reference
+                .expect("the generic set has a figure"),
+            "generic",
+        ),
+    };
+    (
+        r.gbps,
+        format!(
+            "at {} GB/s, the {whose} reference figure for pinned transfers ({}; {}): {}",
+            gbps(r.gbps),
+            r.on,
+            r.source,
+            if forced {
+                format!(
+                    "the {} rules were forced on a device they do not describe, so its own \
+                     bandwidth says nothing of such a device",
+                    d.facts.rules
+                )
+            } else {
+                format!(
+                    "this run measured no pinned {} transfer of 1 MiB or more",
+                    dir.as_str()
+                )
+            }
+        ),
+    )
+}
+
+/// Time saved if `s`'s timed bytes had moved at `bw` GB/s.
+fn saving(s: &Sum, bw: f64) -> u64 {
+    let ideal = if bw > 0.0 {
+        (s.timed_bytes as f64 / bw) as u64
+    } else {
+        s.ns
+    };
+    s.ns.saturating_sub(ideal)
+}
+
+/// `1 call`, `12 calls`.
+fn counted(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// `12 calls, 48.0 MiB, 12.3 ms (3.91 GB/s)`.
+fn measured(s: &Sum) -> String {
+    let mut t = format!("{}, {}", counted(s.count, "call"), bytes(s.bytes));
+    if s.ns > 0 {
+        t += &format!(", {}", duration(s.ns));
+        if s.timed_bytes > 0 {
+            t += &format!(" ({} GB/s)", gbps(s.timed_bytes as f64 / s.ns as f64));
+        }
+    }
+    t
+}
+
+fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
+    let set = rules_of(d);
+    let dev = d.facts.index;
+    let on = format!("device #{dev} ({} rules)", set.name);
+    let mut push =
+        |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate| {
+            out.push(Finding {
+                kind,
+                device: dev,
+                title,
+                evidence,
+                fix,
+                saving_ns,
+                estimate,
+            })
+        };
+
+    // 1. Staged transfers from pageable memory.
+    for dir in [Direction::H2D, Direction::D2H] {
+        let s = &d.staged_pageable[dir as usize];
+        if s.count == 0 {
+            continue;
+        }
+        let (bw, how) = pinned(d, dir);
+        push(
+            "staged-pageable",
+            format!(
+                "{} from pageable memory {} staged on {on}",
+                counted(s.count, &format!("{} transfer", dir.as_str())),
+                if s.count == 1 { "was" } else { "were" }
+            ),
+            vec![
+                measured(s),
+                format!(
+                    "the host side is malloc'd (pageable) memory, which {} copies through a \
+                     bounce buffer ({}.pageable)",
+                    set.title, set.name
+                ),
+            ],
+            format!("Make the host side pinned: {}.", set.recipe),
+            saving(s, bw),
+            how,
+        );
+    }
+
+    // 2. Non-blocking transfers from pageable memory that held the host anyway.
+    let s = &d.held_host;
+    if s.count > 0 {
+        let share = if s.ns > 0 {
+            format!(
+                ", {:.0}% of their transfer time",
+                100.0 * s.host_ns as f64 / s.ns as f64
+            )
+        } else {
+            String::new()
+        };
+        push(
+            "nonblocking-held-host",
+            format!(
+                "{} from pageable memory held the host anyway on {on}",
+                counted(s.count, "non-blocking transfer")
+            ),
+            vec![
+                measured(s),
+                format!("{} inside the calls{share}", duration(s.host_ns)),
+            ],
+            format!(
+                "Pinned memory lets a non-blocking call return at once: {}; then do other work \
+                 and wait on the transfer's event.",
+                set.recipe
+            ),
+            s.host_ns,
+            "the time the calls held the program's thread".into(),
+        );
+    }
+
+    // 3. Map for WRITE that copied data first.
+    let s = &d.map_write;
+    if s.count > 0 {
+        push(
+            "map-write-copied",
+            format!(
+                "{} with CL_MAP_WRITE copied the buffer to the host first on {on}",
+                counted(s.count, "map")
+            ),
+            vec![
+                measured(s),
+                "a map for writing only copies the current contents so that the parts the \
+                 program does not overwrite stay intact"
+                    .into(),
+            ],
+            "If the program overwrites the whole mapped region, map with \
+             CL_MAP_WRITE_INVALIDATE_REGION instead of CL_MAP_WRITE: the copy at map time is \
+             skipped."
+                .into(),
+            s.ns,
+            "the map-time copies' own time".into(),
+        );
+    }
+
+    // 4. ALLOC_HOST_PTR buffers that also take device memory.
+    let ahp = d.end.alloc_host_ptr_peak;
+    if ahp > 0 && !set.unified.value {
+        let of = if d.facts.global_mem > 0 {
+            format!(
+                " of {} ({:.1}%)",
+                bytes(d.facts.global_mem),
+                100.0 * ahp as f64 / d.facts.global_mem as f64
+            )
+        } else {
+            String::new()
+        };
+        push(
+            "alloc-host-ptr-device-memory",
+            format!(
+                "ALLOC_HOST_PTR buffers also took {} of device memory on {on}",
+                bytes(ahp)
+            ),
+            vec![
+                format!(
+                    "peak {}{of}; all buffers together peaked at {}",
+                    bytes(ahp),
+                    bytes(d.end.resident_peak)
+                ),
+                format!("{} ({}.alloc-host-ptr)", set.alloc_host_ptr.says, set.name),
+            ],
+            "Reuse one or a few mapped ALLOC_HOST_PTR staging buffers for all transfers instead \
+             of one per data buffer: on this device each one costs its size in device memory too."
+                .into(),
+            0,
+            "saves device memory, not time".into(),
+        );
+    }
+
+    // 5. Migrations through the host, and migrations that moved nothing.
+    let s = &d.via_host_migrations;
+    if s.count > 0 {
+        push(
+            "via-host-migration",
+            format!(
+                "{} between devices went through the host on {on}",
+                counted(s.count, "migration")
+            ),
+            vec![
+                measured(s),
+                format!(
+                    "{} ({}.between-devices)",
+                    set.between_devices.says, set.name
+                ),
+            ],
+            "Keep each buffer on one device: give each device its own buffers and move only what \
+             they share, or do the whole job on one device; there is no peer-to-peer path here."
+                .into(),
+            s.ns,
+            "the migrations' own time".into(),
+        );
+    }
+    let s = &d.empty_migrations;
+    if s.count > 0 && !set.unified.value && set.migrate.value.is_marker(0) {
+        push(
+            "empty-migration",
+            format!(
+                "{} with flags 0 moved nothing on {on}",
+                counted(s.count, "clEnqueueMigrateMemObjects call")
+            ),
+            vec![
+                format!("{}, {} named", counted(s.count, "call"), bytes(s.bytes)),
+                format!("{} ({}.migrate)", set.migrate.says, set.name),
+            ],
+            "Do not count on them to prefetch: the data moves at its first use, inside the next \
+             kernel or transfer. Move it ahead of time with clEnqueueWriteBuffer or \
+             clEnqueueCopyBuffer, or pass CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED when the \
+             contents are not needed."
+                .into(),
+            0,
+            "the move's cost shows up later, in the command that first uses the data".into(),
+        );
+    }
+
+    // 6. Many small transfers.
+    let s = &d.small;
+    if s.count >= 64 {
+        let (bw, how) = pinned(d, Direction::H2D);
+        let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
+        let mut seen = 0;
+        let median = d
+            .small_sizes
+            .iter()
+            .find(|&(_, &n)| {
+                seen += n;
+                seen >= half
+            })
+            .map_or(0, |(&size, _)| size);
+        push(
+            "small-transfers",
+            format!(
+                "{} transfers under {} are latency-bound on {on}",
+                s.count,
+                bytes(SMALL)
+            ),
+            vec![measured(s), format!("median size {}", bytes(median))],
+            "Batch them: gather the pieces into one host buffer and move it with one \
+             clEnqueueWriteBuffer/ReadBuffer (or one clEnqueueWriteBufferRect for strided data), \
+             or keep the data on the device between kernels."
+                .into(),
+            saving(s, bw),
+            format!("{how}, as one large transfer"),
+        );
+    }
+
+    // 7. Misaligned pointers where the rules care.
+    let s = &d.misaligned;
+    if s.count > 0 {
+        let (bw, how) = pinned(d, Direction::H2D);
+        let align = set.alignment.value.unwrap_or(64);
+        push(
+            "misaligned",
+            format!(
+                "{} host pointers misaligned for {on}",
+                counted(s.count, "transfer") + " used"
+            ),
+            vec![
+                measured(s),
+                format!("{} ({}.alignment)", set.alignment.says, set.name),
+            ],
+            format!(
+                "Align host buffers and sizes to {align} bytes or more: aligned_alloc(4096, size) \
+                 or posix_memalign."
+            ),
+            saving(s, bw),
+            how,
+        );
+    }
+
+    // 8. Device time unavailable.
+    if d.without_device_time > 0 {
+        let n = d.without_device_time;
+        push(
+            "device-time-unavailable",
+            format!(
+                "{} on {on} {} no device time",
+                counted(n, "transfer"),
+                if n == 1 { "has" } else { "have" }
+            ),
+            vec![
+                format!(
+                    "blocking ones are timed by their host time instead ({}); non-blocking ones \
+                     have no bandwidth ({})",
+                    d.host_time_used,
+                    n - d.host_time_used
+                ),
+                "causes: a queue the driver would not profile, CLXFER_DEVICE_TIMING=off, a \
+                 profiling query that failed or reported 0 (NVIDIA does for migrations), or a \
+                 command still running at the end"
+                    .into(),
+            ],
+            "Nothing to change in the program; these rows are less exact. To time every \
+             command, let clxfer enable profiling (CLXFER_DEVICE_TIMING=on) and finish the \
+             queues (clFinish) before exit."
+                .into(),
+            0,
+            "accuracy, not time".into(),
+        );
+    }
+}

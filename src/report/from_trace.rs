@@ -1,0 +1,149 @@
+//! The report of a saved trace: its events turned back into the facts the live summary gets
+//! (`sink/summary.rs`), fed to the same [`Builder`].
+
+use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, kind};
+use crate::model::classification::{Direction, Path};
+use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
+use crate::sink::schema::{self as s, DEVICE_PID_BASE};
+use crate::trace::read::Trace;
+use serde_json::Value;
+
+/// `µs` with three decimals, as the writer prints them, back to nanoseconds.
+fn ns(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_f64)
+        .map_or(0, |us| (us * 1000.0).round().max(0.0) as u64)
+}
+
+fn u64_of(args: &Value, key: s::Key) -> u64 {
+    args.get(key.name).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn str_of(args: &Value, key: s::Key) -> &str {
+    args.get(key.name).and_then(Value::as_str).unwrap_or("")
+}
+
+fn word<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, w: &str) -> Option<T> {
+    all.iter().copied().find(|&x| name(x) == w)
+}
+
+/// A host enqueue slice's facts, if it was a classified transfer.
+fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
+    let direction = word(
+        Direction::ALL,
+        Direction::as_str,
+        str_of(args, s::DIRECTION),
+    )?;
+    let path = word(Path::ALL, Path::as_str, str_of(args, s::PATH))?;
+    // `device #D queue #Q`
+    let device = str_of(args, s::QUEUE)
+        .strip_prefix("device #")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    let rule_ids: Vec<&str> = args
+        .get(s::RULE_IDS.name)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let cites = |suffix: &str| rule_ids.iter().any(|id| id.ends_with(suffix));
+    let flags = match (
+        args.get(s::MAP_FLAGS.name),
+        args.get(s::MIGRATION_FLAGS.name),
+    ) {
+        (Some(Value::String(f)), _) => flags::encode(f, MAP_FLAGS),
+        (_, Some(Value::String(f))) => flags::encode(f, MIGRATION_FLAGS),
+        _ => None,
+    };
+    Some(Enqueue {
+        device,
+        kind: kind(str_of(args, s::API)),
+        direction,
+        path,
+        bytes: u64_of(args, s::BYTES),
+        blocking: args.get(s::BLOCKING.name).and_then(Value::as_bool) == Some(true),
+        host_ns,
+        pageable: str_of(args, s::HOST_MEMORY) == "pageable",
+        misaligned: cites(".alignment"),
+        holds_host: cites(".nonblocking"),
+        flags,
+    })
+}
+
+pub fn report(trace: &Trace) -> Report {
+    let mut b = Builder::default();
+    let mut end: Option<EndFacts> = None;
+    let mut last_ts = 0;
+    let no_args = Value::Null;
+    for e in &trace.events {
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("");
+        let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
+        let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
+        let ts = ns(e.get("ts"));
+        let args = e.get("args").unwrap_or(&no_args);
+        last_ts = last_ts.max(ts);
+        match (ph, name) {
+            ("i", s::TRACE_START) => {
+                b.program = str_of(args, s::PROGRAM).into();
+                b.pid = u64_of(args, s::PID) as u32;
+                b.start_time = str_of(args, s::START_TIME).into();
+            }
+            ("i", s::DEVICE_INFO) => b.device(DeviceFacts {
+                index: u64_of(args, s::DEVICE_INDEX) as u32,
+                name: str_of(args, s::NAME).into(),
+                rules: str_of(args, s::RULES).into(),
+                auto_rules: str_of(args, s::AUTO_RULES).into(),
+                global_mem: u64_of(args, s::GLOBAL_MEM),
+            }),
+            ("i", s::TRACE_END) => end = Some(end_facts(args, ts)),
+            ("X", _)
+                if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
+                    || args.get(s::PATH.name).is_some() =>
+            {
+                let id = u64_of(args, s::COMMAND);
+                let dur = ns(e.get("dur"));
+                if pid >= DEVICE_PID_BASE as u64 {
+                    let unavailable = args.get(s::DEVICE_TIME.name).is_some();
+                    b.completed(id, (!unavailable).then_some(dur));
+                } else if let Some(facts) = enqueue(args, dur) {
+                    b.enqueue(id, facts);
+                }
+            }
+            _ => {}
+        }
+    }
+    // A trace cut short (a killed program) has no end: the run lasted until its last event.
+    b.end(end.unwrap_or(EndFacts {
+        at_ns: last_ts,
+        ..EndFacts::default()
+    }));
+    b.report()
+}
+
+fn end_facts(args: &Value, ts: u64) -> EndFacts {
+    let devices = args
+        .get(s::DEVICES.name)
+        .and_then(Value::as_array)
+        .map(|ds| {
+            ds.iter()
+                .map(|d| DeviceEndFacts {
+                    index: u64_of(d, s::DEVICE_INDEX) as u32,
+                    clock: str_of(d, s::CLOCK).into(),
+                    resident_peak: u64_of(d, s::RESIDENT_PEAK),
+                    alloc_host_ptr_peak: u64_of(d, s::AHP_PEAK),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let dropped = args
+        .get(s::DROPPED.name)
+        .and_then(Value::as_object)
+        .map_or(0, |o| o.values().filter_map(Value::as_u64).sum());
+    EndFacts {
+        at_ns: ts,
+        devices,
+        pinned_peak: u64_of(args, s::PINNED_PEAK),
+        incomplete: u64_of(args, s::INCOMPLETE),
+        dropped,
+    }
+}

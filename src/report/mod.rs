@@ -1,0 +1,89 @@
+//! The report: where the transfer time went and what to change. One [`Builder`] makes it from
+//! facts, whether they come from the live records (summary mode, `sink/summary.rs`) or from a
+//! saved trace (`from_trace.rs`), so the two give the same numbers for the same run.
+
+mod builder;
+mod findings;
+pub mod from_trace;
+mod hist;
+mod render;
+
+pub use builder::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, kind};
+pub use render::Format;
+use serde::Serialize;
+
+/// The whole report (its JSON form is `clxfer report --format json`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub program: String,
+    pub pid: u32,
+    /// Wall-clock time clxfer started, RFC 3339.
+    pub start_time: String,
+    /// From clxfer's start to the end of the report.
+    pub wall_ns: u64,
+    pub devices: Vec<DeviceReport>,
+    pub pinned_host_peak_bytes: u64,
+    /// Ranked by the time they would save, largest first.
+    pub findings: Vec<Finding>,
+    /// Commands not complete when the run ended (no device time).
+    pub incomplete_at_exit: u64,
+    /// Records lost because the writer fell behind (0 normally).
+    pub dropped_records: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceReport {
+    pub index: u32,
+    pub name: String,
+    /// The vendor rule set that classified its transfers.
+    pub rules: String,
+    pub global_mem_bytes: u64,
+    /// By direction × path, all kinds of command together.
+    pub transfers: Vec<Row>,
+    /// Map, unmap, migrate, fill and copy commands, by kind × direction × path.
+    pub operations: Vec<Row>,
+    /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
+    pub best_pinned_gbps: Vec<(String, f64)>,
+    pub resident_peak_bytes: u64,
+    pub alloc_host_ptr_peak_bytes: u64,
+    /// Transfers whose device time was unavailable (failed query, 0 duration, untimed queue,
+    /// device timing off, or not complete at the end).
+    pub without_device_time: u64,
+    pub clock_mapping: String,
+}
+
+/// One line of a table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    /// `Map`, `Unmap`, `Migrate`, `Fill`, `Copy` (operations); absent in the transfers table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub direction: String,
+    pub path: String,
+    pub calls: u64,
+    pub bytes: u64,
+    /// Summed device time of the calls that have one.
+    pub device_ns: u64,
+    /// Summed time the program's threads spent inside the calls.
+    pub host_ns: u64,
+    /// Bandwidth over the calls with a time (device time; host time for blocking calls without
+    /// one) and bytes; within 1.2% (a log histogram keeps memory constant).
+    pub median_gbps: Option<f64>,
+    pub p90_gbps: Option<f64>,
+}
+
+/// Something to change, with its evidence and what it would save.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    /// A stable name: `staged-pageable`, `nonblocking-held-host`, …
+    pub kind: &'static str,
+    pub device: u32,
+    pub title: String,
+    pub evidence: Vec<String>,
+    /// The change, as an API change.
+    pub fix: String,
+    /// Estimated time saved; 0 for findings about memory or accuracy.
+    pub saving_ns: u64,
+    /// How the saving was estimated.
+    pub estimate: String,
+}

@@ -1,0 +1,339 @@
+//! The report as text (aligned columns, no line over [`WIDTH`]), Markdown or JSON.
+
+use super::{DeviceReport, Finding, Report, Row};
+use crate::units::{bytes, duration, gbps};
+use std::fmt::Write as _;
+
+pub const WIDTH: usize = 100;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+impl Format {
+    pub const WORDS: &'static [&'static str] = &["text", "json", "md"];
+
+    pub fn parse(word: &str) -> Option<Format> {
+        match word {
+            "text" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            "md" => Some(Format::Markdown),
+            _ => None,
+        }
+    }
+
+    /// By a file name's extension: `.json`, `.md`, else text.
+    pub fn for_path(path: &std::path::Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => Format::Json,
+            Some("md") => Format::Markdown,
+            _ => Format::Text,
+        }
+    }
+}
+
+impl Report {
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => text(self),
+            Format::Markdown => markdown(self),
+            Format::Json => {
+                let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+        }
+    }
+}
+
+const HEADS: [&str; 9] = [
+    "",
+    "dir",
+    "path",
+    "calls",
+    "bytes",
+    "device time",
+    "host time",
+    "median GB/s",
+    "p90 GB/s",
+];
+
+fn cells(r: &Row) -> [String; 9] {
+    let opt = |v: Option<f64>| v.map_or("-".into(), gbps);
+    [
+        r.kind.clone().unwrap_or_default(),
+        r.direction.clone(),
+        r.path.clone(),
+        r.calls.to_string(),
+        bytes(r.bytes),
+        if r.device_ns > 0 {
+            duration(r.device_ns)
+        } else {
+            "-".into()
+        },
+        duration(r.host_ns),
+        opt(r.median_gbps),
+        opt(r.p90_gbps),
+    ]
+}
+
+/// Columns aligned: text left, numbers right; the first column only when some row has a kind.
+fn table(rows: &[Row], out: &mut String) {
+    let with_kind = rows.iter().any(|r| r.kind.is_some());
+    let first = usize::from(!with_kind);
+    let body: Vec<[String; 9]> = rows.iter().map(cells).collect();
+    let mut widths = HEADS.map(str::len);
+    for r in &body {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 9], out: &mut String| {
+        let mut l = String::from("  ");
+        for (i, c) in cells.iter().enumerate().skip(first) {
+            let pad = widths[i] - c.chars().count();
+            if i < 3 {
+                l += c;
+                l += &" ".repeat(pad + 2);
+            } else {
+                l += &" ".repeat(pad + 2);
+                l += c;
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(HEADS, out);
+    for r in &body {
+        line(std::array::from_fn(|i| r[i].as_str()), out);
+    }
+}
+
+/// `text` wrapped at [`WIDTH`], the first line after `head`, the rest indented to match.
+fn wrapped(head: &str, text: &str, out: &mut String) {
+    let indent = " ".repeat(head.chars().count());
+    let mut line = head.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+fn device_head(d: &DeviceReport) -> String {
+    let size = if d.global_mem_bytes > 0 {
+        format!(" · {}", bytes(d.global_mem_bytes))
+    } else {
+        String::new()
+    };
+    let fixed = format!("device #{} ·  · {} rules{size}", d.index, d.rules);
+    let name = clip(&d.name, WIDTH.saturating_sub(fixed.chars().count()).max(8));
+    format!("device #{} · {name} · {} rules{size}", d.index, d.rules)
+}
+
+fn best(d: &DeviceReport) -> String {
+    if d.best_pinned_gbps.is_empty() {
+        return "best pinned: no pinned transfer of 1 MiB or more".into();
+    }
+    let parts: Vec<String> = d
+        .best_pinned_gbps
+        .iter()
+        .map(|(dir, g)| format!("{dir} {} GB/s", gbps(*g)))
+        .collect();
+    format!(
+        "best pinned (transfers of 1 MiB or more): {}",
+        parts.join(" · ")
+    )
+}
+
+fn memory(d: &DeviceReport) -> String {
+    let of = if d.global_mem_bytes > 0 {
+        format!(" of {}", bytes(d.global_mem_bytes))
+    } else {
+        String::new()
+    };
+    let mut s = format!(
+        "memory: buffers peaked at {}{of}",
+        bytes(d.resident_peak_bytes)
+    );
+    if d.alloc_host_ptr_peak_bytes > 0 {
+        let _ = write!(
+            s,
+            " (ALLOC_HOST_PTR {})",
+            bytes(d.alloc_host_ptr_peak_bytes)
+        );
+    }
+    s
+}
+
+fn timing(d: &DeviceReport) -> String {
+    let clock = if d.clock_mapping.is_empty() {
+        "-"
+    } else {
+        &d.clock_mapping
+    };
+    format!(
+        "timing: clock mapping {clock}; {} transfers without device time",
+        d.without_device_time
+    )
+}
+
+fn header(r: &Report) -> String {
+    format!(
+        "clxfer summary · {} (pid {}) · {} wall · started {}",
+        clip(&r.program, 40),
+        r.pid,
+        duration(r.wall_ns),
+        r.start_time
+    )
+}
+
+fn text(r: &Report) -> String {
+    let mut out = String::new();
+    wrapped("", &header(r), &mut out);
+    for d in &r.devices {
+        out.push('\n');
+        out.push_str(&device_head(d));
+        out.push('\n');
+        if d.transfers.is_empty() {
+            out.push_str("  no transfers\n");
+        } else {
+            table(&d.transfers, &mut out);
+        }
+        wrapped("  ", &best(d), &mut out);
+        if !d.operations.is_empty() {
+            out.push_str("  map/unmap, migrate, fill and copy:\n");
+            table(&d.operations, &mut out);
+        }
+        wrapped("  ", &memory(d), &mut out);
+        wrapped("  ", &timing(d), &mut out);
+    }
+    let _ = writeln!(
+        out,
+        "\nhost: pinned or registered memory peaked at {}",
+        bytes(r.pinned_host_peak_bytes)
+    );
+    if r.incomplete_at_exit > 0 || r.dropped_records > 0 {
+        let _ = writeln!(
+            out,
+            "{} commands incomplete at the end; {} records dropped",
+            r.incomplete_at_exit, r.dropped_records
+        );
+    }
+    out.push('\n');
+    if r.findings.is_empty() {
+        out.push_str("findings: none: no staged, held, wasted or latency-bound transfers seen\n");
+    } else {
+        out.push_str("findings, ranked by the time they would save:\n");
+        for (i, f) in r.findings.iter().enumerate() {
+            finding_text(i + 1, f, &mut out);
+        }
+    }
+    out
+}
+
+fn saves(f: &Finding) -> String {
+    if f.saving_ns > 0 {
+        format!("~{}, {}", duration(f.saving_ns), f.estimate)
+    } else {
+        f.estimate.clone()
+    }
+}
+
+fn finding_text(n: usize, f: &Finding, out: &mut String) {
+    wrapped(&format!("{n:>2}. "), &f.title, out);
+    for (i, e) in f.evidence.iter().enumerate() {
+        wrapped(
+            if i == 0 {
+                "    evidence: "
+            } else {
+                "              "
+            },
+            e,
+            out,
+        );
+    }
+    wrapped("    fix:      ", &f.fix, out);
+    wrapped("    saves:    ", &saves(f), out);
+}
+
+fn md_table(rows: &[Row], out: &mut String) {
+    let with_kind = rows.iter().any(|r| r.kind.is_some());
+    let first = usize::from(!with_kind);
+    let heads: Vec<&str> = HEADS
+        .iter()
+        .skip(first)
+        .map(|h| if h.is_empty() { "kind" } else { h })
+        .collect();
+    let _ = writeln!(out, "| {} |", heads.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(heads.len()));
+    for r in rows {
+        let c = cells(r);
+        let _ = writeln!(out, "| {} |", c[first..].join(" | "));
+    }
+}
+
+fn markdown(r: &Report) -> String {
+    let mut out = format!("# {}\n", header(r));
+    for d in &r.devices {
+        let _ = writeln!(out, "\n## {}\n", device_head(d));
+        if d.transfers.is_empty() {
+            out.push_str("No transfers.\n");
+        } else {
+            md_table(&d.transfers, &mut out);
+        }
+        let _ = writeln!(out, "\n{}.", best(d));
+        if !d.operations.is_empty() {
+            out.push_str("\nMap/unmap, migrate, fill and copy:\n\n");
+            md_table(&d.operations, &mut out);
+        }
+        let _ = writeln!(out, "\n{}. {}.", upper(&memory(d)), upper(&timing(d)));
+    }
+    let _ = writeln!(
+        out,
+        "\nHost: pinned or registered memory peaked at {}.",
+        bytes(r.pinned_host_peak_bytes)
+    );
+    out.push_str("\n## Findings, ranked by the time they would save\n\n");
+    if r.findings.is_empty() {
+        out.push_str("None.\n");
+    }
+    for (i, f) in r.findings.iter().enumerate() {
+        let _ = writeln!(out, "{}. **{}**", i + 1, f.title);
+        for e in &f.evidence {
+            let _ = writeln!(out, "   - Evidence: {e}");
+        }
+        let _ = writeln!(out, "   - Fix: {}", f.fix);
+        let _ = writeln!(out, "   - Saves: {}", saves(f));
+    }
+    out
+}
+
+fn upper(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}

@@ -1,0 +1,158 @@
+//! Summary mode's output (and trace mode's, when `CLXFER_REPORT` asks for a report too): records
+//! turned into the report's facts as they arrive, the report written at the end. The facts are
+//! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
+
+use super::buffer;
+use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
+use super::trace_file;
+use super::writer::Output;
+use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format};
+use crate::timing::clock;
+use std::io::Write;
+use std::path::PathBuf;
+
+pub struct Summary {
+    b: Option<Builder>,
+    start_ns: u64,
+    /// `CLXFER_REPORT`, or stderr.
+    to: Option<PathBuf>,
+}
+
+impl Summary {
+    pub fn new(program: &str, to: Option<PathBuf>) -> Summary {
+        let start = clock::start();
+        Summary {
+            b: Some(Builder::new(program, std::process::id(), &start.rfc3339())),
+            start_ns: start.mono_ns,
+            to,
+        }
+    }
+
+    /// Takes in one record's facts.
+    pub fn observe(&mut self, r: &Record) {
+        let Some(b) = &mut self.b else { return };
+        match r {
+            Record::Call(call) => {
+                let Some(e) = &call.command else { return };
+                let Some(c) = &e.class else { return };
+                let cites = |suffix: &str| c.reasons.iter().any(|r| r.rule.ends_with(suffix));
+                b.enqueue(
+                    e.id,
+                    Enqueue {
+                        device: e.queue.device,
+                        kind: crate::report::kind(call.api.name()),
+                        direction: c.direction,
+                        path: c.path,
+                        bytes: c.bytes,
+                        blocking: c.blocking,
+                        host_ns: call.end.saturating_sub(call.begin),
+                        pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
+                        misaligned: cites(".alignment"),
+                        holds_host: cites(".nonblocking"),
+                        flags: match e.flags {
+                            CallFlags::None => None,
+                            CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),
+                        },
+                    },
+                );
+            }
+            Record::Command(c) => b.completed(
+                c.id,
+                (c.time == DeviceTime::Measured).then(|| c.end.saturating_sub(c.start)),
+            ),
+            Record::Device(d) => b.device(DeviceFacts {
+                index: d.index,
+                name: d.name.clone(),
+                rules: d.rules.into(),
+                auto_rules: d.auto_rules.into(),
+                global_mem: d.global_mem,
+            }),
+            _ => {}
+        }
+    }
+
+    /// The end: the report goes to `CLXFER_REPORT` or stderr.
+    pub fn end(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        let Some(mut b) = self.b.take() else { return };
+        b.end(EndFacts {
+            at_ns: end.at.saturating_sub(self.start_ns),
+            devices: end
+                .devices
+                .iter()
+                .map(|d| DeviceEndFacts {
+                    index: d.index,
+                    clock: d.clock.into(),
+                    resident_peak: d.resident_peak,
+                    alloc_host_ptr_peak: d.alloc_host_ptr_peak,
+                })
+                .collect(),
+            pinned_peak: end.pinned_peak,
+            incomplete: end.incomplete,
+            dropped: dropped.iter().sum(),
+        });
+        let report = b.report();
+        match &self.to {
+            Some(path) => {
+                let text = report.render(Format::for_path(path));
+                match trace_file::create_new(path) {
+                    Ok((mut f, at)) => match f.write_all(text.as_bytes()) {
+                        Ok(()) => crate::info!("report: {}", at.display()),
+                        Err(e) => crate::warn!("writing the report {} failed ({e})", at.display()),
+                    },
+                    Err(why) => {
+                        crate::warn!(
+                            "cannot create the report {} ({why}); it goes to stderr",
+                            path.display()
+                        );
+                        let _ = std::io::stderr().write_all(text.as_bytes());
+                    }
+                }
+            }
+            None => {
+                let _ = std::io::stderr().write_all(report.render(Format::Text).as_bytes());
+            }
+        }
+    }
+}
+
+impl Output for Summary {
+    fn write(&mut self, records: &mut Vec<Record>) {
+        for r in records.drain(..) {
+            self.observe(&r);
+            if let Record::Call(super::record::Call {
+                command: Some(e), ..
+            }) = r
+            {
+                buffer::unbox(e);
+            }
+        }
+    }
+
+    fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        self.end(end, dropped);
+    }
+}
+
+/// The trace, and the report beside it.
+pub struct Both<T: Output> {
+    pub trace: T,
+    pub summary: Summary,
+}
+
+impl<T: Output> Output for Both<T> {
+    fn write(&mut self, records: &mut Vec<Record>) {
+        for r in records.iter() {
+            self.summary.observe(r);
+        }
+        self.trace.write(records);
+    }
+
+    fn tick(&mut self) {
+        self.trace.tick();
+    }
+
+    fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        self.trace.finish(end, dropped);
+        self.summary.end(end, dropped);
+    }
+}

@@ -1,0 +1,406 @@
+//! The report (summary mode and `clxfer report`), `clxfer run` and `clxfer merge`, on real
+//! programs under the real loader and PoCL.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn clxfer() -> std::process::Command {
+    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    cmd.env_remove("CLXFER_LOG");
+    cmd.env_remove("CLXFER_DIR");
+    cmd
+}
+
+fn clxfer_run(args: &[&str]) -> Run {
+    let mut cmd = clxfer();
+    cmd.args(args);
+    run_cmd(cmd, Duration::from_secs(180))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs `program` in trace mode with the live report written beside the trace; returns the live
+/// report and `clxfer report`'s report of the trace, both as JSON.
+fn live_and_from_trace(program: &Path, args: &[&str], rules: &str) -> (Value, Value, PathBuf) {
+    let out = fresh_dir("report-traces");
+    let reports = fresh_dir("report-live");
+    let live = reports.join("live.json");
+    let mut cmd = command(program, Load::Layer);
+    cmd.args(args)
+        .env("POCL_DEVICES", "pthread pthread")
+        .env("CLXFER_DIR", &out)
+        .env("CLXFER_RULES", rules)
+        .env("CLXFER_REPORT", &live);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.traces.len(), 1, "{}", r.stderr);
+    let trace = r.traces[0].clone();
+    let mut cmd = clxfer();
+    cmd.args(["report", "--format", "json"]).arg(&trace);
+    let rep = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(rep.code, Some(0), "{}", rep.stderr);
+    let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
+    (json(&live), from_trace, trace)
+}
+
+#[test]
+fn the_live_report_and_the_report_of_the_trace_agree() {
+    for (program, args, rules) in [
+        (program("transfers"), vec![], "nvidia"),
+        (program("transfers"), vec![], "auto"),
+        (program("demo"), vec!["2", "1"], "amd"),
+    ] {
+        let (live, from_trace, trace) = live_and_from_trace(&program, &args, rules);
+        assert_eq!(
+            live,
+            from_trace,
+            "{rules}: the reports of {} differ",
+            trace.display()
+        );
+        // And they hold something: both devices, rows, findings.
+        assert!(!live["devices"].as_array().unwrap().is_empty());
+        assert!(
+            !live["devices"][0]["transfers"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+        assert!(live["wall_ns"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn findings_name_each_pattern_rank_by_saving_and_stay_within_100_columns() {
+    let (nvidia, _, _) = live_and_from_trace(&program("demo"), &["2", "1"], "nvidia");
+    let k = kinds(&nvidia);
+    for want in [
+        "staged-pageable",
+        "nonblocking-held-host",
+        "map-write-copied",
+        "alloc-host-ptr-device-memory",
+        "small-transfers",
+    ] {
+        assert!(k.contains(&want.to_string()), "{want} missing from {k:?}");
+    }
+    let savings: Vec<u64> = nvidia["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["saving_ns"].as_u64().unwrap())
+        .collect();
+    assert!(savings.windows(2).all(|w| w[0] >= w[1]), "{savings:?}");
+    // The rules were forced on a CPU device: estimates use NVIDIA's reference figure, said so.
+    let staged = &nvidia["findings"][0];
+    assert_eq!(staged["kind"], "staged-pageable");
+    assert!(
+        staged["estimate"].as_str().unwrap().contains("54.0 GB/s")
+            && staged["estimate"].as_str().unwrap().contains("forced"),
+        "{staged}"
+    );
+    assert!(
+        staged["fix"]
+            .as_str()
+            .unwrap()
+            .contains("CL_MEM_ALLOC_HOST_PTR")
+    );
+
+    // AMD: migrate with flags 0 is only a marker; the two devices' migrations go via the host.
+    let (amd, _, _) = live_and_from_trace(&program("demo"), &["2", "1"], "amd");
+    assert!(
+        kinds(&amd).contains(&"empty-migration".to_string()),
+        "{:?}",
+        kinds(&amd)
+    );
+    let (two, _, _) = live_and_from_trace(&program("transfers"), &[], "nvidia");
+    assert!(
+        kinds(&two).contains(&"via-host-migration".to_string()),
+        "{:?}",
+        kinds(&two)
+    );
+    // PoCL's own rules: no bus, so nothing is staged; the small transfers remain.
+    let (cpu, _, _) = live_and_from_trace(&program("demo"), &["2", "1"], "auto");
+    assert_eq!(kinds(&cpu), ["small-transfers"], "{cpu}");
+
+    // The text form of the same run: aligned, human-sized, no line over 100 characters.
+    let mut cmd = clxfer();
+    cmd.env("POCL_DEVICES", "pthread pthread").args([
+        "run",
+        "--summary",
+        "--rules",
+        "nvidia",
+        "--out",
+    ]);
+    cmd.arg(fresh_dir("summary-out"))
+        .arg("--")
+        .arg(program("demo"))
+        .args(["2", "1"]);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = r.stderr;
+    for needle in [
+        "clxfer summary · demo (pid ",
+        "device #1 · pthread-",
+        "dir  path",
+        "median GB/s  p90 GB/s",
+        "H2D  staged",
+        "MiB",
+        "best pinned",
+        "memory: buffers peaked at",
+        "findings, ranked by the time they would save:",
+        " 1. ",
+        "    fix:      ",
+        "    saves:    ~",
+        "clxfer: report: above, on stderr",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+    }
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too long: {line:?}");
+    }
+}
+
+#[test]
+fn summary_mode_writes_no_trace_and_changes_nothing() {
+    let plain = run(program("demo"), Load::None, &[("CLXFER_MODE", "off")]);
+    let out = fresh_dir("summary-none");
+    let mut cmd = clxfer();
+    cmd.args(["run", "--summary", "--out"]).arg(&out).arg("--");
+    cmd.arg(program("demo")).args(["16", "4"]);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let checksum = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("checksum"))
+            .map(str::to_string)
+    };
+    assert_eq!(checksum(&r.stdout), checksum(&plain.stdout));
+    assert!(checksum(&r.stdout).is_some());
+    assert!(r.stderr.contains("clxfer summary"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "a file was written"
+    );
+    // With --no-device-timing every transfer lacks a device time, and the report says so.
+    let reports = fresh_dir("summary-report");
+    let path = reports.join("r.json");
+    let r = clxfer_run(&[
+        "run",
+        "--summary",
+        "--no-device-timing",
+        "--report",
+        path.to_str().unwrap(),
+        "--",
+        program("demo").to_str().unwrap(),
+        "2",
+        "1",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("clxfer: report: {}", path.display())),
+        "{}",
+        r.stderr
+    );
+    let rep = json(&path);
+    assert!(
+        kinds(&rep).contains(&"device-time-unavailable".into()),
+        "{rep}"
+    );
+    assert_eq!(
+        rep["devices"][0]["without_device_time"],
+        rep["devices"][0]["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["calls"].as_u64().unwrap())
+            .sum::<u64>()
+    );
+    // The report file is never clobbered: a second run gets the next name.
+    let r = clxfer_run(&[
+        "run",
+        "--summary",
+        "--report",
+        path.to_str().unwrap(),
+        "--",
+        program("demo").to_str().unwrap(),
+        "2",
+        "1",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(reports.join("r.1.json").exists(), "{}", r.stderr);
+    assert_eq!(json(&path), rep);
+}
+
+#[test]
+fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() {
+    // The exit code of the program, and every child process traced in its own file.
+    let out = fresh_dir("run-children");
+    let transfers = program("transfers");
+    let script = format!(
+        "{0} >/dev/null 2>&1; {0} >/dev/null 2>&1; exit 3",
+        transfers.display()
+    );
+    let mut cmd = clxfer();
+    cmd.args(["run", "--out"])
+        .arg(&out)
+        .args(["--", "sh", "-c", &script]);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
+    let traces = checked_traces(&out);
+    assert_eq!(traces.len(), 2, "{}", r.stderr);
+    for t in &traces {
+        assert!(
+            r.stderr
+                .contains(&format!("clxfer: trace: {}", t.display())),
+            "{}",
+            r.stderr
+        );
+    }
+    // Preload works too.
+    let out = fresh_dir("run-preload");
+    let mut cmd = clxfer();
+    cmd.args(["run", "--preload", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(&transfers);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(checked_traces(&out).len(), 1);
+
+    let bad = fresh_dir("bad-input");
+    std::fs::write(bad.join("bad.json"), "{\"traceEvents\": [1, 2").unwrap();
+    let bad_json = bad.join("bad.json");
+    for (args, needle) in [
+        (
+            vec!["run", "--", "/nonexistent/program"],
+            "cannot run /nonexistent/program",
+        ),
+        (vec!["run", "--frobnicate", "--", "true"], "--frobnicate"),
+        (vec!["run", "--rules", "acme", "--", "true"], "acme"),
+        (vec!["report", bad_json.to_str().unwrap()], "bad.json"),
+        (vec!["report", "/nonexistent.json"], "/nonexistent.json"),
+        (
+            vec!["merge", "/nonexistent.json", "-o", "/tmp/x.json"],
+            "/nonexistent.json",
+        ),
+        (vec!["report"], "required"),
+    ] {
+        let r = clxfer_run(&args);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", r.stderr);
+        assert!(
+            lines[0].starts_with("clxfer: ") && lines[0].contains(needle),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"));
+    }
+    for sub in ["run", "report", "check", "merge", "doctor"] {
+        let r = clxfer_run(&[sub, "--help"]);
+        assert_eq!(r.code, Some(0), "{sub}");
+        assert!(
+            r.stdout.contains("Example"),
+            "{sub} --help has no example:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn merge_aligns_processes_on_one_timeline() {
+    // Two processes, one after the other: two traces with their own start times.
+    let src = fresh_dir("merge-src");
+    let transfers = program("transfers");
+    let script = format!(
+        "{0} >/dev/null 2>&1; {0} >/dev/null 2>&1",
+        transfers.display()
+    );
+    let mut cmd = clxfer();
+    cmd.args(["run", "--out"])
+        .arg(&src)
+        .args(["--", "sh", "-c", &script]);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let traces = checked_traces(&src);
+    assert_eq!(traces.len(), 2);
+    let start = |p: &Path| {
+        let t = json(p);
+        let e = t
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "clxfer trace start")
+            .unwrap()
+            .clone();
+        let wall = chrono::DateTime::parse_from_rfc3339(e["args"]["start_time"].as_str().unwrap())
+            .unwrap();
+        (wall, e["args"]["pid"].as_u64().unwrap())
+    };
+    let (w0, p0) = start(&traces[0]);
+    let (w1, p1) = start(&traces[1]);
+    let (first, second) = if w0 <= w1 {
+        ((w0, p0), (w1, p1))
+    } else {
+        ((w1, p1), (w0, p0))
+    };
+    let dir = fresh_dir("merged");
+    // The first trace twice as well: its pid must be renumbered and its flow ids kept apart.
+    let out = dir.join("all.json");
+    let mut cmd = clxfer();
+    cmd.arg("merge")
+        .args(&traces)
+        .arg(&traces[0])
+        .arg("-o")
+        .arg(&out);
+    let m = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    assert_eq!(checked_traces(&dir), std::slice::from_ref(&out));
+    let events = json(&out);
+    let events = events.as_array().unwrap();
+    let count = |p: &Path| json(p).as_array().unwrap().len();
+    assert_eq!(events.len(), count(&traces[0]) * 2 + count(&traces[1]));
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["name"] == "clxfer trace start")
+        .collect();
+    let pids: std::collections::HashSet<u64> =
+        starts.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "pids not kept distinct");
+    // The later process starts later on the merged timeline, by the difference of the wall clocks.
+    let ts_of = |pid: u64| {
+        starts.iter().find(|e| e["args"]["pid"] == pid).unwrap()["ts"]
+            .as_f64()
+            .unwrap()
+    };
+    let gap_us = (second.0 - first.0).num_microseconds().unwrap() as f64;
+    assert!(gap_us > 0.0);
+    assert!((ts_of(second.1) - ts_of(first.1) - gap_us).abs() < 1.0);
+    // Never overwrites.
+    let mut cmd = clxfer();
+    cmd.arg("merge").arg(&traces[0]).arg("-o").arg(&out);
+    let again = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(again.code, Some(2));
+    assert!(
+        again.stderr.contains("never overwritten"),
+        "{}",
+        again.stderr
+    );
+}
