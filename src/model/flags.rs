@@ -143,3 +143,25 @@ mod tests {
         assert_eq!(error_name(CL_INVALID_MEM_OBJECT), "CL_INVALID_MEM_OBJECT");
     }
 }
+
+#[cfg(test)]
+mod encode_tests {
+    use super::*;
+
+    #[test]
+    fn encode_reads_back_what_decode_wrote() {
+        for flags in [
+            0,
+            CL_MAP_READ,
+            CL_MAP_WRITE | CL_MAP_READ,
+            CL_MAP_WRITE_INVALIDATE_REGION | 0x100,
+        ] {
+            assert_eq!(
+                encode(&decode(flags, MAP_FLAGS).to_string(), MAP_FLAGS),
+                Some(flags)
+            );
+        }
+        assert_eq!(encode("HOST|CONTENT_UNDEFINED", MIGRATION_FLAGS), Some(3));
+        assert_eq!(encode("NOPE", MAP_FLAGS), None);
+    }
+}

@@ -37,6 +37,9 @@ pub struct DeviceReport {
     pub name: String,
     /// The vendor rule set that classified its transfers.
     pub rules: String,
+    /// The set `auto` would have picked: another than `rules` when CLXFER_RULES forced one, and
+    /// then the times are this device's, not those of a device the rules describe.
+    pub auto_rules: String,
     pub global_mem_bytes: u64,
     /// By direction × path, all kinds of command together.
     pub transfers: Vec<Row>,

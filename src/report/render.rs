@@ -142,15 +142,24 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
+fn forced(d: &DeviceReport) -> bool {
+    !d.auto_rules.is_empty() && d.auto_rules != d.rules
+}
+
 fn device_head(d: &DeviceReport) -> String {
     let size = if d.global_mem_bytes > 0 {
         format!(" · {}", bytes(d.global_mem_bytes))
     } else {
         String::new()
     };
-    let fixed = format!("device #{} ·  · {} rules{size}", d.index, d.rules);
+    let rules = if forced(d) {
+        format!("{} rules (forced; auto: {})", d.rules, d.auto_rules)
+    } else {
+        format!("{} rules", d.rules)
+    };
+    let fixed = format!("device #{} ·  · {rules}{size}", d.index);
     let name = clip(&d.name, WIDTH.saturating_sub(fixed.chars().count()).max(8));
-    format!("device #{} · {name} · {} rules{size}", d.index, d.rules)
+    format!("device #{} · {name} · {rules}{size}", d.index)
 }
 
 fn best(d: &DeviceReport) -> String {
@@ -162,8 +171,13 @@ fn best(d: &DeviceReport) -> String {
         .iter()
         .map(|(dir, g)| format!("{dir} {} GB/s", gbps(*g)))
         .collect();
+    let caveat = if forced(d) {
+        format!(" (this device's speed, not a {} device's)", d.rules)
+    } else {
+        String::new()
+    };
     format!(
-        "best pinned (transfers of 1 MiB or more): {}",
+        "best pinned (transfers of 1 MiB or more): {}{caveat}",
         parts.join(" · ")
     )
 }
