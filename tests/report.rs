@@ -106,8 +106,12 @@ fn findings_name_each_pattern_rank_by_saving_and_stay_within_100_columns() {
         .collect();
     assert!(savings.windows(2).all(|w| w[0] >= w[1]), "{savings:?}");
     // The rules were forced on a CPU device: estimates use NVIDIA's reference figure, said so.
-    let staged = &nvidia["findings"][0];
-    assert_eq!(staged["kind"], "staged-pageable");
+    let staged = nvidia["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "staged-pageable")
+        .unwrap();
     assert!(
         staged["estimate"].as_str().unwrap().contains("54.0 GB/s")
             && staged["estimate"].as_str().unwrap().contains("forced"),
@@ -135,7 +139,13 @@ fn findings_name_each_pattern_rank_by_saving_and_stay_within_100_columns() {
     );
     // PoCL's own rules: no bus, so nothing is staged; the small transfers remain.
     let (cpu, _, _) = live_and_from_trace(&program("demo"), &["2", "1"], "auto");
-    assert_eq!(kinds(&cpu), ["small-transfers"], "{cpu}");
+    let k = kinds(&cpu);
+    assert!(k.contains(&"small-transfers".into()), "{cpu}");
+    assert!(
+        k.iter()
+            .all(|k| k == "small-transfers" || k == "device-time-unavailable"),
+        "{cpu}"
+    );
 
     // The text form of the same run: aligned, human-sized, no line over 100 characters.
     let mut cmd = clxfer();

@@ -58,6 +58,9 @@ pub trait Hook<A, R> {
     /// # Safety
     /// `args` are the program's arguments, about to go to the driver.
     unsafe fn before(call: Call, args: &mut A) -> Self::State;
+    /// Whether the entry point enqueues a command. Summary mode records only these calls (and
+    /// skips timing the others).
+    const ENQUEUES: bool = false;
     /// Whether to call the driver again with the program's own arguments, because it refused the
     /// edited ones (a queue with profiling forced on).
     fn retry(_state: &mut Self::State, _ret: &R) -> bool {
@@ -133,7 +136,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         unsafe { H::before(Call { api, via }, &mut edited) }
     });
     let mut used = if state.is_some() { edited } else { args };
-    let begin = clock::now_ns();
+    // Summary mode needs only enqueue calls: the others are neither timed nor recorded.
+    let recorded = H::ENQUEUES || crate::sink::records_every_call();
+    let begin = if recorded { clock::now_ns() } else { 0 };
     let mut ret = call(f, used);
     if let Some(st) = state.as_mut()
         && guard::protect(api, || H::retry(st, &ret)) == Some(true)
@@ -143,7 +148,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     }
     let mut span = Span {
         begin,
-        end: clock::now_ns(),
+        end: if recorded { clock::now_ns() } else { 0 },
         command: None,
     };
     let ret = match state {
@@ -152,7 +157,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         }
         None => ret,
     };
-    if guard::is_on() {
+    if recorded && guard::is_on() {
         let Span {
             begin,
             end,

@@ -69,6 +69,10 @@ fn maybe_sample(c: Counter, g: &Gauge, value: impl FnOnce() -> u64, now: u64) {
 
 /// Sets a counter (a value read from the memory model).
 pub fn set(c: Counter, value: u64, now: u64) {
+    // Counters are drawn in the trace only.
+    if !super::records_every_call() {
+        return;
+    }
     if let Some(g) = gauge(c)
         && g.value.swap(value, Ordering::Relaxed) != value
     {
@@ -78,6 +82,9 @@ pub fn set(c: Counter, value: u64, now: u64) {
 
 /// Bytes enqueued (`delta` > 0) or completed (`delta` < 0) for the bytes-in-flight counter.
 pub fn in_flight_add(delta: i64, now: u64) {
+    if !super::records_every_call() {
+        return;
+    }
     let total = if delta >= 0 { &ENQUEUED } else { &COMPLETED };
     total.0.fetch_add(delta.unsigned_abs(), Ordering::Relaxed);
     maybe_sample(Counter::InFlight, &IN_FLIGHT, in_flight, now);

@@ -17,6 +17,12 @@ pub mod writer;
 
 use crate::config::{self, Mode};
 
+/// Whether every call becomes a record (trace mode), or only enqueues (summary mode).
+#[inline]
+pub fn records_every_call() -> bool {
+    config::global().mode == Mode::Trace
+}
+
 /// The output of this process's mode, opened by the writer thread when it starts.
 fn output() -> Option<Box<dyn writer::Output>> {
     let config = config::global();

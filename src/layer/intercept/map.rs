@@ -35,6 +35,7 @@ type MapBufferArgs = (
 
 impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
     type State = (Call, Capture);
+    const ENQUEUES: bool = true;
     unsafe fn before(call: Call, a: &mut MapBufferArgs) -> (Call, Capture) {
         (call, capture(&mut a.8))
     }
@@ -79,6 +80,7 @@ type MapImageArgs = (
 
 impl Hook<MapImageArgs, *mut c_void> for MapImage {
     type State = (Call, Capture);
+    const ENQUEUES: bool = true;
     unsafe fn before(call: Call, a: &mut MapImageArgs) -> (Call, Capture) {
         (call, capture(&mut a.10))
     }

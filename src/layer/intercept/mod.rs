@@ -288,6 +288,7 @@ pub struct Enqueue<C>(PhantomData<C>);
 
 impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     type State = (Call, Capture);
+    const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
         (call, events::capture(args.event_mut()))
     }
@@ -314,6 +315,7 @@ pub struct Timed;
 
 impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
     type State = (Call, Capture);
+    const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
         (call, events::capture(args.event_mut()))
     }

@@ -239,6 +239,7 @@ type EnqueueSvmFreeArgs<F> = (
 
 impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
     type State = (Call, Capture);
+    const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut EnqueueSvmFreeArgs<F>) -> (Call, Capture) {
         (call, capture(&mut args.7))
     }
