@@ -259,6 +259,30 @@ fn summary_mode_writes_no_trace_and_changes_nothing() {
 }
 
 #[test]
+fn summary_memory_stays_constant_however_long_the_run() {
+    let rss = |enqueues: &str| {
+        let mut cmd = command(program("storm"), Load::Layer);
+        cmd.arg(enqueues).arg("1").env("CLXFER_MODE", "summary");
+        let r = run_cmd(cmd, Duration::from_secs(300));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(r.stderr.contains("clxfer summary"), "{}", r.stderr);
+        r.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("max_rss_kib "))
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+    };
+    let short = rss("20000");
+    let long = rss("400000");
+    assert!(
+        long - short < 8 * 1024,
+        "peak RSS grew by {} KiB from 20,000 to 400,000 enqueues",
+        long - short
+    );
+}
+
+#[test]
 fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() {
     // The exit code of the program, and every child process traced in its own file.
     let out = fresh_dir("run-children");

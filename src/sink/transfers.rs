@@ -1,5 +1,5 @@
-//! How many transfers took each path, and their bytes: reported at exit with `CLXFER_LOG=info`
-//! until the summary report (issue #5) replaces it.
+//! How many transfers took each path, and their bytes: a one-line tally at exit with
+//! `CLXFER_LOG=info`, beside the call counts (the report, `src/report/`, has the whole picture).
 
 use crate::model::classification::{Classification, Path};
 use crate::units;
