@@ -119,7 +119,12 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     let dev = d.facts.index;
     let on = format!("device #{dev} ({} rules)", set.name);
     let mut push =
-        |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate| {
+        |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate: String| {
+            let saves = if saving_ns > 0 {
+                format!("~{}, {estimate}", duration(saving_ns))
+            } else {
+                estimate.clone()
+            };
             out.push(Finding {
                 kind,
                 device: dev,
@@ -128,6 +133,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 fix,
                 saving_ns,
                 estimate,
+                saves,
             })
         };
 

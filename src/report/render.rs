@@ -268,14 +268,6 @@ fn text(r: &Report) -> String {
     out
 }
 
-fn saves(f: &Finding) -> String {
-    if f.saving_ns > 0 {
-        format!("~{}, {}", duration(f.saving_ns), f.estimate)
-    } else {
-        f.estimate.clone()
-    }
-}
-
 fn finding_text(n: usize, f: &Finding, out: &mut String) {
     wrapped(&format!("{n:>2}. "), &f.title, out);
     for (i, e) in f.evidence.iter().enumerate() {
@@ -290,7 +282,7 @@ fn finding_text(n: usize, f: &Finding, out: &mut String) {
         );
     }
     wrapped("    fix:      ", &f.fix, out);
-    wrapped("    saves:    ", &saves(f), out);
+    wrapped("    saves:    ", &f.saves, out);
 }
 
 fn md_table(rows: &[Row], out: &mut String) {
@@ -340,7 +332,7 @@ fn markdown(r: &Report) -> String {
             let _ = writeln!(out, "   - Evidence: {e}");
         }
         let _ = writeln!(out, "   - Fix: {}", f.fix);
-        let _ = writeln!(out, "   - Saves: {}", saves(f));
+        let _ = writeln!(out, "   - Saves: {}", f.saves);
     }
     out
 }

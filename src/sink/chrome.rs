@@ -50,6 +50,8 @@ pub struct Chrome<W: Write + Send> {
     events: u64,
     failed: Option<String>,
     what: String,
+    /// The run's report as JSON, for the trace's last event.
+    report: Option<String>,
 }
 
 /// Starts the trace: the opening bracket, the start event, the host process's name.
@@ -80,6 +82,7 @@ impl<W: Write + Send> Chrome<W> {
             events: 0,
             failed: None,
             what,
+            report: None,
         };
         c.j.buf.extend_from_slice(b"[\n");
         c.meta(host_pid, None, "process_name", start.program);
@@ -392,6 +395,10 @@ impl<W: Write + Send> Chrome<W> {
 }
 
 impl<W: Write + Send> Output for Chrome<W> {
+    fn embed_report(&mut self, json: String) {
+        self.report = Some(json);
+    }
+
     fn write(&mut self, records: &mut Vec<Record>) {
         for r in records.drain(..) {
             self.record(r);
@@ -418,6 +425,7 @@ impl<W: Write + Send> Output for Chrome<W> {
         self.tick();
         self.name_the_rest();
         let (pid, ts) = (self.host_pid, self.ts(end.at));
+        let report = self.report.take();
         let events = self.events + 1;
         let j = self.begin(
             Name::Words(&[s::TRACE_END]),
@@ -452,6 +460,9 @@ impl<W: Write + Send> Output for Chrome<W> {
         }
         j.close();
         j.field(s::EVENTS).u64(events);
+        if let Some(report) = report {
+            j.field(s::REPORT).raw_bytes(report.as_bytes());
+        }
         j.close();
         self.j.close();
         self.j.buf.extend_from_slice(b"\n]\n");

@@ -39,15 +39,12 @@ fn output() -> Option<Box<dyn writer::Output>> {
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
             let trace = chrome::Chrome::new(out, path.display().to_string(), start);
-            Some(match report {
-                Some(to) => Box::new(summary::Both {
-                    trace,
-                    summary: summary::Summary::new(&program, Some(to)),
-                }),
-                None => Box::new(trace),
-            })
+            Some(Box::new(summary::Both {
+                trace,
+                summary: summary::Summary::new(&program, report, false),
+            }))
         }
-        Mode::Summary => Some(Box::new(summary::Summary::new(&program, report))),
+        Mode::Summary => Some(Box::new(summary::Summary::new(&program, report, true))),
         Mode::Off => None,
     }
 }

@@ -78,6 +78,7 @@ schema! {
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
     EVENTS = "events" ["trace end"] "Events in the file.",
+    REPORT = "report" ["trace end"] "The run's summary report, as `clxfer report --format json` gives it (the viewer shows it).",
 }
 
 /// `cat` of host slices of calls that enqueue nothing.

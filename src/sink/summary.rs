@@ -6,7 +6,7 @@ use super::buffer;
 use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
 use super::trace_file;
 use super::writer::Output;
-use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format};
+use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format, Report};
 use crate::timing::clock;
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,17 +14,19 @@ use std::path::PathBuf;
 pub struct Summary {
     b: Option<Builder>,
     start_ns: u64,
-    /// `CLXFER_REPORT`, or stderr.
+    /// `CLXFER_REPORT`; else stderr in summary mode, nowhere beside a trace.
     to: Option<PathBuf>,
+    to_stderr: bool,
 }
 
 impl Summary {
-    pub fn new(program: &str, to: Option<PathBuf>) -> Summary {
+    pub fn new(program: &str, to: Option<PathBuf>, to_stderr: bool) -> Summary {
         let start = clock::start();
         Summary {
             b: Some(Builder::new(program, std::process::id(), &start.rfc3339())),
             start_ns: start.mono_ns,
             to,
+            to_stderr,
         }
     }
 
@@ -71,9 +73,9 @@ impl Summary {
         }
     }
 
-    /// The end: the report goes to `CLXFER_REPORT` or stderr.
-    pub fn end(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
-        let Some(mut b) = self.b.take() else { return };
+    /// The end: the report goes to `CLXFER_REPORT` or stderr, and is returned.
+    pub fn end(&mut self, end: &End, dropped: [u64; KINDS.len()]) -> Option<Report> {
+        let mut b = self.b.take()?;
         b.end(EndFacts {
             at_ns: end.at.saturating_sub(self.start_ns),
             devices: end
@@ -108,10 +110,12 @@ impl Summary {
                     }
                 }
             }
-            None => {
+            None if self.to_stderr => {
                 let _ = std::io::stderr().write_all(report.render(Format::Text).as_bytes());
             }
+            None => {}
         }
+        Some(report)
     }
 }
 
@@ -133,7 +137,7 @@ impl Output for Summary {
     }
 }
 
-/// The trace, and the report beside it.
+/// The trace, with the report in its last event (and beside it, with `CLXFER_REPORT`).
 pub struct Both<T: Output> {
     pub trace: T,
     pub summary: Summary,
@@ -152,7 +156,10 @@ impl<T: Output> Output for Both<T> {
     }
 
     fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
+        if let Some(report) = self.summary.end(end, dropped) {
+            self.trace
+                .embed_report(serde_json::to_string(&report).unwrap_or_default());
+        }
         self.trace.finish(end, dropped);
-        self.summary.end(end, dropped);
     }
 }

@@ -13,6 +13,8 @@ pub trait Output: Send {
     fn tick(&mut self) {}
     /// The end: everything has been written.
     fn finish(&mut self, end: &End, dropped: [u64; super::record::KINDS.len()]);
+    /// The run's report (JSON), to go into the output's end if it has a place for it.
+    fn embed_report(&mut self, _json: String) {}
 }
 
 /// Starts the writer thread; `None` if there is no output or no thread (records are dropped).

@@ -4,6 +4,7 @@ mod check;
 mod doctor;
 mod report;
 mod run;
+mod view;
 
 use clap::{Parser, Subcommand};
 use clxfer::config;
@@ -64,6 +65,18 @@ enum Command {
         #[arg(short, long)]
         out: PathBuf,
     },
+    /// Serve the viewer for a trace on 127.0.0.1 and print its URL: bandwidth against size for
+    /// every transfer, the findings, bytes and time by path.
+    #[command(
+        after_help = "Example:\n  clxfer view clxfer-myprog-4242.json   # then open the URL it prints"
+    )]
+    View {
+        /// A trace file.
+        trace: PathBuf,
+        /// The port (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
     /// Print the effective options, the OpenCL loader in use, and each platform and device.
     #[command(after_help = "Example:\n  clxfer doctor")]
     Doctor {
@@ -106,6 +119,7 @@ fn main() -> ExitCode {
         Command::Report { traces, format } => report::report(&traces, &format),
         Command::Check { traces } => check::check(&traces),
         Command::Merge { traces, out } => report::merge(&traces, &out),
+        Command::View { trace, port } => view::view(&trace, port),
         Command::Doctor {
             options_markdown: true,
             ..

@@ -1,0 +1,97 @@
+//! `clxfer view`: the viewer page (viewer/, built into this binary) served on 127.0.0.1 with the
+//! trace and its report, computed here (so a trace cut short gets one too).
+
+use crate::fail;
+use clxfer::report::from_trace;
+use clxfer::trace::{merge, read};
+use std::path::Path;
+use std::process::ExitCode;
+use tiny_http::{Header, Response, Server};
+
+/// The page's files: (URL path, content type, bytes).
+const FILES: &[(&str, &str, &[u8])] = &[
+    (
+        "/",
+        "text/html",
+        include_bytes!("../../../viewer/index.html"),
+    ),
+    (
+        "/index.html",
+        "text/html",
+        include_bytes!("../../../viewer/index.html"),
+    ),
+    (
+        "/viewer.js",
+        "text/javascript",
+        include_bytes!("../../../viewer/viewer.js"),
+    ),
+    (
+        "/style.css",
+        "text/css",
+        include_bytes!("../../../viewer/style.css"),
+    ),
+    (
+        "/vendor/chart.js/chart.umd.min.js",
+        "text/javascript",
+        include_bytes!("../../../viewer/vendor/chart.js/chart.umd.min.js"),
+    ),
+];
+
+pub fn view(trace: &Path, port: u16) -> ExitCode {
+    let read = match read::read_file(trace) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let report = serde_json::to_vec(&from_trace::report(&read)).unwrap_or_default();
+    // Served closed, whatever state the file was left in.
+    let body = merge::to_json(&read.events).into_bytes();
+    let name = trace
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let server = match Server::http(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("cannot listen on 127.0.0.1:{port}: {e}")),
+    };
+    let Some(addr) = server.server_addr().to_ip() else {
+        return fail("the server has no IP address");
+    };
+    let query: String = url_encode(&name);
+    eprintln!(
+        "clxfer: viewing {} at http://{addr}/?trace=trace.json&report=report.json&name={query} \
+         (Ctrl-C to stop)",
+        trace.display()
+    );
+    for request in server.incoming_requests() {
+        let path = request.url().split('?').next().unwrap_or("/").to_string();
+        let (kind, bytes): (&str, &[u8]) = match path.as_str() {
+            "/trace.json" => ("application/json", &body),
+            "/report.json" => ("application/json", &report),
+            p => match FILES.iter().find(|(f, ..)| *f == p) {
+                Some((_, kind, bytes)) => (kind, bytes),
+                None => {
+                    let _ =
+                        request.respond(Response::from_string("not found").with_status_code(404));
+                    continue;
+                }
+            },
+        };
+        let header = Header::from_bytes("Content-Type", format!("{kind}; charset=utf-8"))
+            .expect("a valid header");
+        let _ = request.respond(Response::from_data(bytes.to_vec()).with_header(header));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Percent-encodes everything but letters, digits and `-._~`.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
