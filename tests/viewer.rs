@@ -97,12 +97,19 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
     let shots = fresh_dir("viewer-screenshots");
     let malformed = shots.join("malformed.json");
     std::fs::write(&malformed, "[{\"name\": \"clxfer trace start\", \"ph\": ").unwrap();
+    let report_file = shots.join("report.json");
+    let mut rep = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    rep.args(["report", "--format", "json"]).arg(trace);
+    let rep = run_cmd(rep, Duration::from_secs(60));
+    assert_eq!(rep.code, Some(0), "{}", rep.stderr);
+    std::fs::write(&report_file, &rep.stdout).unwrap();
     let browser = root().join("tests/browser");
     let node = Command::new("node")
         .arg(browser.join("viewer.mjs"))
         .arg(&url)
         .arg(&shots)
         .arg(&malformed)
+        .arg(&report_file)
         .output();
     let _ = server.kill();
     let _ = server.wait();
@@ -183,6 +190,14 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
         "{bad}"
     );
     assert_eq!(bad["charts_hidden"], true);
+    // A report file: its findings and device charts, no points.
+    let shown_report = &got["report"];
+    assert_eq!(
+        shown_report["findings"].as_u64().unwrap() as usize,
+        want.len()
+    );
+    assert_eq!(shown_report["points_hidden"], true);
+    assert_eq!(shown_report["device_charts"], 1);
     for shot in ["viewer.png", "viewer-malformed.png"] {
         let png = std::fs::read(shots.join(shot)).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{shot}");

@@ -250,6 +250,7 @@ function show(text, name, served) {
     report = data;
     state.trace = null;
     state.points = 0;
+    $('points-section').hidden = true;
     $('perfetto').disabled = true;
   } else {
     return fail(`${name} is neither a clxfer trace nor a clxfer report.`);

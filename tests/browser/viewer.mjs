@@ -1,9 +1,9 @@
 // Loads the viewer in headless Chromium (Debian's) and reports what it shows, as JSON on stdout;
 // tests/viewer.rs checks it against the trace and its report.
-// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE
+// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE
 import { chromium } from 'playwright-core';
 
-const [url, shots, malformed] = process.argv.slice(2);
+const [url, shots, malformed, reportFile] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu'],
@@ -43,7 +43,15 @@ try {
     charts_hidden: document.getElementById('points-section').hidden,
   }));
   await page.screenshot({ path: `${shots}/viewer-malformed.png` });
-  console.log(JSON.stringify({ shown, malformed: malformedShown, errors }));
+  // A report (clxfer report --format json), opened with the file picker: findings, no points.
+  await page.setInputFiles('#file', reportFile);
+  await page.waitForFunction(() => window.clxferViewer.status === 'ready');
+  const reportShown = await page.evaluate(() => ({
+    findings: document.querySelectorAll('#findings > li').length,
+    points_hidden: document.getElementById('points-section').hidden,
+    device_charts: document.querySelectorAll('#devices canvas').length,
+  }));
+  console.log(JSON.stringify({ shown, malformed: malformedShown, report: reportShown, errors }));
 } finally {
   await browser.close();
 }
