@@ -10,16 +10,17 @@ chmod +x "$G"/* 2>/dev/null
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # Two loaders there: CUDA's (first for ldconfig; no OPENCL_LAYERS) and ocl-icd (which has layers).
 ln -sf /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /tmp/ocl-icd/libOpenCL.so.1
-OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd"
+OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 {
   date -u +%FT%TZ; uname -r; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv
-  echo "OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-}"
+  env | grep -E "^(LD_|OCL|OPENCL)" | sort
+  ls -la /usr/local/nvidia/lib64/libnvidia-opencl* 2>&1 | head -3
   ldconfig -p | grep -i libOpenCL
   ls -la /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/local/cuda*/targets/x86_64-linux/lib/libOpenCL.so* 2>&1
   for b in "$G"/*; do echo "== ldd $b"; ldd "$b" 2>&1 | grep -E "not found|OpenCL"; done
-  echo "== clxfer doctor, the default loader"; "$G/clxfer" doctor
-  echo "== clxfer doctor, ocl-icd"; env $OCLICD "$G/clxfer" doctor
+  echo "== clxfer doctor, the default loader"; "$G/clxfer" doctor; echo "exit $?"
+  echo "== clxfer doctor, ocl-icd"; env $OCLICD "$G/clxfer" doctor; echo "exit $?"
 } > "$R/machine.txt" 2>&1
 
 scen() {  # scen NAME ENV... : the scenario program, its trace in $R/NAME/
@@ -35,20 +36,24 @@ scen preload LD_PRELOAD="$G/libclxfer.so" CLXFER_RULES=auto CLXFER_LOG=info
 SCEN_MIB=4 scen example LD_PRELOAD="$G/libclxfer.so" CLXFER_REPORT="$R/example/summary.md"
 
 # Overhead: clpeak's transfer bandwidth and the storm, without clxfer and traced, interleaved.
-P=$(env $OCLICD clinfo -l 2>/dev/null | grep -n "NVIDIA" | head -1 | cut -d: -f1)
+# clpeak's platform number: NVIDIA's, the same under both loaders (PoCL first in OCL_ICD_FILENAMES).
+P=$(clinfo -l 2>/dev/null | grep "^Platform" | grep -n "NVIDIA" | head -1 | cut -d: -f1)
 P=$(( ${P:-2} - 1 ))
 for round in $(seq "${ROUNDS:-3}"); do
-  for cfg in none layer preload; do
+  # none and preload: the machine's default loader (CUDA's); plain and layer: ocl-icd.
+  for cfg in none preload plain layer; do
     case $cfg in
       none) e=();;
-      layer) e=($OCLICD OPENCL_LAYERS="$G/libclxfer.so");;
       preload) e=(LD_PRELOAD="$G/libclxfer.so");;
+      plain) e=($OCLICD);;
+      layer) e=($OCLICD OPENCL_LAYERS="$G/libclxfer.so");;
     esac
     mkdir -p /tmp/t; rm -f /tmp/t/*
-    { echo "== round $round $cfg"; env $OCLICD "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clpeak" -p "$P" -d 0 --transfer-bandwidth; } >> "$R/clpeak.txt" 2>&1
+    { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clpeak" -p "$P" -d 0 --transfer-bandwidth; } >> "$R/clpeak.txt" 2>&1
     rm -f /tmp/t/*
-    { echo "== round $round $cfg"; env $OCLICD "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 200000 1; } >> "$R/storm.txt" 2>&1
-    { echo "== round $round $cfg"; env $OCLICD "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 2000000 calls; } >> "$R/calls.txt" 2>&1
+    { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 200000 1; } >> "$R/storm.txt" 2>&1
+    rm -f /tmp/t/*
+    { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 2000000 calls; } >> "$R/calls.txt" 2>&1
   done
 done
 echo "platform index for clpeak: $P" >> "$R/runs.txt"
