@@ -10,7 +10,9 @@ chmod +x "$G"/* 2>/dev/null
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # Two loaders there: CUDA's (first for ldconfig; no OPENCL_LAYERS) and ocl-icd (which has layers).
 ln -sf /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /tmp/ocl-icd/libOpenCL.so.1
-OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# ocl-icd is given NVIDIA's ICD by absolute path (alone: NVIDIA is its platform 0).
+NV=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null || ldconfig -p | awk '/libnvidia-opencl.so.1 /{print $NF; exit}')
+OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OCL_ICD_FILENAMES=$NV"
 
 {
   date -u +%FT%TZ; uname -r; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv
@@ -21,6 +23,9 @@ OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   for b in "$G"/*; do echo "== ldd $b"; ldd "$b" 2>&1 | grep -E "not found|OpenCL"; done
   echo "== clxfer doctor, the default loader"; "$G/clxfer" doctor; echo "exit $?"
   echo "== clxfer doctor, ocl-icd"; env $OCLICD "$G/clxfer" doctor; echo "exit $?"
+  echo "== NVIDIA's ICD: $NV"; ls -la /etc/OpenCL/vendors/ 2>&1; cat /etc/OpenCL/vendors/* 2>&1
+  echo "== ocl-icd with the machine's OCL_ICD_FILENAMES, debug"
+  LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OCL_ICD_DEBUG=15 clinfo -l 2>&1 | head -40
 } > "$R/machine.txt" 2>&1
 
 scen() {  # scen NAME ENV... : the scenario program, its trace in $R/NAME/
@@ -43,13 +48,13 @@ for round in $(seq "${ROUNDS:-3}"); do
   # none and preload: the machine's default loader (CUDA's); plain and layer: ocl-icd.
   for cfg in none preload plain layer; do
     case $cfg in
-      none) e=();;
-      preload) e=(LD_PRELOAD="$G/libclxfer.so");;
-      plain) e=($OCLICD);;
-      layer) e=($OCLICD OPENCL_LAYERS="$G/libclxfer.so");;
+      none) e=(); p=$P;;
+      preload) e=(LD_PRELOAD="$G/libclxfer.so"); p=$P;;
+      plain) e=($OCLICD); p=0;;
+      layer) e=($OCLICD OPENCL_LAYERS="$G/libclxfer.so"); p=0;;
     esac
     mkdir -p /tmp/t; rm -f /tmp/t/*
-    { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clpeak" -p "$P" -d 0 --transfer-bandwidth; } >> "$R/clpeak.txt" 2>&1
+    { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clpeak" -p "$p" -d 0 --transfer-bandwidth; } >> "$R/clpeak.txt" 2>&1
     rm -f /tmp/t/*
     { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 200000 1; } >> "$R/storm.txt" 2>&1
     rm -f /tmp/t/*

@@ -166,7 +166,7 @@ const NVIDIA: Expect = &[
         "D2H staged 1.00 MiB",
         &["nvidia.migrate"],
     ),
-    ("migrate-back", "H2D staged 1.00 MiB", &["nvidia.migrate"]),
+    ("migrate-back", "H2D pinned 1.00 MiB", &["nvidia.migrate"]),
     (
         "migrate-undefined",
         "H2D none 0 B",

@@ -145,6 +145,15 @@ pub unsafe fn retain_event(event: cl_event) -> bool {
         .is_some_and(|f| unsafe { f(event) } == CL_SUCCESS)
 }
 
+/// The queue of an event's command (null for user events).
+///
+/// # Safety
+/// `event` must be a live event.
+pub unsafe fn event_queue(event: cl_event) -> Option<usize> {
+    let f = unsafe { icd(event) }?.clGetEventInfo;
+    unsafe { value::<_, _, usize>(f, event, CL_EVENT_COMMAND_QUEUE) }.filter(|&q| q != 0)
+}
+
 /// `CL_EVENT_COMMAND_EXECUTION_STATUS`: `CL_COMPLETE`, an error (negative), or still running.
 ///
 /// # Safety

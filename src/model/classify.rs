@@ -622,7 +622,7 @@ impl Ctx<'_> {
             }
             _ => {
                 self.cite(&rule, "the contents are copied from the host backing store");
-                (Direction::H2D, Path::Staged, size)
+                (Direction::H2D, rule.value.from_host_store, size)
             }
         }
     }

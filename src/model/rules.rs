@@ -3,6 +3,7 @@
 //! `ground-truth-h200.md`; tags: [X] measured, [S] driver source, [D] vendor doc, [I] inference).
 //! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
 
+use super::classification::Path;
 use super::device::{DeviceKind, DeviceProfile};
 
 /// One rule: what the classifier cites.
@@ -75,6 +76,8 @@ pub struct Migrate {
     pub to_host_marker: bool,
     /// CONTENT_UNDEFINED skips the copy.
     pub content_undefined_honoured: bool,
+    /// How contents come back to the device from the host backing store.
+    pub from_host_store: Path,
 }
 
 impl Migrate {
@@ -300,10 +303,14 @@ pub static NVIDIA: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
+            from_host_store: Path::Pinned,
         },
-        says: "migration copies at once (to host 1 GiB in ~700 ms; device profiling reports 0 ms); \
+        says: "migration to the host copies at once into the host backing store (1 GiB in \
+               ~700 ms; device profiling reports 0 ms); migrating back is a DMA from that pinned \
+               store (64 MiB: 55.5 GB/s device time, though the call holds the host ~60 ms); \
                CONTENT_UNDEFINED is honoured",
-        source: "transfer-rules.md NVIDIA Q5 [X]; ground-truth-h200.md migrate rows",
+        source: "transfer-rules.md NVIDIA Q5 [X]; ground-truth-h200.md migrate rows; \
+                 docs/ground-truth.md migrate-back-flags-0 (H200, 2026-11-30) [X]",
     },
     between_devices: Rule {
         id: "nvidia.between-devices",
@@ -379,6 +386,7 @@ pub static AMD: RuleSet = RuleSet {
             to_device_marker: Marker::WhenFlagsZero,
             to_host_marker: false,
             content_undefined_honoured: false,
+            from_host_store: Path::Staged,
         },
         says: "migration with flags 0 moves nothing (it happens at first use); CONTENT_UNDEFINED \
                still syncs the data",
@@ -461,6 +469,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
             to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
+            from_host_store: Path::Staged,
         },
         says: INTEL_MIGRATE,
         source: "transfer-rules.md Intel GPU Q5 [S]",
@@ -534,6 +543,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
+            from_host_store: Path::Staged,
         },
         says: INTEL_MIGRATE,
         source: "transfer-rules.md Intel GPU Q5 [S]",
@@ -613,6 +623,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
+            from_host_store: Path::Staged,
         },
         says: "a CPU device's memory is host memory: migration has nothing to move",
         source: "[I]",
@@ -684,6 +695,7 @@ pub static CPU: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
+            from_host_store: Path::Staged,
         },
         says: "PoCL migrates at once; CONTENT_UNDEFINED is honoured",
         source: "transfer-rules.md PoCL [S] pocl_mem_management.c",
@@ -756,6 +768,7 @@ pub static GENERIC: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
+            from_host_store: Path::Staged,
         },
         says: "migration is assumed to copy at once; CONTENT_UNDEFINED skips the copy (spec)",
         source: "transfer-rules.md spec baseline [D]",

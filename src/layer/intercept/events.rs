@@ -115,6 +115,8 @@ pub struct What {
 pub struct Waiting {
     list: VecDeque<Pending>,
     armed: bool,
+    /// The event the callback is armed on, while `armed`.
+    armed_on: usize,
 }
 
 struct Pending {
@@ -125,6 +127,9 @@ struct Pending {
     host_tid: u32,
     host_begin: u64,
     host_end: u64,
+    /// Its device record is written (at a point where the program waited for it, [`synced`]);
+    /// only the event is left to release.
+    reported: bool,
 }
 
 /// After an enqueue the driver accepted: time the command on the device. `event` is the event
@@ -171,11 +176,16 @@ pub unsafe fn track(
         host_tid: buffer::current_tid(),
         host_begin: span.begin,
         host_end: span.end,
+        reported: false,
     };
     let arm = {
         let mut waiting = queue.waiting.lock();
         waiting.list.push_back(pending);
-        !std::mem::replace(&mut waiting.armed, true)
+        let arm = !std::mem::replace(&mut waiting.armed, true);
+        if arm {
+            waiting.armed_on = handle as usize;
+        }
+        arm
     };
     if arm {
         unsafe { arm_on(queue, handle) };
@@ -198,8 +208,8 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
             waiting.list.drain(..).collect()
         };
         let now = clock::now_ns();
-        for p in gone {
-            unsafe { finish(&queue, p, CL_INVALID_EVENT, now) };
+        for mut p in gone {
+            unsafe { finish(&queue, &mut p, CL_INVALID_EVENT, now, true) };
         }
     }
 }
@@ -246,31 +256,97 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
         }
         let next = waiting.list.back().map(|p| p.event);
         waiting.armed = next.is_some();
+        waiting.armed_on = next.unwrap_or(0);
         next
     };
-    for (p, st) in done {
-        unsafe { finish(queue, p, st, now) };
+    for (mut p, st) in done {
+        unsafe { finish(queue, &mut p, st, now, true) };
     }
     if let Some(event) = next {
         unsafe { arm_on(queue, event as cl_event) };
     }
 }
 
-/// One command completed with `status`: read its timestamps, release clxfer's reference to its
-/// event, and hand its device record to the writer.
-unsafe fn finish(queue: &QueueInfo, p: Pending, status: cl_int, now: u64) {
+/// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
+/// completed ones are collected now, so their records do not wait for a callback that a program
+/// about to exit may never see. The one the callback is armed on stays listed (the callback
+/// releases its event) but is reported now.
+///
+/// # Safety
+/// The queue's waiting events are live (clxfer holds a reference to each).
+pub unsafe fn synced(queue: &QueueInfo) {
+    let now = clock::now_ns();
+    let mut done: SmallVec<[(Pending, cl_int); 32]> = SmallVec::new();
+    let mut armed: Option<(Pending, cl_int)> = None;
+    {
+        let mut waiting = queue.waiting.lock();
+        if waiting.list.is_empty() {
+            return;
+        }
+        let armed_on = if waiting.armed { waiting.armed_on } else { 0 };
+        let mut rest = VecDeque::with_capacity(waiting.list.len());
+        for p in waiting.list.drain(..) {
+            let st = unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(1);
+            if st > CL_COMPLETE {
+                rest.push_back(p);
+            } else if p.event == armed_on {
+                armed = Some((p, st));
+            } else {
+                done.push((p, st));
+            }
+        }
+        // The armed one is reported below, outside the lock, then put back in order.
+        waiting.list = rest;
+    }
+    for (mut p, st) in done {
+        unsafe { finish(queue, &mut p, st, now, true) };
+    }
+    if let Some((mut p, st)) = armed {
+        unsafe { finish(queue, &mut p, st, now, false) };
+        // Back at the front (the oldest) while the callback is armed on it; if the callback ran
+        // in the meantime (finding it missing), its event is released here instead.
+        let left = {
+            let mut waiting = queue.waiting.lock();
+            if waiting.armed && waiting.armed_on == p.event {
+                waiting.list.push_front(p);
+                None
+            } else {
+                Some(p)
+            }
+        };
+        if let Some(mut p) = left {
+            unsafe { finish(queue, &mut p, st, now, true) };
+        }
+    }
+}
+
+/// One command completed with `status`: hand its device record to the writer (once), and
+/// release clxfer's reference to its event when `release`.
+unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: u64, release: bool) {
     let event = p.event as cl_event;
+    if std::mem::replace(&mut p.reported, true) {
+        if release {
+            unsafe { driver::release_event(event) };
+        }
+        return;
+    }
     let times = if status == CL_COMPLETE {
         unsafe { driver::profiling(event) }
     } else {
         None
     };
-    unsafe { driver::release_event(event) };
+    if release {
+        unsafe { driver::release_event(event) };
+    }
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
     counters::in_flight_add(-(p.what.bytes as i64), now);
     let dev: &Device = &queue.device;
     let (queued, submit, start, end, time) = match times {
-        Some([q, s, st, e]) if q != 0 && q <= s && s <= st && st <= e => {
+        Some([q, s, st, e]) if st != 0 && st <= e => {
+            // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
+            // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
+            let q = if q == 0 || q > st { st } else { q };
+            let s = s.clamp(q, st);
             let offset = dev.clock.lock().place(p.host_begin, q);
             let h = |t| mapping::to_host(t, offset);
             let time = if e > st {
@@ -305,7 +381,7 @@ unsafe fn finish(queue: &QueueInfo, p: Pending, status: cl_int, now: u64) {
         class: p.what.class,
         bytes: p.what.bytes,
         blocking: p.what.blocking,
-        kernel: p.what.kernel,
+        kernel: p.what.kernel.take(),
     };
     buffer::push_with(|_| Record::Command(command));
 }

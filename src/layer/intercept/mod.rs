@@ -28,10 +28,11 @@ use crate::sink::{buffer, counters};
 use crate::timing::mapping::ClockMap;
 use crate::units;
 use events::{Capture, What};
-use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel};
+use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel, cl_uint};
 use parking_lot::{Mutex, RwLock};
 use queues::QueueInfo;
 use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicU64;
@@ -264,6 +265,10 @@ unsafe fn enqueued(
         kernel: e.kernel.clone(),
     };
     e.id = unsafe { events::track(cap, event, &q, span, what) };
+    // A blocking call returned: its command, and those before it, have completed.
+    if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
+        unsafe { events::synced(&q) };
+    }
     span.command = Some(e);
 }
 
@@ -327,6 +332,50 @@ impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
     ) -> cl_int {
         if ret == CL_SUCCESS {
             unsafe { enqueued(call, cap, args.queue(), args.event(), span, None, None) };
+        }
+        ret
+    }
+}
+
+/// `clFinish`: every command of the queue has completed; their records go out now.
+pub struct Finished;
+
+impl Hook<(cl_command_queue,), cl_int> for Finished {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_command_queue,)) {}
+    unsafe fn after(_: (), args: &(cl_command_queue,), ret: cl_int, _: &mut Span) -> cl_int {
+        if ret == CL_SUCCESS
+            && let Some(q) = queues::known(args.0 as usize)
+        {
+            unsafe { events::synced(&q) };
+        }
+        ret
+    }
+}
+
+/// `clWaitForEvents`: the events' commands have completed; their queues' records go out now.
+pub struct Waited;
+
+impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_uint, *const cl_event)) {}
+    unsafe fn after(_: (), args: &(cl_uint, *const cl_event), ret: cl_int, _: &mut Span) -> cl_int {
+        let (n, list) = *args;
+        if ret != CL_SUCCESS || list.is_null() {
+            return ret;
+        }
+        // SAFETY: the driver accepted `n` events at `list`.
+        let events = unsafe { std::slice::from_raw_parts(list, n as usize) };
+        let mut seen: SmallVec<[usize; 4]> = SmallVec::new();
+        for &e in events {
+            if let Some(q) = unsafe { driver::event_queue(e) }
+                && !seen.contains(&q)
+            {
+                seen.push(q);
+                if let Some(q) = queues::known(q) {
+                    unsafe { events::synced(&q) };
+                }
+            }
         }
         ret
     }
