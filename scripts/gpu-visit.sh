@@ -10,9 +10,16 @@ chmod +x "$G"/* 2>/dev/null
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # Two loaders there: CUDA's (first for ldconfig; no OPENCL_LAYERS) and ocl-icd (which has layers).
 ln -sf /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /tmp/ocl-icd/libOpenCL.so.1
-# ocl-icd is given NVIDIA's ICD by absolute path (alone: NVIDIA is its platform 0).
+# ocl-icd, given NVIDIA's ICD alone (so NVIDIA is its platform 0): by OCL_ICD_FILENAMES, or by a
+# vendors folder, whichever makes it list NVIDIA.
 NV=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null || ldconfig -p | awk '/libnvidia-opencl.so.1 /{print $NF; exit}')
-OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OCL_ICD_FILENAMES=$NV"
+mkdir -p /tmp/vendors && echo "$NV" > /tmp/vendors/nvidia.icd
+LIBS="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+OCLICD="$LIBS OCL_ICD_FILENAMES=$NV"
+for cand in "OCL_ICD_FILENAMES=$NV" "OCL_ICD_VENDORS=/tmp/vendors OCL_ICD_FILENAMES=" "OCL_ICD_VENDORS=/tmp/vendors/nvidia.icd OCL_ICD_FILENAMES="; do
+  if env $LIBS $cand clinfo -l 2>/dev/null | grep -q NVIDIA; then OCLICD="$LIBS $cand"; echo "ocl-icd sees NVIDIA with: $cand" >> "$R/runs.txt"; break; fi
+  echo "ocl-icd does not see NVIDIA with: $cand" >> "$R/runs.txt"
+done
 
 {
   date -u +%FT%TZ; uname -r; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv
@@ -24,8 +31,8 @@ OCLICD="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OCL_IC
   echo "== clxfer doctor, the default loader"; "$G/clxfer" doctor; echo "exit $?"
   echo "== clxfer doctor, ocl-icd"; env $OCLICD "$G/clxfer" doctor; echo "exit $?"
   echo "== NVIDIA's ICD: $NV"; ls -la /etc/OpenCL/vendors/ 2>&1; cat /etc/OpenCL/vendors/* 2>&1
-  echo "== ocl-icd with the machine's OCL_ICD_FILENAMES, debug"
-  LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OCL_ICD_DEBUG=15 clinfo -l 2>&1 | head -40
+  echo "== ocl-icd loading NVIDIA's ICD, what the dynamic linker says"
+  env $LIBS OCL_ICD_FILENAMES=$NV LD_DEBUG=libs clinfo -l 2>&1 | grep -i -E "nvidia|cuda|error|cannot" | head -40
 } > "$R/machine.txt" 2>&1
 
 scen() {  # scen NAME ENV... : the scenario program, its trace in $R/NAME/

@@ -163,7 +163,7 @@ const NVIDIA: Expect = &[
     ("fill", "D2D device", &["any.fill"]),
     (
         "migrate-to-host",
-        "D2H staged 1.00 MiB",
+        "D2H pinned 1.00 MiB",
         &["nvidia.migrate"],
     ),
     ("migrate-back", "H2D pinned 1.00 MiB", &["nvidia.migrate"]),

@@ -597,7 +597,7 @@ impl Ctx<'_> {
                 return none;
             }
             self.cite(&rule, "the contents are copied to the host backing store");
-            return (Direction::D2H, Path::Staged, size);
+            return (Direction::D2H, rule.value.store, size);
         }
         if residence == Place::Device(self.device) {
             self.why(
@@ -622,7 +622,7 @@ impl Ctx<'_> {
             }
             _ => {
                 self.cite(&rule, "the contents are copied from the host backing store");
-                (Direction::H2D, rule.value.from_host_store, size)
+                (Direction::H2D, rule.value.store, size)
             }
         }
     }

@@ -76,8 +76,8 @@ pub struct Migrate {
     pub to_host_marker: bool,
     /// CONTENT_UNDEFINED skips the copy.
     pub content_undefined_honoured: bool,
-    /// How contents come back to the device from the host backing store.
-    pub from_host_store: Path,
+    /// How contents move between device memory and the host backing store, both ways.
+    pub store: Path,
 }
 
 impl Migrate {
@@ -303,14 +303,14 @@ pub static NVIDIA: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
-            from_host_store: Path::Pinned,
+            store: Path::Pinned,
         },
-        says: "migration to the host copies at once into the host backing store (1 GiB in \
-               ~700 ms; device profiling reports 0 ms); migrating back is a DMA from that pinned \
-               store (64 MiB: 55.5 GB/s device time, though the call holds the host ~60 ms); \
-               CONTENT_UNDEFINED is honoured",
+        says: "migration copies at once, by DMA between device memory and the driver's pinned \
+               backing store (64 MiB: 55.3-55.5 GB/s device time both ways), though the call holds \
+               the host far longer (1.0-1.3 GB/s wall; 1 GiB to the host in ~700 ms) and device \
+               profiling may report 0; CONTENT_UNDEFINED is honoured",
         source: "transfer-rules.md NVIDIA Q5 [X]; ground-truth-h200.md migrate rows; \
-                 docs/ground-truth.md migrate-back-flags-0 (H200, 2026-11-30) [X]",
+                 docs/ground-truth.md migrate rows (H200, 2026-11-30) [X]",
     },
     between_devices: Rule {
         id: "nvidia.between-devices",
@@ -386,7 +386,7 @@ pub static AMD: RuleSet = RuleSet {
             to_device_marker: Marker::WhenFlagsZero,
             to_host_marker: false,
             content_undefined_honoured: false,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: "migration with flags 0 moves nothing (it happens at first use); CONTENT_UNDEFINED \
                still syncs the data",
@@ -469,7 +469,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
             to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: INTEL_MIGRATE,
         source: "transfer-rules.md Intel GPU Q5 [S]",
@@ -543,7 +543,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             to_device_marker: Marker::Always,
             to_host_marker: true,
             content_undefined_honoured: true,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: INTEL_MIGRATE,
         source: "transfer-rules.md Intel GPU Q5 [S]",
@@ -623,7 +623,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: "a CPU device's memory is host memory: migration has nothing to move",
         source: "[I]",
@@ -695,7 +695,7 @@ pub static CPU: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: "PoCL migrates at once; CONTENT_UNDEFINED is honoured",
         source: "transfer-rules.md PoCL [S] pocl_mem_management.c",
@@ -768,7 +768,7 @@ pub static GENERIC: RuleSet = RuleSet {
             to_device_marker: Marker::Never,
             to_host_marker: false,
             content_undefined_honoured: true,
-            from_host_store: Path::Staged,
+            store: Path::Staged,
         },
         says: "migration is assumed to copy at once; CONTENT_UNDEFINED skips the copy (spec)",
         source: "transfer-rules.md spec baseline [D]",

@@ -170,7 +170,15 @@ static cl_event do_fill(void *a) {
     return e;
 }
 
-/* Migrates `mem` to the second device and back to the first, each measured side: to `x->q`. */
+/* Data written on the first device, then copied on the second (each repetition moves it). */
+static char *g_pinned;
+static cl_event do_copy_cross(void *a) {
+    struct copy *x = a;
+    CK(ENQ(clEnqueueWriteBuffer(q, x->src, CL_TRUE, 0, x->bytes, g_pinned, 0, NULL, NULL)));
+    return do_copy(a);
+}
+
+/* Migrates `mem` to the other device, then (measured) to `x->q`'s. */
 static cl_event do_cross(void *a) {
     struct mig *x = a;
     cl_command_queue other = x->q == q ? qb : q;
@@ -316,7 +324,8 @@ int main(void) {
         cross.flags = CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
         measure("migrate-between-devices-content-undefined", "clEnqueueMigrateMemObjects", n, do_cross, &cross);
         struct copy xc = {qb, dev, x, n};
-        measure("copy-between-devices", "clEnqueueCopyBuffer", n, do_copy, &xc);
+        g_pinned = pinned;
+        measure("copy-between-devices", "clEnqueueCopyBuffer", n, do_copy_cross, &xc);
         clReleaseMemObject(x);
         clReleaseCommandQueue(qb);
     }

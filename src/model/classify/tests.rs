@@ -199,7 +199,7 @@ fn table() -> Vec<Case> {
         NVIDIA Op::Copy { src: NOT_AN_OBJECT, dst: PLAIN, bytes: SZ }, NB => H2D Unknown 0; ["any.unknown-object"];
         NVIDIA write(NOT_AN_OBJECT, PAGEABLE, SZ), B => H2D Unknown 0; ["any.unknown-object"];
         // Migration.
-        NVIDIA migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H Staged SZ; ["nvidia.migrate"];
+        NVIDIA migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H Pinned SZ; ["nvidia.migrate"];
         NVIDIA migrate(&[ON_HOST], 0), NB => H2D Pinned SZ; ["nvidia.migrate"];
         NVIDIA migrate(&[ON_D2], 0), NB => D2D ViaHost SZ; ["nvidia.between-devices"];
         NVIDIA migrate(&[ON_D2], CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => H2D None 0; ["any.content-undefined"];
