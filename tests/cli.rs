@@ -174,3 +174,37 @@ fn check_reports_violations_and_unreadable_files() {
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("cannot read"), "{}", r.stderr);
 }
+
+#[test]
+fn the_h200_examples_pass_check_and_report_what_the_gpu_did() {
+    let trace = root().join("docs/examples/h200-trace.json");
+    let mut cmd = clxfer();
+    cmd.arg("check").arg(&trace);
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(": ok: "), "{}", r.stdout);
+    let mut cmd = clxfer();
+    cmd.args(["report", "--format", "json"]).arg(&trace);
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let devices = report["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2);
+    assert_eq!(devices[0]["name"], "NVIDIA H200");
+    assert_eq!(devices[0]["rules"], "nvidia");
+    // Staged and pinned both seen, and the run's pinned bandwidth is a PCIe figure, not a memcpy's.
+    let paths: Vec<&str> = devices[0]["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"pinned") && paths.contains(&"staged"),
+        "{paths:?}"
+    );
+    let best = devices[0]["best_pinned_gbps"][0][1].as_f64().unwrap();
+    assert!((20.0..64.0).contains(&best), "{best}");
+    let summary = std::fs::read_to_string(root().join("docs/examples/h200-summary.md")).unwrap();
+    assert!(summary.contains("NVIDIA H200 · nvidia rules"), "{summary}");
+}
