@@ -154,9 +154,23 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads the process environment.
+    /// Reads the process environment; in secure execution, nothing ([`Config::from_lookup_in`]).
     pub fn from_env() -> Config {
-        Config::from_lookup(|var| std::env::var(var).ok())
+        // SAFETY: getauxval has no preconditions.
+        let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
+        Config::from_lookup_in(|var| std::env::var(var).ok(), secure)
+    }
+
+    /// As [`Config::from_lookup`]; `secure` is the process's secure-execution flag (setuid or
+    /// setgid, capabilities): then clxfer reads no `CLXFER_*` variable, so no path an unprivileged
+    /// caller chose is ever opened, and it records nothing (mode `off`: calls are forwarded only).
+    pub fn from_lookup_in(lookup: impl Fn(&str) -> Option<String>, secure: bool) -> Config {
+        if secure {
+            let mut c = Config::from_lookup(|_| None);
+            c.mode = Mode::Off;
+            return c;
+        }
+        Config::from_lookup(lookup)
     }
 
     /// Parses from any lookup (tests pass a map).
@@ -322,6 +336,23 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::from_lookup(|var| map.get(var).cloned())
+    }
+
+    #[test]
+    fn secure_execution_reads_no_variable_and_records_nothing() {
+        let asked = std::cell::Cell::new(0);
+        let lookup = |_: &str| {
+            asked.set(asked.get() + 1);
+            Some("/tmp/attacker".to_string())
+        };
+        let c = Config::from_lookup_in(lookup, true);
+        assert_eq!(asked.get(), 0, "a variable was read");
+        assert_eq!(c.mode, Mode::Off);
+        assert_eq!(c.dir, std::path::PathBuf::from("."));
+        assert!(c.report.is_none() && c.warnings.is_empty());
+        let c = Config::from_lookup_in(lookup, false);
+        assert!(asked.get() > 0);
+        assert_eq!(c.dir, std::path::PathBuf::from("/tmp/attacker"));
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct Chrome<W: Write + Send> {
     what: String,
     /// The run's report as JSON, for the trace's last event.
     report: Option<String>,
+    /// Bytes handed to the file, and how many it may hold ([`super::trace_file::room`]).
+    written: u64,
+    room: u64,
 }
 
 /// Starts the trace: the opening bracket, the start event, the host process's name.
@@ -83,6 +86,8 @@ impl<W: Write + Send> Chrome<W> {
             failed: None,
             what,
             report: None,
+            written: 0,
+            room: super::trace_file::room(),
         };
         c.j.buf.extend_from_slice(b"[\n");
         c.meta(host_pid, None, "process_name", start.program);
@@ -148,12 +153,32 @@ impl<W: Write + Send> Chrome<W> {
     }
 
     fn flush(&mut self) {
-        if self.failed.is_none()
-            && let Err(e) = self
-                .out
+        // Past RLIMIT_FSIZE the kernel would send SIGXFSZ, which kills the whole program: stop
+        // writing before the limit instead.
+        if self.failed.is_some() {
+            self.j.buf.clear();
+            return;
+        }
+        let room = self.room.saturating_sub(self.written) as usize;
+        let result = if self.j.buf.len() > room {
+            // As many whole events as fit (each ends with ",\n"), so the file stays loadable.
+            let fit = self.j.buf[..room]
+                .windows(2)
+                .rposition(|w| w == b",\n")
+                .map_or(0, |i| i + 2);
+            let _ = (self.out.write_all(&self.j.buf[..fit])).and_then(|_| self.out.flush());
+            self.written += fit as u64;
+            Err(std::io::Error::other(format!(
+                "the file size limit (RLIMIT_FSIZE, {} bytes) is reached",
+                self.room
+            )))
+        } else {
+            self.written += self.j.buf.len() as u64;
+            self.out
                 .write_all(&self.j.buf)
                 .and_then(|_| self.out.flush())
-        {
+        };
+        if let Err(e) = result {
             crate::warn!(
                 "writing the trace {} failed ({e}); the rest of the trace is lost",
                 self.what

@@ -96,7 +96,14 @@ impl Summary {
         match &self.to {
             Some(path) => {
                 let text = report.render(Format::for_path(path));
-                match trace_file::create_new(path) {
+                let fits = (text.len() as u64) <= trace_file::room();
+                match trace_file::create_new(path).and_then(|created| {
+                    if fits {
+                        Ok(created)
+                    } else {
+                        Err("the file size limit (RLIMIT_FSIZE) is reached".into())
+                    }
+                }) {
                     Ok((mut f, at)) => match f.write_all(text.as_bytes()) {
                         Ok(()) => crate::info!("report: {}", at.display()),
                         Err(e) => crate::warn!("writing the report {} failed ({e})", at.display()),

@@ -26,6 +26,22 @@ pub fn sanitize(program: &str) -> String {
     }
 }
 
+/// How many bytes a file may grow to: RLIMIT_FSIZE, past which a write raises SIGXFSZ (which would
+/// kill the program), or no limit.
+pub fn room() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return u64::MAX;
+    }
+    lim.rlim_cur
+}
+
 /// Creates the file; on failure says so once (`clxfer:` warning) and returns `None`.
 pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
     let first = dir.join(format!(
