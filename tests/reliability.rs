@@ -188,3 +188,163 @@ fn hostile_traces_get_a_clear_error_or_a_result_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn a_program_that_ends_badly_leaves_a_loadable_trace_and_its_own_exit() {
+    // (mode, exit code: None when a signal ends it)
+    let cases = [
+        ("abort", None),
+        ("segv", None),
+        ("_exit", Some(4)),
+        ("exit-in-callback", Some(3)),
+        ("release-early", Some(0)),
+        ("context-in-flight", Some(0)),
+    ];
+    for (mode, code) in cases {
+        let plain = {
+            let mut cmd = command(program("faults"), Load::None);
+            cmd.arg(mode);
+            run_cmd(cmd, Duration::from_secs(120))
+        };
+        for load in [Load::Layer, Load::Preload] {
+            let mut cmd = command(program("faults"), load);
+            cmd.arg(mode);
+            let r = run_cmd(cmd, Duration::from_secs(120));
+            assert_eq!(r.code, code, "{mode} {load:?}: {}", r.stderr);
+            assert_eq!(r.code, plain.code, "{mode} {load:?}");
+            assert_eq!(r.stdout, plain.stdout, "{mode} {load:?}");
+            // The trace is there and loadable (run_cmd checked it against every rule).
+            assert_eq!(r.traces.len(), 1, "{mode} {load:?}: {}", r.stderr);
+            let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+            let slices = events.iter().filter(|e| e["ph"] == "X").count();
+            assert!(slices > 10, "{mode} {load:?}: {slices} slices");
+            assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        }
+    }
+}
+
+/// The release build of `what` (scripts/test builds it): the stress test traces a million calls,
+/// which the debug build's writer does not keep up with, and checks a 560 MB trace.
+fn release(what: &str) -> std::path::PathBuf {
+    let p = root().join("target/release").join(what);
+    assert!(
+        p.exists(),
+        "{} missing: run `cargo build --release` (scripts/test does)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn sixteen_threads_and_a_million_calls_lose_nothing() {
+    let plain = {
+        let mut cmd = command(program("stress"), Load::None);
+        cmd.env_remove("CLXFER_DIR");
+        run_cmd(cmd, Duration::from_secs(300))
+    };
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    let out = fresh_dir("stress");
+    // CLXFER_DIR passed through `env`, so the harness does not load the 560 MB trace itself.
+    let mut cmd = Command::new("env");
+    cmd.arg(format!("CLXFER_DIR={}", out.display()))
+        .arg(format!(
+            "OPENCL_LAYERS={}",
+            release("libclxfer.so").display()
+        ))
+        .arg("CLXFER_LOG=info")
+        .arg(program("stress"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CLXFER_") || k == "OPENCL_LAYERS" || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    let r = run_cmd(cmd, Duration::from_secs(300));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, plain.stdout, "the program's results changed");
+    let made: std::collections::HashMap<String, u64> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(k, _)| k.starts_with("cl"))
+        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        .collect();
+    assert!(made.values().sum::<u64>() >= 1_000_000);
+    let trace = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // clxfer check (the release build: the debug one takes minutes on 560 MB).
+    let check = Command::new(release("clxfer"))
+        .arg("check")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    // Count the slices, one event per line, without parsing all 2.5 million events.
+    use std::io::BufRead;
+    let field = |line: &str, key: &str| -> Option<String> {
+        let at = line.find(key)? + key.len();
+        let rest = &line[at..];
+        let end = rest.find([',', '"', '}']).unwrap_or(rest.len());
+        Some(rest[..end].to_string())
+    };
+    let mut host: std::collections::HashMap<String, u64> = Default::default();
+    let mut host_commands = std::collections::HashSet::new();
+    let mut device_commands = std::collections::HashSet::new();
+    let mut device_slices = 0u64;
+    for line in std::io::BufReader::new(std::fs::File::open(&trace).unwrap()).lines() {
+        let line = line.unwrap();
+        if field(&line, "\"ph\":\"").as_deref() != Some("X") {
+            if line.contains("clxfer trace end") {
+                assert!(
+                    line.contains("\"dropped\":{\"calls\":0,\"commands\":0,\"counters\":0"),
+                    "records were dropped: {}",
+                    &line[..line.len().min(2000)]
+                );
+                assert!(
+                    line.contains("\"incomplete_at_exit\":0"),
+                    "{}",
+                    &line[..line.len().min(2000)]
+                );
+            }
+            continue;
+        }
+        let pid: u64 = field(&line, "\"pid\":").unwrap().parse().unwrap();
+        let command: Option<u64> = field(&line, "\"command\":").map(|c| c.parse().unwrap());
+        if pid >= 1 << 31 {
+            device_slices += 1;
+            assert!(
+                device_commands.insert(command.unwrap()),
+                "a device slice twice"
+            );
+        } else {
+            let name = field(&line, "{\"name\":\"").unwrap();
+            let api = name.split(' ').next().unwrap().to_string();
+            *host.entry(api).or_default() += 1;
+            if let Some(c) = command.filter(|&c| c != 0) {
+                assert!(host_commands.insert(c), "a command twice");
+            }
+        }
+    }
+    for (api, n) in &made {
+        assert_eq!(
+            host.get(api).copied().unwrap_or(0),
+            *n,
+            "host slices of {api}"
+        );
+    }
+    let enqueues: u64 = made
+        .iter()
+        .filter(|(k, _)| k.starts_with("clEnqueue"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(device_slices, enqueues, "one device slice per enqueue");
+    assert_eq!(host_commands, device_commands);
+    let _ = std::fs::remove_dir_all(&out);
+}
