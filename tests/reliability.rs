@@ -348,3 +348,57 @@ fn sixteen_threads_and_a_million_calls_lose_nothing() {
     assert_eq!(host_commands, device_commands);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn no_program_data_reaches_the_trace_or_the_report() {
+    let reports = fresh_dir("secrets-report");
+    for (load, mode) in [(Load::Layer, "trace"), (Load::Preload, "summary")] {
+        let report = reports.join(format!("{mode}.json"));
+        let r = run(
+            program("secrets"),
+            load,
+            &[
+                ("CLXFER_MODE", mode),
+                ("CLXFER_LOG", "debug"),
+                ("CLXFER_REPORT", report.to_str().unwrap()),
+            ],
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let mut files = r.traces.clone();
+        files.push(report);
+        assert_eq!(files.len(), if mode == "trace" { 2 } else { 1 });
+        // The secret, and the 8 bytes of it that went in as a kernel argument (as a number too).
+        let secret = b"S3CR3T-clxfer-42";
+        let as_number = u64::from_ne_bytes(secret[..8].try_into().unwrap()).to_string();
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            for needle in ["S3CR3T", "clxfer-42", as_number.as_str()] {
+                assert!(!text.contains(needle), "{needle} in {}", f.display());
+            }
+        }
+        assert!(!r.stderr.contains("S3CR3T"), "in clxfer's log: {}", r.stderr);
+    }
+}
+
+#[test]
+fn a_symlink_planted_where_the_report_goes_is_not_followed() {
+    let dir = fresh_dir("planted");
+    let target = dir.join("victim");
+    let planted = dir.join("report.json");
+    std::os::unix::fs::symlink(&target, &planted).unwrap();
+    let r = run(
+        program("threads"),
+        Load::Layer,
+        &[
+            ("CLXFER_MODE", "summary"),
+            ("CLXFER_REPORT", planted.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(!target.exists(), "the write followed the symlink");
+    let written = dir.join("report.1.json");
+    assert!(written.exists(), "{}", r.stderr);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(written.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+}
