@@ -377,7 +377,11 @@ fn no_program_data_reaches_the_trace_or_the_report() {
                 assert!(!text.contains(needle), "{needle} in {}", f.display());
             }
         }
-        assert!(!r.stderr.contains("S3CR3T"), "in clxfer's log: {}", r.stderr);
+        assert!(
+            !r.stderr.contains("S3CR3T"),
+            "in clxfer's log: {}",
+            r.stderr
+        );
     }
 }
 
@@ -400,5 +404,24 @@ fn a_symlink_planted_where_the_report_goes_is_not_followed() {
     let written = dir.join("report.1.json");
     assert!(written.exists(), "{}", r.stderr);
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(written.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        written.metadata().unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn a_program_that_dlcloses_opencl_exits_as_without_clxfer() {
+    let plain = run(program("dlclose"), Load::None, &[]);
+    assert_eq!(plain.code, Some(0), "{}{}", plain.stdout, plain.stderr);
+    assert!(plain.stdout.contains("closed"));
+    // By LD_PRELOAD clxfer sees none of its calls: the program asks the library it opened for
+    // its functions (dlsym on the handle); the loader layer sees them all.
+    for (load, traces) in [(Load::Layer, 1), (Load::Preload, 0), (Load::Both, 1)] {
+        let r = run(program("dlclose"), load, &[]);
+        assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        assert_eq!(r.traces.len(), traces, "{load:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"));
+    }
 }

@@ -93,7 +93,8 @@ pub fn program(name: &str) -> PathBuf {
             cc.arg(layer_lib())
                 .arg(format!("-Wl,-rpath,{}", profile_dir().display()));
         }
-        "fake_loader" => {
+        // Open OpenCL themselves.
+        "fake_loader" | "dlclose" => {
             cc.arg("-ldl");
         }
         _ => {
