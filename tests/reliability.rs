@@ -425,3 +425,110 @@ fn a_program_that_dlcloses_opencl_exits_as_without_clxfer() {
         assert!(!r.stderr.contains("panicked"));
     }
 }
+
+/// Every core entry point clxfer intercepts (from the one list, `src/layer/api.rs`), as
+/// (name, number of arguments, what it returns: `i` cl_int, `p` a pointer or handle, `v` nothing).
+fn core_entry_points() -> Vec<(String, usize, char)> {
+    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
+    let core = &api[api.find("core {").unwrap()..api.find("extension {").unwrap()];
+    let mut out = Vec::new();
+    for line in core
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("fn cl"))
+    {
+        let name = &line[3..line.find('(').unwrap()];
+        // The arguments: top-level commas between the outer parentheses.
+        let mut depth = 0;
+        let mut args = 0;
+        let mut any = false;
+        let mut end = 0;
+        for (i, c) in line.char_indices().skip(line.find('(').unwrap()) {
+            match c {
+                '(' | '<' => depth += 1,
+                ')' | '>' if !(c == '>' && line[..i].ends_with('-')) => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                ',' if depth == 1 => args += 1,
+                c if depth == 1 && !c.is_whitespace() => any = true,
+                _ => {}
+            }
+        }
+        let args = if any { args + 1 } else { 0 };
+        let ret = line[end + 1..].trim_start();
+        let kind = match ret.strip_prefix("-> ") {
+            Some(r) if r.starts_with("cl_int") => 'i',
+            Some(r) if r.starts_with("()") => 'v',
+            Some(_) => 'p',
+            None => 'v',
+        };
+        out.push((name.to_string(), args, kind));
+    }
+    out
+}
+
+#[test]
+fn every_entry_point_called_with_nulls_returns_what_the_driver_returns() {
+    let entries = core_entry_points();
+    assert!(entries.len() > 120, "{}", entries.len());
+    // A C program calling each with every argument 0 (NULL handles, NULL pointers, zero sizes and
+    // flags), through the symbol the process resolves (clxfer's under LD_PRELOAD).
+    let mut c = String::from(
+        "#include <dlfcn.h>\n#include <stdint.h>\n#include <stdio.h>\n\
+         typedef intptr_t (*F)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,\n\
+         uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,\n\
+         uintptr_t, uintptr_t);\n\
+         static const struct { const char *name; char kind; } E[] = {\n",
+    );
+    for (name, args, kind) in &entries {
+        assert!(*args <= 16, "{name}: {args} arguments");
+        c.push_str(&format!("    {{\"{name}\", '{kind}'}},\n"));
+    }
+    c.push_str(
+        "};\nint main(void) {\n\
+         for (unsigned i = 0; i < sizeof E / sizeof *E; i++) {\n\
+             F f = (F)dlsym(RTLD_DEFAULT, E[i].name);\n\
+             if (!f) { printf(\"%s missing\\n\", E[i].name); continue; }\n\
+             intptr_t r = f(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);\n\
+             if (E[i].kind == 'i') printf(\"%s %d\\n\", E[i].name, (int)r);\n\
+             else if (E[i].kind == 'p') printf(\"%s %s\\n\", E[i].name, r ? \"non-NULL\" : \"NULL\");\n\
+             else printf(\"%s returned\\n\", E[i].name);\n\
+             fflush(stdout);\n\
+         }\n\
+         return 0;\n}\n",
+    );
+    let dir = fresh_dir("nulls");
+    let src = dir.join("nulls.c");
+    let bin = dir.join("nulls");
+    std::fs::write(&src, c).unwrap();
+    let cc = Command::new("cc")
+        .args(["-O1", "-w", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-Wl,--no-as-needed", "-lOpenCL", "-ldl"])
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    let plain = run(&bin, Load::None, &[]);
+    assert_eq!(plain.code, Some(0), "{}{}", plain.stdout, plain.stderr);
+    assert_eq!(
+        plain.stdout.lines().count(),
+        entries.len(),
+        "{}",
+        plain.stdout
+    );
+    for load in [Load::Layer, Load::Preload, Load::Both] {
+        let r = run(&bin, load, &[]);
+        assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        assert!(
+            !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
+            "{}",
+            r.stderr
+        );
+    }
+}
