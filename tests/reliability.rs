@@ -275,17 +275,25 @@ fn sixteen_threads_and_a_million_calls_lose_nothing() {
         .unwrap()
         .unwrap()
         .path();
-    // clxfer check (the release build: the debug one takes minutes on 560 MB).
-    let check = Command::new(release("clxfer"))
-        .arg("check")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
+    // clxfer check and report (the release build: the debug one takes minutes on 560 MB), in
+    // bounded memory: events stream through them from the mapped file (peak RSS from time(1)).
+    for args in [&["check"][..], &["report", "--format", "json"]] {
+        let run = Command::new("/usr/bin/time")
+            .args(["-f", "%M"])
+            .arg(release("clxfer"))
+            .args(args)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{args:?}: {stderr}");
+        let kib: u64 = stderr.lines().last().unwrap().trim().parse().unwrap();
+        let trace_kib = std::fs::metadata(&trace).unwrap().len() / 1024;
+        assert!(
+            kib < trace_kib + 512 * 1024,
+            "{args:?}: peak RSS {kib} KiB for a {trace_kib} KiB trace"
+        );
+    }
     // Count the slices, one event per line, without parsing all 2.5 million events.
     use std::io::BufRead;
     let field = |line: &str, key: &str| -> Option<String> {

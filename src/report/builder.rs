@@ -98,11 +98,11 @@ pub(super) struct Sum {
 impl Sum {
     fn add(&mut self, e: &Enqueue, time: Option<u64>) {
         self.count += 1;
-        self.bytes += e.bytes;
-        self.host_ns += e.host_ns;
+        self.bytes = self.bytes.saturating_add(e.bytes);
+        self.host_ns = self.host_ns.saturating_add(e.host_ns);
         if let Some(t) = time {
-            self.ns += t;
-            self.timed_bytes += e.bytes;
+            self.ns = self.ns.saturating_add(t);
+            self.timed_bytes = self.timed_bytes.saturating_add(e.bytes);
         }
     }
 }
@@ -210,9 +210,9 @@ impl Builder {
             .map(|t| e.bytes as f64 / t as f64);
         let acc = d.rows.entry((e.kind, e.direction, e.path)).or_default();
         acc.calls += 1;
-        acc.bytes += e.bytes;
-        acc.device_ns += device_ns.unwrap_or(0);
-        acc.host_ns += e.host_ns;
+        acc.bytes = acc.bytes.saturating_add(e.bytes);
+        acc.device_ns = acc.device_ns.saturating_add(device_ns.unwrap_or(0));
+        acc.host_ns = acc.host_ns.saturating_add(e.host_ns);
         if let Some(g) = gbps {
             acc.gbps.add(g);
         }
@@ -314,9 +314,9 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
     for (&(_, dir, path), acc) in &d.rows {
         let sum = by_class.entry((dir, path)).or_default();
         sum.calls += acc.calls;
-        sum.bytes += acc.bytes;
-        sum.device_ns += acc.device_ns;
-        sum.host_ns += acc.host_ns;
+        sum.bytes = sum.bytes.saturating_add(acc.bytes);
+        sum.device_ns = sum.device_ns.saturating_add(acc.device_ns);
+        sum.host_ns = sum.host_ns.saturating_add(acc.host_ns);
         sum.gbps.merge(&acc.gbps);
     }
     let transfers = by_class

@@ -5,7 +5,7 @@ use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, kin
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::sink::schema::{self as s, DEVICE_PID_BASE};
-use crate::trace::read::Trace;
+use crate::trace::read::{ReadError, Trace, read_file_with};
 use serde_json::Value;
 
 /// `µs` with three decimals, as the writer prints them, back to nanoseconds.
@@ -70,18 +70,24 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
     })
 }
 
-pub fn report(trace: &Trace) -> Report {
-    let mut b = Builder::default();
-    let mut end: Option<EndFacts> = None;
-    let mut last_ts = 0;
-    let no_args = Value::Null;
-    for e in &trace.events {
+/// Reads a trace's events one at a time into the report's facts.
+#[derive(Default)]
+pub struct Reader {
+    b: Builder,
+    end: Option<EndFacts>,
+    last_ts: u64,
+}
+
+impl Reader {
+    pub fn event(&mut self, e: &Value) {
+        let b = &mut self.b;
+        let no_args = Value::Null;
         let name = e.get("name").and_then(Value::as_str).unwrap_or("");
         let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
         let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
         let ts = ns(e.get("ts"));
         let args = e.get("args").unwrap_or(&no_args);
-        last_ts = last_ts.max(ts);
+        self.last_ts = self.last_ts.max(ts);
         match (ph, name) {
             ("i", s::TRACE_START) => {
                 b.program = str_of(args, s::PROGRAM).into();
@@ -95,7 +101,7 @@ pub fn report(trace: &Trace) -> Report {
                 auto_rules: str_of(args, s::AUTO_RULES).into(),
                 global_mem: u64_of(args, s::GLOBAL_MEM),
             }),
-            ("i", s::TRACE_END) => end = Some(end_facts(args, ts)),
+            ("i", s::TRACE_END) => self.end = Some(end_facts(args, ts)),
             ("X", _)
                 if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
                     || args.get(s::PATH.name).is_some() =>
@@ -112,12 +118,31 @@ pub fn report(trace: &Trace) -> Report {
             _ => {}
         }
     }
-    // A trace cut short (a killed program) has no end: the run lasted until its last event.
-    b.end(end.unwrap_or(EndFacts {
-        at_ns: last_ts,
-        ..EndFacts::default()
-    }));
-    b.report()
+
+    pub fn report(mut self) -> Report {
+        // A trace cut short (a killed program) has no end: the run lasted until its last event.
+        let last_ts = self.last_ts;
+        self.b.end(self.end.unwrap_or(EndFacts {
+            at_ns: last_ts,
+            ..EndFacts::default()
+        }));
+        self.b.report()
+    }
+}
+
+pub fn report(trace: &Trace) -> Report {
+    let mut r = Reader::default();
+    for e in &trace.events {
+        r.event(e);
+    }
+    r.report()
+}
+
+/// The report of a trace file, read event by event (any size).
+pub fn report_file(path: &std::path::Path) -> Result<Report, ReadError> {
+    let mut r = Reader::default();
+    read_file_with(path, |_, e| r.event(&e))?;
+    Ok(r.report())
 }
 
 fn end_facts(args: &Value, ts: u64) -> EndFacts {

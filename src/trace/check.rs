@@ -1,7 +1,7 @@
 //! `clxfer check`: every rule of perfetto-json.md that a trace can break, checked. A trace that
 //! passes is drawn by Perfetto as written: no dropped or mis-nested slices, every arrow bound.
 
-use super::read::{ReadError, Trace, read_file};
+use super::read::{ReadError, Trace, read_file_with};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,8 +24,12 @@ impl Report {
     }
 }
 
+/// Checks a file event by event (any size: see [`read_file_with`]).
 pub fn check_file(path: &Path) -> Result<Report, ReadError> {
-    Ok(check(&read_file(path)?))
+    let mut c = Checker::default();
+    let shape = read_file_with(path, |i, e| c.event(i, &e))?;
+    c.r.events = shape.events;
+    Ok(c.finish(shape.closed, shape.truncated))
 }
 
 /// JSON numbers are exact up to 2^53; larger integers lose bits (Perfetto: above int64, doubles).
@@ -43,38 +47,55 @@ struct Slice {
     end: i64,
 }
 
+/// A flow end: (event index, pid, tid, ts in ns, category).
+type FlowEnd = (usize, u32, u32, i64, String);
+
+/// Checks events one at a time (a trace of any size streams through it); what it keeps per event
+/// is small: the slices per track and the flows' ends.
+#[derive(Default)]
+pub struct Checker {
+    r: Report,
+    /// (pid, tid) → slices.
+    tracks: HashMap<(u32, u32), Vec<Slice>>,
+    /// (pid, tid, ts ns, cat) → the event index of an X slice starting there.
+    starts: HashMap<(u32, u32, i64, String), usize>,
+    /// flow id → its starts and ends.
+    flows: HashMap<String, (Vec<FlowEnd>, Vec<FlowEnd>)>,
+}
+
 pub fn check(trace: &Trace) -> Report {
-    let mut r = Report {
-        events: trace.events.len(),
-        closed: trace.closed,
-        truncated: trace.truncated,
-        ..Report::default()
-    };
-    let mut bad = |i: usize, what: String| r.violations.push(format!("event {i}: {what}"));
-    // (pid, tid) → slices; (pid, tid, ts ns, cat) → whether an X slice starts there.
-    let mut tracks: HashMap<(u32, u32), Vec<Slice>> = HashMap::new();
-    let mut starts: HashMap<(u32, u32, i64, String), usize> = HashMap::new();
-    // flow id → (event index, ph, pid, tid, ts, cat) of its starts and ends.
-    type FlowEnd = (usize, u32, u32, i64, String);
-    let mut flows: HashMap<String, (Vec<FlowEnd>, Vec<FlowEnd>)> = HashMap::new();
+    let mut c = Checker::default();
     for (i, e) in trace.events.iter().enumerate() {
+        c.event(i, e);
+    }
+    c.finish(trace.closed, trace.truncated)
+}
+
+impl Checker {
+    fn bad(&mut self, i: usize, what: String) {
+        self.r.violations.push(format!("event {i}: {what}"));
+    }
+
+    /// Event number `i`.
+    pub fn event(&mut self, i: usize, e: &Value) {
+        self.r.events = self.r.events.max(i + 1);
         let Some(obj) = e.as_object() else {
-            bad(i, "not an object".into());
-            continue;
+            self.bad(i, "not an object".into());
+            return;
         };
         let Some(ph) = obj.get("ph").and_then(Value::as_str) else {
-            bad(i, "no \"ph\" string".into());
-            continue;
+            self.bad(i, "no \"ph\" string".into());
+            return;
         };
         if !matches!(
             ph,
             "X" | "B" | "E" | "i" | "I" | "C" | "M" | "s" | "t" | "f"
         ) {
-            bad(i, format!("phase {ph:?} is not imported by Perfetto"));
-            continue;
+            self.bad(i, format!("phase {ph:?} is not imported by Perfetto"));
+            return;
         }
         if obj.get("name").is_some_and(|n| !n.is_string()) {
-            bad(i, "\"name\" is not a string".into());
+            self.bad(i, "\"name\" is not a string".into());
         }
         let id = |key: &str| -> Result<u32, String> {
             match obj.get(key) {
@@ -91,32 +112,32 @@ pub fn check(trace: &Trace) -> Report {
         let (pid, tid) = match (id("pid"), id("tid")) {
             (Ok(p), Ok(t)) => (p, t),
             (Err(e), _) | (_, Err(e)) => {
-                bad(i, e);
-                continue;
+                self.bad(i, e);
+                return;
             }
         };
         let ts = match obj.get("ts") {
             Some(Value::Number(n)) => match n.as_f64() {
                 Some(v) if v >= 0.0 && v.is_finite() => ns(v),
                 _ => {
-                    bad(
+                    self.bad(
                         i,
                         format!("\"ts\" {n} is negative (Perfetto drops the event)"),
                     );
-                    continue;
+                    return;
                 }
             },
             None if ph == "M" => 0,
             _ => {
-                bad(i, "no numeric \"ts\"".into());
-                continue;
+                self.bad(i, "no numeric \"ts\"".into());
+                return;
             }
         };
         if let Some(args) = obj.get("args") {
             match args {
                 Value::Object(map) => {
                     if let Some(path) = inexact(map, "args") {
-                        bad(
+                        self.bad(
                             i,
                             format!(
                                 "{path} is a number beyond 2^53; write 64-bit values as hex strings"
@@ -124,7 +145,7 @@ pub fn check(trace: &Trace) -> Report {
                         );
                     }
                 }
-                _ => bad(i, "\"args\" is not an object".into()),
+                _ => self.bad(i, "\"args\" is not an object".into()),
             }
         }
         let cat = obj
@@ -137,24 +158,24 @@ pub fn check(trace: &Trace) -> Report {
                 let dur = match obj.get("dur").and_then(Value::as_f64) {
                     Some(d) if d >= 0.0 && d.is_finite() => ns(d),
                     Some(_) => {
-                        bad(i, "negative \"dur\" (Perfetto drops the slice)".into());
-                        continue;
+                        self.bad(i, "negative \"dur\" (Perfetto drops the slice)".into());
+                        return;
                     }
                     None => {
-                        bad(
+                        self.bad(
                             i,
                             "\"X\" without a numeric \"dur\" (a parser failure in Perfetto)".into(),
                         );
-                        continue;
+                        return;
                     }
                 };
-                r.slices += 1;
-                tracks.entry((pid, tid)).or_default().push(Slice {
+                self.r.slices += 1;
+                self.tracks.entry((pid, tid)).or_default().push(Slice {
                     index: i,
                     start: ts,
-                    end: ts + dur,
+                    end: ts.saturating_add(dur),
                 });
-                starts.entry((pid, tid, ts, cat)).or_insert(i);
+                self.starts.entry((pid, tid, ts, cat)).or_insert(i);
             }
             "s" | "t" | "f" => {
                 let key = match obj.get("id") {
@@ -163,21 +184,21 @@ pub fn check(trace: &Trace) -> Report {
                         n.to_string()
                     }
                     Some(Value::Number(n)) => {
-                        bad(i, format!("flow id {n} is beyond 2^53"));
-                        continue;
+                        self.bad(i, format!("flow id {n} is beyond 2^53"));
+                        return;
                     }
                     _ => {
-                        bad(i, "flow without an \"id\"".into());
-                        continue;
+                        self.bad(i, "flow without an \"id\"".into());
+                        return;
                     }
                 };
                 if ph == "f" && obj.get("bp").and_then(Value::as_str) != Some("e") {
-                    bad(
+                    self.bad(
                         i,
                         "flow end without \"bp\":\"e\" binds to the next slice, not its own".into(),
                     );
                 }
-                let entry = flows.entry(key).or_default();
+                let entry = self.flows.entry(key).or_default();
                 let end = (i, pid, tid, ts, cat);
                 match ph {
                     "s" => entry.0.push(end),
@@ -187,69 +208,75 @@ pub fn check(trace: &Trace) -> Report {
             }
             "C" => match obj.get("args").and_then(Value::as_object) {
                 Some(a) if !a.is_empty() && a.values().all(Value::is_number) => {}
-                _ => bad(i, "counter without numeric \"args\"".into()),
+                _ => self.bad(i, "counter without numeric \"args\"".into()),
             },
             "i" | "I" => {
                 if let Some(s) = obj.get("s")
                     && !matches!(s.as_str(), Some("g" | "p" | "t"))
                 {
-                    bad(i, format!("instant scope {s} is not g, p or t"));
+                    self.bad(i, format!("instant scope {s} is not g, p or t"));
                 }
             }
             _ => {}
         }
     }
-    // Slices on one track must nest or follow each other; partial overlaps are dropped or moved.
-    let mut overlaps = Vec::new();
-    for ((pid, tid), slices) in tracks.iter_mut() {
-        slices.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
-        let mut open: Vec<Slice> = Vec::new();
-        for s in slices.iter() {
-            while open.last().is_some_and(|top| top.end <= s.start) {
-                open.pop();
+
+    /// The verdict, once every event is in; `closed` and `truncated` as the reader found them.
+    pub fn finish(mut self, closed: bool, truncated: bool) -> Report {
+        self.r.closed = closed;
+        self.r.truncated = truncated;
+        // Slices on one track must nest or follow each other; partial overlaps are dropped or moved.
+        let mut overlaps = Vec::new();
+        for ((pid, tid), slices) in self.tracks.iter_mut() {
+            slices.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+            let mut open: Vec<Slice> = Vec::new();
+            for s in slices.iter() {
+                while open.last().is_some_and(|top| top.end <= s.start) {
+                    open.pop();
+                }
+                if let Some(top) = open.last()
+                    && s.end > top.end
+                {
+                    overlaps.push(format!(
+                        "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
+                        s.index, top.index
+                    ));
+                }
+                open.push(*s);
             }
-            if let Some(top) = open.last()
-                && s.end > top.end
-            {
-                overlaps.push(format!(
-                    "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
-                    s.index, top.index
-                ));
+        }
+        overlaps.sort();
+        self.r.violations.extend(overlaps);
+        let mut flow_errors = Vec::new();
+        for (id, (s, f)) in &self.flows {
+            self.r.flows += 1;
+            // A file cut short (a killed program) may end between a flow's two ends, which the writer
+            // puts last, side by side: a start among the last two events is truncation, not damage.
+            let cut = !closed && f.is_empty() && s.len() == 1 && s[0].0 + 2 >= self.r.events;
+            if cut {
+                continue;
             }
-            open.push(*s);
-        }
-    }
-    overlaps.sort();
-    r.violations.extend(overlaps);
-    let mut flow_errors = Vec::new();
-    for (id, (s, f)) in &flows {
-        r.flows += 1;
-        // A file cut short (a killed program) may end between a flow's two ends, which the writer
-        // puts last, side by side: a start among the last two events is truncation, not damage.
-        let cut = !trace.closed && f.is_empty() && s.len() == 1 && s[0].0 + 2 >= trace.events.len();
-        if cut {
-            continue;
-        }
-        if s.len() != 1 || f.len() != 1 {
-            flow_errors.push(format!(
-                "flow id {id}: {} start(s) and {} end(s); each flow needs exactly one of each, and \
-                 ids must be unique",
-                s.len(),
-                f.len()
-            ));
-        }
-        for (i, pid, tid, ts, cat) in s.iter().chain(f) {
-            if !starts.contains_key(&(*pid, *tid, *ts, cat.clone())) {
+            if s.len() != 1 || f.len() != 1 {
                 flow_errors.push(format!(
-                    "event {i}: flow id {id} is not at the start of a slice of category {cat:?} on \
-                     its track (pid {pid} tid {tid}), so DevTools and catapult do not draw it"
+                    "flow id {id}: {} start(s) and {} end(s); each flow needs exactly one of each, and \
+                     ids must be unique",
+                    s.len(),
+                    f.len()
                 ));
             }
+            for (i, pid, tid, ts, cat) in s.iter().chain(f) {
+                if !self.starts.contains_key(&(*pid, *tid, *ts, cat.clone())) {
+                    flow_errors.push(format!(
+                        "event {i}: flow id {id} is not at the start of a slice of category {cat:?} on \
+                         its track (pid {pid} tid {tid}), so DevTools and catapult do not draw it"
+                    ));
+                }
+            }
         }
+        flow_errors.sort();
+        self.r.violations.extend(flow_errors);
+        self.r
     }
-    flow_errors.sort();
-    r.violations.extend(flow_errors);
-    r
 }
 
 /// The first number in `map` (recursively) that JSON cannot hold exactly.
@@ -298,6 +325,16 @@ fn inexact(map: &Map<String, Value>, at: &str) -> Option<String> {
 mod tests {
     use super::super::read::parse;
     use super::*;
+
+    #[test]
+    fn huge_times_do_not_overflow() {
+        // Found by the fuzz target: a slice whose start plus duration passes i64.
+        let t = parse(b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]").unwrap();
+        let r = check(&t);
+        assert_eq!(r.slices, 2);
+        let report = crate::report::from_trace::report(&t);
+        assert!(report.devices.is_empty());
+    }
 
     fn violations(text: &str) -> Vec<String> {
         check(&parse(text.as_bytes()).unwrap()).violations

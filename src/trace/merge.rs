@@ -60,7 +60,7 @@ pub fn merge(inputs: &[Input]) -> Result<Vec<Value>, String> {
                 continue;
             };
             if let Some(ts) = obj.get("ts").and_then(Value::as_f64) {
-                let ns = (ts * 1000.0).round() as u64 + shift_ns;
+                let ns = ((ts * 1000.0).round() as u64).saturating_add(shift_ns);
                 obj.insert("ts".into(), Value::from(ns as f64 / 1000.0));
             }
             if let Some(p) = obj.get("pid").and_then(Value::as_u64) {
@@ -82,11 +82,11 @@ pub fn merge(inputs: &[Input]) -> Result<Vec<Value>, String> {
                 && let Some(id) = obj.get("id").and_then(Value::as_u64)
             {
                 max_id = max_id.max(id);
-                obj.insert("id".into(), Value::from(id + id_base));
+                obj.insert("id".into(), Value::from(id.saturating_add(id_base)));
             }
             out.push(e);
         }
-        id_base += max_id;
+        id_base = id_base.saturating_add(max_id);
     }
     Ok(out)
 }

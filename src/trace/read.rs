@@ -29,9 +29,38 @@ impl fmt::Display for ReadError {
 impl std::error::Error for ReadError {}
 
 pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| ReadError(format!("cannot read {}: {e}", path.display())))?;
-    parse(&bytes).map_err(|e| ReadError(format!("{}: {e}", path.display())))
+    let mut events = Vec::new();
+    let shape = read_file_with(path, |_, e| events.push(e))?;
+    Ok(Trace {
+        events,
+        closed: shape.closed,
+        truncated: shape.truncated,
+    })
+}
+
+/// How a trace ended, once its events went by.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Shape {
+    pub events: usize,
+    pub closed: bool,
+    pub truncated: bool,
+}
+
+/// Hands each event of the file to `f` in turn, holding one at a time: the file is mapped, not
+/// copied, so a trace of any size takes the memory of its largest event (and the page cache).
+pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
+    let cannot = |e: std::io::Error| ReadError(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    // SAFETY: the map is only read; a file shrunk meanwhile would fault (clxfer's own traces are
+    // only ever appended to).
+    let map = if len == 0 {
+        None
+    } else {
+        Some(unsafe { memmap2::Mmap::map(&file) }.map_err(cannot)?)
+    };
+    let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+    parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -55,6 +84,17 @@ fn position(b: &[u8], at: usize) -> String {
 }
 
 pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
+    let mut events = Vec::new();
+    let shape = parse_with(b, |_, e| events.push(e))?;
+    Ok(Trace {
+        events,
+        closed: shape.closed,
+        truncated: shape.truncated,
+    })
+}
+
+/// [`parse`], handing each event to `f` (with its number) instead of keeping them.
+pub fn parse_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
     // Perfetto's detection: the first 128 bytes without whitespace start with `[{"` or `{"`.
     let head: Vec<u8> = b
         .iter()
@@ -65,12 +105,19 @@ pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
     if head.starts_with(b"{\"") {
         let v: Value = serde_json::from_slice(b)
             .map_err(|e| ReadError(format!("not a complete JSON object: {e}")))?;
-        let events = match v.get("traceEvents") {
-            Some(Value::Array(events)) => events.clone(),
+        let events = match v {
+            Value::Object(mut o) => match o.remove("traceEvents") {
+                Some(Value::Array(events)) => events,
+                _ => return Err(ReadError("no \"traceEvents\" array".into())),
+            },
             _ => return Err(ReadError("no \"traceEvents\" array".into())),
         };
-        return Ok(Trace {
-            events,
+        let n = events.len();
+        for (i, e) in events.into_iter().enumerate() {
+            f(i, e);
+        }
+        return Ok(Shape {
+            events: n,
             closed: true,
             truncated: false,
         });
@@ -81,7 +128,7 @@ pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
                 .into(),
         ));
     }
-    let mut trace = Trace::default();
+    let mut trace = Shape::default();
     let mut i = skip_ws(b, 0) + 1;
     loop {
         i = skip_ws(b, i);
@@ -102,7 +149,8 @@ pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
         let mut stream = serde_json::Deserializer::from_slice(&b[i..]).into_iter::<Value>();
         match stream.next() {
             Some(Ok(v)) => {
-                trace.events.push(v);
+                f(trace.events, v);
+                trace.events += 1;
                 i += stream.byte_offset();
             }
             Some(Err(e)) if e.is_eof() => {

@@ -13,11 +13,10 @@ pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
     };
     let mut out = String::new();
     for (i, path) in traces.iter().enumerate() {
-        let trace = match read::read_file(path) {
-            Ok(t) => t,
+        let report = match from_trace::report_file(path) {
+            Ok(r) => r,
             Err(e) => return fail(e),
         };
-        let report = from_trace::report(&trace);
         if i > 0 && format != Format::Json {
             out.push('\n');
         }
