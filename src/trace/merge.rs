@@ -1,51 +1,79 @@
 //! Several processes' traces as one timeline: each trace's timestamps are shifted by its
 //! wall-clock start (`start_time` of its first event) against the earliest, pids that two traces
 //! share are renumbered (with their device pids), and flow ids are offset so they stay unique.
+//! Each file is read twice, event by event (its start and largest flow id, then its events), so
+//! traces of any size merge in the memory of one event.
 
-use super::read::Trace;
+use super::read::{ReadError, read_file_with};
 use crate::sink::schema::{self as s, DEVICE_PID_BASE, device_pid};
 use serde_json::Value;
 use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
 
-/// One trace to merge: its name (for messages) and events.
-pub struct Input<'a> {
-    pub name: String,
-    pub trace: &'a Trace,
+/// What the first pass learns of one trace.
+struct Found {
+    wall: Option<chrono::DateTime<chrono::FixedOffset>>,
+    pid: u32,
+    max_id: u64,
 }
 
-/// The merged events, or why a trace cannot be aligned.
-pub fn merge(inputs: &[Input]) -> Result<Vec<Value>, String> {
-    let mut starts = Vec::new();
-    for i in inputs {
-        let start = i
-            .trace
-            .events
-            .iter()
-            .find(|e| e.get("name").and_then(Value::as_str) == Some(s::TRACE_START))
-            .and_then(|e| e.get("args"))
-            .ok_or_else(|| {
-                format!(
-                    "{}: no `{}` event: not a clxfer trace",
-                    i.name,
-                    s::TRACE_START
-                )
-            })?;
-        let wall = start
-            .get(s::START_TIME.name)
-            .and_then(Value::as_str)
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .ok_or_else(|| format!("{}: its start_time is missing or not RFC 3339", i.name))?;
-        let pid = start.get(s::PID.name).and_then(Value::as_u64).unwrap_or(0) as u32;
-        starts.push((wall, pid));
+fn is_flow(e: &Value) -> bool {
+    matches!(e.get("ph").and_then(Value::as_str), Some("s" | "f" | "t"))
+}
+
+/// Merges `paths` into `out` as a closed bare array, one event per line; returns the number of
+/// events, or why a trace cannot be read or aligned.
+pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, String> {
+    let mut found = Vec::new();
+    for path in paths {
+        let mut f = Found {
+            wall: None,
+            pid: 0,
+            max_id: 0,
+        };
+        read_file_with(path, |_, e| {
+            if f.wall.is_none() && e.get("name").and_then(Value::as_str) == Some(s::TRACE_START) {
+                let args = e.get("args");
+                f.wall = args
+                    .and_then(|a| a.get(s::START_TIME.name))
+                    .and_then(Value::as_str)
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+                f.pid = args
+                    .and_then(|a| a.get(s::PID.name))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0) as u32;
+            }
+            if is_flow(&e) {
+                f.max_id = f
+                    .max_id
+                    .max(e.get("id").and_then(Value::as_u64).unwrap_or(0));
+            }
+        })
+        .map_err(|ReadError(e)| e)?;
+        if f.wall.is_none() {
+            return Err(format!(
+                "{}: no `{}` event with an RFC 3339 start_time: not a clxfer trace, or it \
+                 cannot be aligned",
+                path.display(),
+                s::TRACE_START
+            ));
+        }
+        found.push(f);
     }
-    let Some(earliest) = starts.iter().map(|(w, _)| *w).min() else {
-        return Ok(Vec::new());
+    let Some(earliest) = found.iter().filter_map(|f| f.wall).min() else {
+        out.write_all(b"[\n]\n").map_err(|e| e.to_string())?;
+        return Ok(0);
     };
     let mut used: HashSet<u32> = HashSet::new();
-    let mut out = Vec::new();
     let mut id_base = 0u64;
-    for (i, &(wall, pid)) in inputs.iter().zip(&starts) {
+    let mut written = 0usize;
+    let mut failed: Option<std::io::Error> = None;
+    out.write_all(b"[\n").map_err(|e| e.to_string())?;
+    for (path, f) in paths.iter().zip(&found) {
+        let wall = f.wall.unwrap_or(earliest);
         let shift_ns = (wall - earliest).num_nanoseconds().unwrap_or(0).max(0) as u64;
+        let pid = f.pid;
         let new_pid = if used.insert(pid) {
             pid
         } else {
@@ -53,51 +81,56 @@ pub fn merge(inputs: &[Input]) -> Result<Vec<Value>, String> {
             used.insert(free);
             free
         };
-        let mut max_id = 0;
-        for e in &i.trace.events {
-            let mut e = e.clone();
-            let Some(obj) = e.as_object_mut() else {
-                continue;
-            };
-            if let Some(ts) = obj.get("ts").and_then(Value::as_f64) {
-                let ns = ((ts * 1000.0).round() as u64).saturating_add(shift_ns);
-                obj.insert("ts".into(), Value::from(ns as f64 / 1000.0));
+        read_file_with(path, |_, mut e| {
+            if failed.is_some() {
+                return;
             }
-            if let Some(p) = obj.get("pid").and_then(Value::as_u64) {
-                let p = p as u32;
-                let mapped = if p == pid {
-                    new_pid
-                } else if p >= DEVICE_PID_BASE && (p >> 8) & 0x3f_ffff == pid & 0x3f_ffff {
-                    device_pid(new_pid, p & 0xff)
-                } else {
-                    p
-                };
-                obj.insert("pid".into(), Value::from(mapped));
-                // The trace start and end are instants whose tid is the pid.
-                if obj.get("tid").and_then(Value::as_u64) == Some(p as u64) && p == pid {
-                    obj.insert("tid".into(), Value::from(new_pid));
-                }
-            }
-            if matches!(obj.get("ph").and_then(Value::as_str), Some("s" | "f" | "t"))
-                && let Some(id) = obj.get("id").and_then(Value::as_u64)
+            place(&mut e, shift_ns, pid, new_pid, id_base);
+            let sep: &[u8] = if written == 0 { b"" } else { b",\n" };
+            if let Err(err) = out
+                .write_all(sep)
+                .and_then(|_| serde_json::to_writer(&mut out, &e).map_err(std::io::Error::other))
             {
-                max_id = max_id.max(id);
-                obj.insert("id".into(), Value::from(id.saturating_add(id_base)));
+                failed = Some(err);
             }
-            out.push(e);
-        }
-        id_base = id_base.saturating_add(max_id);
+            written += 1;
+        })
+        .map_err(|ReadError(e)| e)?;
+        id_base = id_base.saturating_add(f.max_id);
     }
-    Ok(out)
+    if let Some(e) = failed {
+        return Err(e.to_string());
+    }
+    out.write_all(b"\n]\n").map_err(|e| e.to_string())?;
+    Ok(written)
 }
 
-/// The merged trace as a closed bare array, one event per line.
-pub fn to_json(events: &[Value]) -> String {
-    let mut s = String::from("[\n");
-    for (i, e) in events.iter().enumerate() {
-        s.push_str(&e.to_string());
-        s.push_str(if i + 1 < events.len() { ",\n" } else { "\n" });
+/// One event on the merged timeline.
+fn place(e: &mut Value, shift_ns: u64, pid: u32, new_pid: u32, id_base: u64) {
+    let flow = is_flow(e);
+    let Some(obj) = e.as_object_mut() else {
+        return;
+    };
+    if let Some(ts) = obj.get("ts").and_then(Value::as_f64) {
+        let ns = ((ts * 1000.0).round() as u64).saturating_add(shift_ns);
+        obj.insert("ts".into(), Value::from(ns as f64 / 1000.0));
     }
-    s.push_str("]\n");
-    s
+    if let Some(p) = obj.get("pid").and_then(Value::as_u64) {
+        let p = p as u32;
+        let mapped = if p == pid {
+            new_pid
+        } else if p >= DEVICE_PID_BASE && (p >> 8) & 0x3f_ffff == pid & 0x3f_ffff {
+            device_pid(new_pid, p & 0xff)
+        } else {
+            p
+        };
+        obj.insert("pid".into(), Value::from(mapped));
+        // The trace start and end are instants whose tid is the pid.
+        if obj.get("tid").and_then(Value::as_u64) == Some(p as u64) && p == pid {
+            obj.insert("tid".into(), Value::from(new_pid));
+        }
+    }
+    if flow && let Some(id) = obj.get("id").and_then(Value::as_u64) {
+        obj.insert("id".into(), Value::from(id.saturating_add(id_base)));
+    }
 }

@@ -2,7 +2,7 @@
 
 use crate::fail;
 use clxfer::report::{Format, from_trace};
-use clxfer::trace::{merge, read};
+use clxfer::trace::merge;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,43 +27,46 @@ pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
 }
 
 pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
-    let mut read = Vec::new();
-    for path in traces {
-        match read::read_file(path) {
-            Ok(t) => read.push((path.display().to_string(), t)),
-            Err(e) => return fail(e),
+    use std::os::unix::fs::OpenOptionsExt;
+    // An input that cannot be opened is named before anything is written.
+    for t in traces {
+        if let Err(e) = std::fs::File::open(t) {
+            return fail(format!("cannot read {}: {e}", t.display()));
         }
     }
-    let inputs: Vec<merge::Input> = read
-        .iter()
-        .map(|(name, trace)| merge::Input {
-            name: name.clone(),
-            trace,
-        })
-        .collect();
-    let events = match merge::merge(&inputs) {
-        Ok(e) => e,
-        Err(e) => return fail(e),
-    };
-    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(out);
-    let written = file.and_then(|mut f| f.write_all(merge::to_json(&events).as_bytes()));
-    if let Err(e) = written {
-        return fail(format!(
-            "cannot write {}: {e} (an existing file is never overwritten)",
-            out.display()
-        ));
+    let file = match file {
+        Ok(f) => f,
+        Err(e) => {
+            return fail(format!(
+                "cannot write {}: {e} (an existing file is never overwritten)",
+                out.display()
+            ));
+        }
+    };
+    let mut w = std::io::BufWriter::new(file);
+    let merged = merge::merge_files(traces, &mut w).and_then(|n| {
+        w.flush().map_err(|e| e.to_string())?;
+        Ok(n)
+    });
+    match merged {
+        Ok(n) => {
+            eprintln!(
+                "clxfer: merged {} traces ({n} events) into {}",
+                traces.len(),
+                out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            // Leave no half-written file behind.
+            let _ = std::fs::remove_file(out);
+            fail(e)
+        }
     }
-    eprintln!(
-        "clxfer: merged {} traces ({} events) into {}",
-        traces.len(),
-        events.len(),
-        out.display()
-    );
-    ExitCode::SUCCESS
 }

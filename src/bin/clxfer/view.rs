@@ -3,7 +3,6 @@
 
 use crate::fail;
 use clxfer::report::from_trace;
-use clxfer::trace::{merge, read};
 use std::path::Path;
 use std::process::ExitCode;
 use tiny_http::{Header, Response, Server};
@@ -38,13 +37,15 @@ const FILES: &[(&str, &str, &[u8])] = &[
 ];
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
-    let read = match read::read_file(trace) {
-        Ok(t) => t,
+    let report = match from_trace::report_file(trace) {
+        Ok(r) => serde_json::to_vec(&r).unwrap_or_default(),
         Err(e) => return fail(e),
     };
-    let report = serde_json::to_vec(&from_trace::report(&read)).unwrap_or_default();
-    // Served closed, whatever state the file was left in.
-    let body = merge::to_json(&read.events).into_bytes();
+    // Served as written: the page reads a trace cut short as Perfetto does.
+    let body = match std::fs::read(trace) {
+        Ok(b) => b,
+        Err(e) => return fail(format!("cannot read {}: {e}", trace.display())),
+    };
     let name = trace
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
