@@ -282,20 +282,24 @@ fn summary_memory_stays_constant_however_long_the_run() {
     );
 }
 
+/// `clxfer run --out OUT -- sh -c "transfers; transfers<tail>"`: two child processes.
+fn transfers_twice(out: &Path, tail: &str) -> Run {
+    let script = format!(
+        "{0} >/dev/null 2>&1; {0} >/dev/null 2>&1{tail}",
+        program("transfers").display()
+    );
+    let mut cmd = clxfer();
+    cmd.args(["run", "--out"])
+        .arg(out)
+        .args(["--", "sh", "-c", &script]);
+    run_cmd(cmd, Duration::from_secs(180))
+}
+
 #[test]
 fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() {
     // The exit code of the program, and every child process traced in its own file.
     let out = fresh_dir("run-children");
-    let transfers = program("transfers");
-    let script = format!(
-        "{0} >/dev/null 2>&1; {0} >/dev/null 2>&1; exit 3",
-        transfers.display()
-    );
-    let mut cmd = clxfer();
-    cmd.args(["run", "--out"])
-        .arg(&out)
-        .args(["--", "sh", "-c", &script]);
-    let r = run_cmd(cmd, Duration::from_secs(180));
+    let r = transfers_twice(&out, "; exit 3");
     assert_eq!(r.code, Some(3), "{}", r.stderr);
     let traces = checked_traces(&out);
     assert_eq!(traces.len(), 2, "{}", r.stderr);
@@ -313,7 +317,7 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
     cmd.args(["run", "--preload", "--out"])
         .arg(&out)
         .arg("--")
-        .arg(&transfers);
+        .arg(program("transfers"));
     let r = run_cmd(cmd, Duration::from_secs(180));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(checked_traces(&out).len(), 1);
@@ -362,16 +366,7 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
 fn merge_aligns_processes_on_one_timeline() {
     // Two processes, one after the other: two traces with their own start times.
     let src = fresh_dir("merge-src");
-    let transfers = program("transfers");
-    let script = format!(
-        "{0} >/dev/null 2>&1; {0} >/dev/null 2>&1",
-        transfers.display()
-    );
-    let mut cmd = clxfer();
-    cmd.args(["run", "--out"])
-        .arg(&src)
-        .args(["--", "sh", "-c", &script]);
-    let r = run_cmd(cmd, Duration::from_secs(180));
+    let r = transfers_twice(&src, "");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let traces = checked_traces(&src);
     assert_eq!(traces.len(), 2);

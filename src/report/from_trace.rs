@@ -5,13 +5,13 @@ use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, kin
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::sink::schema::{self as s, DEVICE_PID_BASE};
-use crate::trace::read::{ReadError, Trace, read_file_with};
+use crate::trace::read::{self, ReadError, Trace, read_file_with};
 use serde_json::Value;
 
-/// `µs` with three decimals, as the writer prints them, back to nanoseconds.
+/// A `ts` or `dur` in nanoseconds; 0 when absent or negative.
 fn ns(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_f64)
-        .map_or(0, |us| (us * 1000.0).round().max(0.0) as u64)
+        .map_or(0, |us| read::ns(us).max(0) as u64)
 }
 
 fn u64_of(args: &Value, key: s::Key) -> u64 {

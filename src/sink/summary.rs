@@ -96,14 +96,13 @@ impl Summary {
         match &self.to {
             Some(path) => {
                 let text = report.render(Format::for_path(path));
-                let fits = (text.len() as u64) <= trace_file::room();
-                match trace_file::create_new(path).and_then(|created| {
-                    if fits {
-                        Ok(created)
-                    } else {
-                        Err("the file size limit (RLIMIT_FSIZE) is reached".into())
-                    }
-                }) {
+                // Past RLIMIT_FSIZE a write would raise SIGXFSZ: the report is not started.
+                let created = if (text.len() as u64) <= trace_file::room() {
+                    trace_file::create_new(path)
+                } else {
+                    Err("the file size limit (RLIMIT_FSIZE) is reached".into())
+                };
+                match created {
                     Ok((mut f, at)) => match f.write_all(text.as_bytes()) {
                         Ok(()) => crate::info!("report: {}", at.display()),
                         Err(e) => crate::warn!("writing the report {} failed ({e})", at.display()),

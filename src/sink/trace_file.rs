@@ -62,7 +62,17 @@ pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
     }
 }
 
-/// Creates `first` new, or if its name is taken `<stem>.1.<ext>`, `<stem>.2.<ext>`, …: never
+/// Creates `path` new: never clobbering, never following a symlink, mode 0600, closed on exec.
+pub fn open_new(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Creates `first` new ([`open_new`]), or if its name is taken `<stem>.1.<ext>`, `<stem>.2.<ext>`, …: never
 /// clobbering, never following a symlink, mode 0600, closed on exec.
 pub fn create_new(first: &Path) -> Result<(File, PathBuf), String> {
     let stem = first.file_stem().unwrap_or_default().to_string_lossy();
@@ -76,13 +86,7 @@ pub fn create_new(first: &Path) -> Result<(File, PathBuf), String> {
         } else {
             first.with_file_name(format!("{stem}.{n}{ext}"))
         };
-        let opened = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path);
-        match opened {
+        match open_new(&path) {
             Ok(f) => {
                 let path = std::fs::canonicalize(&path).unwrap_or(path);
                 return Ok((f, path));

@@ -1,7 +1,7 @@
 //! `clxfer check`: every rule of perfetto-json.md that a trace can break, checked. A trace that
 //! passes is drawn by Perfetto as written: no dropped or mis-nested slices, every arrow bound.
 
-use super::read::{ReadError, Trace, read_file_with};
+use super::read::{ReadError, Trace, ns, read_file_with};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -28,17 +28,11 @@ impl Report {
 pub fn check_file(path: &Path) -> Result<Report, ReadError> {
     let mut c = Checker::default();
     let shape = read_file_with(path, |i, e| c.event(i, &e))?;
-    c.r.events = shape.events;
     Ok(c.finish(shape.closed, shape.truncated))
 }
 
 /// JSON numbers are exact up to 2^53; larger integers lose bits (Perfetto: above int64, doubles).
 const EXACT: f64 = 9_007_199_254_740_992.0;
-
-/// Microseconds → nanoseconds as Perfetto rounds them.
-fn ns(v: f64) -> i64 {
-    (v * 1000.0).round() as i64
-}
 
 #[derive(Clone, Copy)]
 struct Slice {

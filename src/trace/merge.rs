@@ -4,7 +4,7 @@
 //! Each file is read twice, event by event (its start and largest flow id, then its events), so
 //! traces of any size merge in the memory of one event.
 
-use super::read::{ReadError, read_file_with};
+use super::read::{ReadError, ns, read_file_with};
 use crate::sink::schema::{self as s, DEVICE_PID_BASE, device_pid};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -112,8 +112,8 @@ fn place(e: &mut Value, shift_ns: u64, pid: u32, new_pid: u32, id_base: u64) {
         return;
     };
     if let Some(ts) = obj.get("ts").and_then(Value::as_f64) {
-        let ns = ((ts * 1000.0).round() as u64).saturating_add(shift_ns);
-        obj.insert("ts".into(), Value::from(ns as f64 / 1000.0));
+        let at = (ns(ts).max(0) as u64).saturating_add(shift_ns);
+        obj.insert("ts".into(), Value::from(at as f64 / 1000.0));
     }
     if let Some(p) = obj.get("pid").and_then(Value::as_u64) {
         let p = p as u32;

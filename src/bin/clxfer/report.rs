@@ -27,20 +27,13 @@ pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
 }
 
 pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
-    use std::os::unix::fs::OpenOptionsExt;
     // An input that cannot be opened is named before anything is written.
     for t in traces {
         if let Err(e) = std::fs::File::open(t) {
             return fail(format!("cannot read {}: {e}", t.display()));
         }
     }
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(out);
-    let file = match file {
+    let file = match clxfer::sink::trace_file::open_new(out) {
         Ok(f) => f,
         Err(e) => {
             return fail(format!(

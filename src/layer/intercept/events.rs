@@ -114,8 +114,7 @@ pub struct What {
 #[derive(Default)]
 pub struct Waiting {
     list: VecDeque<Pending>,
-    armed: bool,
-    /// The event the callback is armed on, while `armed`.
+    /// The event the callback is armed on; 0 while none is armed.
     armed_on: usize,
 }
 
@@ -181,7 +180,7 @@ pub unsafe fn track(
     let arm = {
         let mut waiting = queue.waiting.lock();
         waiting.list.push_back(pending);
-        let arm = !std::mem::replace(&mut waiting.armed, true);
+        let arm = waiting.armed_on == 0;
         if arm {
             waiting.armed_on = handle as usize;
         }
@@ -204,7 +203,7 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
         // Nothing will collect the waiting commands: they end now, without device times.
         let gone: Vec<Pending> = {
             let mut waiting = queue.waiting.lock();
-            waiting.armed = false;
+            waiting.armed_on = 0;
             waiting.list.drain(..).collect()
         };
         let now = clock::now_ns();
@@ -239,23 +238,15 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
                 .map_or(0, |i| i + 1);
             done.extend(waiting.list.drain(..n).map(|p| (p, CL_COMPLETE)));
         } else {
-            let mut rest = VecDeque::with_capacity(waiting.list.len());
-            for p in waiting.list.drain(..) {
-                let st = if p.event == fired {
+            done = take_completed(&mut waiting.list, 0, |p| {
+                if p.event == fired {
                     status
                 } else {
-                    unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(CL_INVALID_EVENT)
-                };
-                if st <= CL_COMPLETE {
-                    done.push((p, st));
-                } else {
-                    rest.push_back(p);
+                    unsafe { status_of(p, CL_INVALID_EVENT) }
                 }
-            }
-            waiting.list = rest;
+            });
         }
         let next = waiting.list.back().map(|p| p.event);
-        waiting.armed = next.is_some();
         waiting.armed_on = next.unwrap_or(0);
         next
     };
@@ -267,56 +258,65 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
     }
 }
 
+/// An event's execution status (`CL_COMPLETE`, an error, or still running); `unknown` when the
+/// driver cannot say.
+///
+/// # Safety
+/// `p`'s event is live (clxfer holds a reference to it).
+unsafe fn status_of(p: &Pending, unknown: cl_int) -> cl_int {
+    unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(unknown)
+}
+
+/// Takes out of `list` the commands whose status says they are over (complete or failed),
+/// leaving the one of event `keep` listed whatever its status.
+fn take_completed(
+    list: &mut VecDeque<Pending>,
+    keep: usize,
+    status: impl Fn(&Pending) -> cl_int,
+) -> SmallVec<[(Pending, cl_int); 32]> {
+    let mut done = SmallVec::new();
+    let mut rest = VecDeque::with_capacity(list.len());
+    for p in list.drain(..) {
+        let st = if p.event == keep {
+            CL_RUNNING
+        } else {
+            status(&p)
+        };
+        if st <= CL_COMPLETE {
+            done.push((p, st));
+        } else {
+            rest.push_back(p);
+        }
+    }
+    *list = rest;
+    done
+}
+
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
 /// completed ones are collected now, so their records do not wait for a callback that a program
 /// about to exit may never see. The one the callback is armed on stays listed (the callback
-/// releases its event) but is reported now.
+/// releases its event) but is reported now, in place. A command whose status the driver cannot
+/// give is left for the callback.
 ///
 /// # Safety
 /// The queue's waiting events are live (clxfer holds a reference to each).
 pub unsafe fn synced(queue: &QueueInfo) {
     let now = clock::now_ns();
-    let mut done: SmallVec<[(Pending, cl_int); 32]> = SmallVec::new();
-    let mut armed: Option<(Pending, cl_int)> = None;
-    {
+    let done = {
         let mut waiting = queue.waiting.lock();
-        if waiting.list.is_empty() {
-            return;
-        }
-        let armed_on = if waiting.armed { waiting.armed_on } else { 0 };
-        let mut rest = VecDeque::with_capacity(waiting.list.len());
-        for p in waiting.list.drain(..) {
-            let st = unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(1);
-            if st > CL_COMPLETE {
-                rest.push_back(p);
-            } else if p.event == armed_on {
-                armed = Some((p, st));
-            } else {
-                done.push((p, st));
+        let armed_on = waiting.armed_on;
+        if let Some(p) = waiting.list.iter_mut().find(|p| p.event == armed_on) {
+            let st = unsafe { status_of(p, CL_RUNNING) };
+            if st <= CL_COMPLETE {
+                unsafe { finish(queue, p, st, now, false) };
             }
         }
-        // The armed one is reported below, outside the lock, then put back in order.
-        waiting.list = rest;
-    }
+        take_completed(&mut waiting.list, armed_on, |p| unsafe {
+            status_of(p, CL_RUNNING)
+        })
+    };
     for (mut p, st) in done {
         unsafe { finish(queue, &mut p, st, now, true) };
-    }
-    if let Some((mut p, st)) = armed {
-        unsafe { finish(queue, &mut p, st, now, false) };
-        // Back at the front (the oldest) while the callback is armed on it; if the callback ran
-        // in the meantime (finding it missing), its event is released here instead.
-        let left = {
-            let mut waiting = queue.waiting.lock();
-            if waiting.armed && waiting.armed_on == p.event {
-                waiting.list.push_front(p);
-                None
-            } else {
-                Some(p)
-            }
-        };
-        if let Some(mut p) = left {
-            unsafe { finish(queue, &mut p, st, now, true) };
-        }
     }
 }
 

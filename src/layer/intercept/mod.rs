@@ -381,9 +381,8 @@ impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
     }
 }
 
-/// What the trace's last event says about the devices.
-pub fn end() -> End {
-    use std::sync::atomic::Ordering::Relaxed;
+/// Every device clxfer met (handle and what it knows), in the order it numbered them.
+fn devices_by_index() -> Vec<(usize, Arc<Device>)> {
     let mut devices: Vec<(usize, Arc<Device>)> = WORLD
         .devices
         .read()
@@ -391,6 +390,13 @@ pub fn end() -> End {
         .map(|(&h, d)| (h, d.clone()))
         .collect();
     devices.sort_by_key(|(_, d)| d.profile.index);
+    devices
+}
+
+/// What the trace's last event says about the devices.
+pub fn end() -> End {
+    use std::sync::atomic::Ordering::Relaxed;
+    let devices = devices_by_index();
     let memory = WORLD.memory.lock();
     End {
         at: crate::timing::clock::now_ns(),
@@ -422,16 +428,10 @@ pub fn report_memory() {
     if !crate::diag::enabled(crate::config::LogLevel::Info) {
         return;
     }
-    let mut devices: Vec<(usize, Arc<Device>)> = WORLD
-        .devices
-        .read()
-        .iter()
-        .map(|(&h, d)| (h, d.clone()))
-        .collect();
+    let devices = devices_by_index();
     if devices.is_empty() {
         return;
     }
-    devices.sort_by_key(|(_, d)| d.profile.index);
     let memory = WORLD.memory.lock();
     for (handle, d) in devices {
         let used = memory.device_bytes(handle);
