@@ -434,13 +434,15 @@ fn a_program_that_dlcloses_opencl_exits_as_without_clxfer() {
     }
 }
 
-/// Every core entry point clxfer intercepts (from the one list, `src/layer/api.rs`), as
-/// (name, number of arguments, what it returns: `i` cl_int, `p` a pointer or handle, `v` nothing).
-fn core_entry_points() -> Vec<(String, usize, char)> {
+/// The entry points clxfer intercepts in one section (`core` or `extension`) of the one list,
+/// `src/layer/api.rs`, as (name, number of arguments, what it returns: `i` cl_int, `p` a pointer
+/// or handle, `v` nothing, `?` unknown).
+fn entry_points(section: &str) -> Vec<(String, usize, char)> {
     let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
-    let core = &api[api.find("core {").unwrap()..api.find("extension {").unwrap()];
+    let start = api.find(&format!("{section} {{")).unwrap();
+    let end = start + api[start..].find("\n}").unwrap();
     let mut out = Vec::new();
-    for line in core
+    for line in api[start..end]
         .lines()
         .map(str::trim)
         .filter(|l| l.starts_with("fn cl"))
@@ -481,32 +483,58 @@ fn core_entry_points() -> Vec<(String, usize, char)> {
 
 #[test]
 fn every_entry_point_called_with_nulls_returns_what_the_driver_returns() {
-    let entries = core_entry_points();
-    assert!(entries.len() > 120, "{}", entries.len());
+    let core = entry_points("core");
+    let extension = entry_points("extension");
+    assert!(core.len() > 120, "{}", core.len());
+    assert!(extension.len() > 20, "{}", extension.len());
     // A C program calling each with every argument 0 (NULL handles, NULL pointers, zero sizes and
-    // flags), through the symbol the process resolves (clxfer's under LD_PRELOAD).
+    // flags): a core function through the symbol the process resolves (clxfer's under
+    // LD_PRELOAD); with an argument, each extension function through each platform's address for
+    // it (the test ICD offers them all, PoCL none) and through the platform-less lookup. (The core
+    // calls run without the test ICD: the loader sends some NULL-handle calls to its first
+    // platform, and the test ICD leaves most of its dispatch table empty.)
     let mut c = String::from(
-        "#include <dlfcn.h>\n#include <stdint.h>\n#include <stdio.h>\n\
+        "#define CL_TARGET_OPENCL_VERSION 300\n#include <CL/cl.h>\n\
+         #include <dlfcn.h>\n#include <stdint.h>\n#include <stdio.h>\n\
          typedef intptr_t (*F)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,\n\
          uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,\n\
          uintptr_t, uintptr_t);\n\
-         static const struct { const char *name; char kind; } E[] = {\n",
+         static const struct { const char *name; char kind; int extension; } E[] = {\n",
     );
-    for (name, args, kind) in &entries {
-        assert!(*args <= 16, "{name}: {args} arguments");
-        c.push_str(&format!("    {{\"{name}\", '{kind}'}},\n"));
+    for (section, entries) in [(0, &core), (1, &extension)] {
+        for (name, args, kind) in entries {
+            assert!(*args <= 16, "{name}: {args} arguments");
+            c.push_str(&format!("    {{\"{name}\", '{kind}', {section}}},\n"));
+        }
     }
     c.push_str(
-        "};\nint main(void) {\n\
-         for (unsigned i = 0; i < sizeof E / sizeof *E; i++) {\n\
-             F f = (F)dlsym(RTLD_DEFAULT, E[i].name);\n\
-             if (!f) { printf(\"%s missing\\n\", E[i].name); continue; }\n\
+        "};\n\
+         static int call(const char *name, const char *via, F f, char kind) {\n\
+             if (!f) { printf(\"%s %s absent\\n\", name, via); return 0; }\n\
              intptr_t r = f(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);\n\
-             if (E[i].kind == 'i') printf(\"%s %d\\n\", E[i].name, (int)r);\n\
-             else if (E[i].kind == 'p') printf(\"%s %s\\n\", E[i].name, r ? \"non-NULL\" : \"NULL\");\n\
-             else printf(\"%s returned\\n\", E[i].name);\n\
+             if (kind == 'i') printf(\"%s %s %d\\n\", name, via, (int)r);\n\
+             else if (kind == 'p') printf(\"%s %s %s\\n\", name, via, r ? \"non-NULL\" : \"NULL\");\n\
+             else printf(\"%s %s returned\\n\", name, via);\n\
              fflush(stdout);\n\
+             return 1;\n\
          }\n\
+         int main(int argc, char **argv) {\n\
+         int extensions = argc > 1;\n\
+         cl_platform_id ps[8];\n\
+         cl_uint n = 0;\n\
+         if (clGetPlatformIDs(8, ps, &n) || n > 8) return 1;\n\
+         int offered = 0;\n\
+         for (unsigned i = 0; i < sizeof E / sizeof *E; i++) {\n\
+             if (E[i].extension != extensions) continue;\n\
+             if (!E[i].extension) { call(E[i].name, \"symbol\", (F)dlsym(RTLD_DEFAULT, E[i].name), E[i].kind); continue; }\n\
+             for (cl_uint p = 0; p < n; p++) {\n\
+                 char via[32];\n\
+                 snprintf(via, sizeof via, \"platform-%u\", p);\n\
+                 offered += call(E[i].name, via, (F)clGetExtensionFunctionAddressForPlatform(ps[p], E[i].name), E[i].kind);\n\
+             }\n\
+             call(E[i].name, \"any\", (F)clGetExtensionFunctionAddress(E[i].name), E[i].kind);\n\
+         }\n\
+         printf(\"extension functions offered: %d\\n\", offered);\n\
          return 0;\n}\n",
     );
     let dir = fresh_dir("nulls");
@@ -521,22 +549,96 @@ fn every_entry_point_called_with_nulls_returns_what_the_driver_returns() {
         .status()
         .unwrap();
     assert!(cc.success());
-    let plain = run(&bin, Load::None, &[]);
+    let both = vendors_dir(true);
+    for (vendors, arg, lines) in [
+        (vendors_dir(false), None, core.len() + 1),
+        // Two platforms: each extension function asked of both and of neither.
+        (both, Some("extensions"), extension.len() * 3 + 1),
+    ] {
+        let env = [("OCL_ICD_VENDORS", vendors.to_str().unwrap())];
+        let go = |load| {
+            let mut cmd = command(&bin, load);
+            cmd.envs(env).args(arg);
+            run_cmd(cmd, Duration::from_secs(120))
+        };
+        let plain = go(Load::None);
+        assert_eq!(plain.code, Some(0), "{}{}", plain.stdout, plain.stderr);
+        assert_eq!(plain.stdout.lines().count(), lines, "{}", plain.stdout);
+        if arg.is_some() {
+            let offered = format!("extension functions offered: {}\n", extension.len());
+            assert!(plain.stdout.contains(&offered), "{}", plain.stdout);
+        }
+        for load in [Load::Layer, Load::Preload, Load::Both] {
+            let r = go(load);
+            assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
+            assert_eq!(r.stdout, plain.stdout, "{load:?}");
+            assert!(
+                !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// The transfers in the one list: entry points whose hook classifies a command (every
+/// `Enqueue<…>` but kernel launches, and the two maps).
+fn transfer_entry_points() -> Vec<String> {
+    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
+    api.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("fn cl"))
+        .filter(|l| {
+            (l.contains("=> intercept::Enqueue<") && !l.contains("Enqueue<intercept::Kernel>"))
+                || l.contains("=> intercept::Map")
+        })
+        .map(|l| l[3..l.find('(').unwrap()].to_string())
+        .collect()
+}
+
+#[test]
+fn every_transfer_called_with_huge_sizes_returns_what_the_driver_returns() {
+    let vendors = vendors_dir(true);
+    let env = [("OCL_ICD_VENDORS", vendors.to_str().unwrap())];
+    let prog = program("huge");
+    let plain = run(&prog, Load::None, &env);
     assert_eq!(plain.code, Some(0), "{}{}", plain.stdout, plain.stderr);
-    assert_eq!(
-        plain.stdout.lines().count(),
-        entries.len(),
-        "{}",
-        plain.stdout
+    // Every transfer clxfer classifies is called (the test ICD offers the extension ones).
+    let called: std::collections::BTreeSet<&str> = plain
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let transfers = transfer_entry_points();
+    assert!(transfers.len() >= 30, "{transfers:?}");
+    for t in &transfers {
+        assert!(
+            called.contains(t.as_str()),
+            "{t} is not called with huge sizes"
+        );
+    }
+    // Some huge calls are accepted (PoCL checks no SVM size; a sub-buffer whose origin + size
+    // wraps): clxfer must classify, time and report those too.
+    assert!(
+        plain
+            .stdout
+            .contains("clEnqueueSVMMap size MAX                         0")
     );
-    for load in [Load::Layer, Load::Preload, Load::Both] {
-        let r = run(&bin, load, &[]);
+    let summary = [env[0], ("CLXFER_MODE", "summary")];
+    for (load, env) in [
+        (Load::Layer, &env[..]),
+        (Load::Preload, &env[..]),
+        (Load::Both, &env[..]),
+        (Load::Both, &summary[..]),
+    ] {
+        let r = run(&prog, load, env);
         assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
-        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        assert_eq!(r.stdout, plain.stdout, "{load:?} {env:?}");
         assert!(
             !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
             "{}",
             r.stderr
         );
+        assert!(!r.reports().is_empty(), "{}", r.stderr);
     }
 }

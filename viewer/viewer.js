@@ -69,12 +69,12 @@ function transfers(events) {
   const points = [];
   for (const e of events) {
     const a = e.args;
-    if (e.ph !== 'X' || e.pid >= DEVICE_PID_BASE || !a || !a.path || !(a.bytes > 0)) continue;
+    if (e.ph !== 'X' || e.pid >= DEVICE_PID_BASE || !a || !a.path || !(Number(a.bytes) > 0)) continue;
     const dev = a.command ? device.get(a.command) : undefined;
     const us = dev || (a.blocking ? e.dur : null);
     if (!(us > 0)) continue;
     points.push({
-      x: a.bytes, y: a.bytes / (us * 1000), path: a.path, api: a.api, direction: a.direction,
+      x: Number(a.bytes), y: Number(a.bytes) / (us * 1000), path: a.path, api: a.api, direction: a.direction,
       queue: a.queue, time: dev ? 'device' : 'host (blocking call)', us, a,
     });
   }

@@ -14,8 +14,12 @@ fn ns(v: Option<&Value>) -> u64 {
         .map_or(0, |us| read::ns(us).max(0) as u64)
 }
 
+/// An integer: a number, or a decimal string past 2^53 (`sink::json`).
 fn u64_of(args: &Value, key: s::Key) -> u64 {
-    args.get(key.name).and_then(Value::as_u64).unwrap_or(0)
+    match args.get(key.name) {
+        Some(Value::String(text)) => text.parse().unwrap_or(0),
+        v => v.and_then(Value::as_u64).unwrap_or(0),
+    }
 }
 
 fn str_of(args: &Value, key: s::Key) -> &str {

@@ -11,7 +11,7 @@ mod lanes;
 mod tests;
 mod tracks;
 
-use super::json::{Json, Part, quoted};
+use super::json::{self, Json, Part, quoted};
 use super::record::*;
 use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
@@ -410,10 +410,12 @@ impl<W: Write + Send> Chrome<W> {
             }
         };
         let j = self.begin(Name::Words(&[name]), s::CAT_CLXFER, "C", pid, 0, ts);
+        // Perfetto plots counters as doubles and takes only numbers: a value past 2^53 (from
+        // sizes a driver accepted from a hostile call) is drawn at 2^53.
         j.qkey(quoted!("args"))
             .open()
             .field(s::BYTES)
-            .u64(value)
+            .u64(value.min(json::EXACT))
             .close();
         self.end_event();
     }

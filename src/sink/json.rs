@@ -2,6 +2,9 @@
 //! second, so no intermediate values): objects, arrays, escaped strings, integers, and timestamps
 //! as microseconds with three decimals.
 
+/// The largest integer every JSON reader (doubles) holds exactly: 2^53.
+pub const EXACT: u64 = 1 << 53;
+
 /// Appends JSON to a byte buffer. Commas are placed by tracking whether a container is empty.
 #[derive(Default)]
 pub struct Json {
@@ -127,11 +130,20 @@ impl Json {
         self
     }
 
+    /// An integer; beyond 2^53, where JSON readers (doubles) lose digits, a decimal string. Only
+    /// sizes a driver accepted from a hostile call get there.
     #[inline]
     pub fn u64(&mut self, value: u64) -> &mut Self {
         self.sep();
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(value).as_bytes();
+        if value > EXACT {
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(text);
+            self.buf.push(b'"');
+        } else {
+            self.buf.extend_from_slice(text);
+        }
         self
     }
 
@@ -333,6 +345,7 @@ mod tests {
         j.key("ptr").hex(0xdead_beef_0000_1234);
         j.key("list").open_array();
         j.u64(1).u64(u64::MAX).bool(false);
+        j.u64(EXACT).u64(EXACT + 1);
         j.open().key("x").u64(1).close();
         j.close_array();
         j.key("empty").open().close();
@@ -347,8 +360,10 @@ mod tests {
         assert_eq!(v["gbps"].to_string(), "12.346");
         assert_eq!(v["negf"].to_string(), "-0.5");
         assert_eq!(v["ptr"], "0xdeadbeef00001234");
-        assert_eq!(v["list"][1], u64::MAX);
-        assert_eq!(v["list"][3]["x"], 1);
+        assert_eq!(v["list"][1], "18446744073709551615");
+        assert_eq!(v["list"][3], EXACT);
+        assert_eq!(v["list"][4], (EXACT + 1).to_string());
+        assert_eq!(v["list"][5]["x"], 1);
         assert!(v["empty"].as_object().unwrap().is_empty());
         assert_eq!(v["shown"], "a1\"b");
     }

@@ -135,6 +135,9 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
 - **Streamed**: a bare array, one event per line, written as the program runs (every 20 ms at
   most). A program that is killed leaves a file Perfetto loads (the array may lack its closing
   `]`; the last event may be cut short and is ignored). At a normal exit the array is closed.
+- **Integers** in `args` are numbers up to 2^53 and decimal strings beyond (only sizes a driver
+  accepted from a hostile call get there; JSON readers hold numbers as doubles). Pointers and
+  handles are hex strings.
 - **Time**: `ts` and `dur` in microseconds from the moment clxfer started, with three decimals
   (nanoseconds). The wall-clock time of `ts` 0 is `start_time` in the first event.
 - **Host tracks**: `pid` is the process, `tid` the OS thread. Every OpenCL call the program makes is

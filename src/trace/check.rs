@@ -32,7 +32,7 @@ pub fn check_file(path: &Path) -> Result<Report, ReadError> {
 }
 
 /// JSON numbers are exact up to 2^53; larger integers lose bits (Perfetto: above int64, doubles).
-const EXACT: f64 = 9_007_199_254_740_992.0;
+const EXACT: f64 = crate::sink::json::EXACT as f64;
 
 #[derive(Clone, Copy)]
 struct Slice {

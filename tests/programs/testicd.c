@@ -1,6 +1,7 @@
-/* A purpose-built ICD for what PoCL cannot show: a second platform whose driver offers
- * cl_intel_unified_shared_memory through clGetExtensionFunctionAddressForPlatform, and a driver
- * that misbehaves on demand. Host memory stands in for every kind of USM allocation; enqueues run at
+/* A purpose-built ICD for what PoCL cannot show: a second platform whose driver offers every
+ * extension function clxfer wraps (cl_intel_unified_shared_memory, cl_arm_shared_virtual_memory,
+ * cl_arm_import_memory) through clGetExtensionFunctionAddressForPlatform, and a driver that
+ * misbehaves on demand. Host memory stands in for every kind of USM and SVM allocation; enqueues run at
  * once and their events are complete on return (each "took" 1 µs of device time).
  * TESTICD_MODE=refuse-profiling: queue creation with CL_QUEUE_PROFILING_ENABLE fails;
  * TESTICD_MODE=zero-durations: every command's START equals its END (as NVIDIA's migrations);
@@ -10,6 +11,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl_icd.h>
 #include <CL/cl_ext.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,7 +55,7 @@ static cl_int CL_API_CALL platform_info(cl_platform_id p, cl_platform_info param
     case CL_PLATFORM_VERSION: return ANSWER_STR("OpenCL 3.0 clxfer-test");
     case CL_PLATFORM_NAME: return ANSWER_STR("clxfer test ICD");
     case CL_PLATFORM_VENDOR: return ANSWER_STR("clxfer");
-    case CL_PLATFORM_EXTENSIONS: return ANSWER_STR("cl_khr_icd cl_intel_unified_shared_memory");
+    case CL_PLATFORM_EXTENSIONS: return ANSWER_STR("cl_khr_icd cl_intel_unified_shared_memory cl_arm_shared_virtual_memory cl_arm_import_memory");
     case CL_PLATFORM_ICD_SUFFIX_KHR: return ANSWER_STR("CLXT");
     default: return CL_INVALID_VALUE;
     }
@@ -78,7 +80,7 @@ static cl_int CL_API_CALL device_info(cl_device_id d, cl_device_info param, size
     case CL_DEVICE_NAME: return ANSWER_STR("clxfer test GPU");
     case CL_DEVICE_VENDOR: return ANSWER_STR("clxfer");
     case CL_DEVICE_VERSION: return ANSWER_STR("OpenCL 3.0 clxfer-test");
-    case CL_DEVICE_EXTENSIONS: return ANSWER_STR("cl_intel_unified_shared_memory");
+    case CL_DEVICE_EXTENSIONS: return ANSWER_STR("cl_intel_unified_shared_memory cl_arm_shared_virtual_memory cl_arm_import_memory");
     case CL_DEVICE_TYPE: return ANSWER(gpu);
     case CL_DEVICE_GLOBAL_MEM_SIZE: return ANSWER(mem);
     case CL_DEVICE_PLATFORM: return ANSWER(p);
@@ -202,10 +204,15 @@ static cl_int CL_API_CALL release_queue(cl_command_queue q) {
 
 static cl_int CL_API_CALL finish(cl_command_queue q) { return q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE; }
 
-/* cl_intel_unified_shared_memory on host memory. */
+/* cl_intel_unified_shared_memory and cl_arm_shared_virtual_memory on host memory, checked as a
+ * driver would: a size past the device's 1 GiB, or a range that wraps, is refused. */
+#define LIMIT ((size_t)1 << 30)
+static int bad_range(const void *p, size_t size) {
+    return !p || size > LIMIT || (uintptr_t)p + size < (uintptr_t)p;
+}
 static void *usm_alloc(cl_context c, size_t size, cl_uint align, cl_int *err) {
-    if (!c || size == 0) {
-        if (err) *err = !c ? CL_INVALID_CONTEXT : CL_INVALID_BUFFER_SIZE;
+    if (!c || size == 0 || size > LIMIT || (align & (align - 1)) || align > 4096) {
+        if (err) *err = !c ? CL_INVALID_CONTEXT : size > LIMIT ? CL_INVALID_BUFFER_SIZE : CL_INVALID_VALUE;
         return NULL;
     }
     void *p = aligned_alloc(align ? align : 64, (size + 63) & ~(size_t)63);
@@ -218,7 +225,11 @@ static void *CL_API_CALL host_alloc(cl_context c, const cl_mem_properties_intel 
 }
 static void *CL_API_CALL dev_alloc(cl_context c, cl_device_id d, const cl_mem_properties_intel *p, size_t size,
                                    cl_uint align, cl_int *err) {
-    (void)d, (void)p;
+    (void)p;
+    if (c && d != &device) {
+        if (err) *err = CL_INVALID_DEVICE;
+        return NULL;
+    }
     return usm_alloc(c, size, align, err);
 }
 static cl_int CL_API_CALL mem_free(cl_context c, void *ptr) {
@@ -226,11 +237,26 @@ static cl_int CL_API_CALL mem_free(cl_context c, void *ptr) {
     free(ptr);
     return CL_SUCCESS;
 }
+static cl_int CL_API_CALL alloc_info(cl_context c, const void *ptr, cl_mem_info_intel param, size_t size, void *value,
+                                     size_t *size_ret) {
+    if (!c) return CL_INVALID_CONTEXT;
+    cl_unified_shared_memory_type_intel type = ptr ? CL_MEM_TYPE_HOST_INTEL : CL_MEM_TYPE_UNKNOWN_INTEL;
+    return param == CL_MEM_ALLOC_TYPE_INTEL ? ANSWER(type) : CL_INVALID_VALUE;
+}
+/* No kernels here. */
+static cl_int CL_API_CALL kernel_arg_ptr(cl_kernel k, cl_uint i, const void *v) {
+    (void)k, (void)i, (void)v;
+    return CL_INVALID_KERNEL;
+}
+static cl_int CL_API_CALL kernel_exec_info(cl_kernel k, cl_kernel_exec_info_arm p, size_t n, const void *v) {
+    (void)k, (void)p, (void)n, (void)v;
+    return CL_INVALID_KERNEL;
+}
 static cl_int CL_API_CALL enqueue_memcpy(cl_command_queue q, cl_bool blocking, void *dst, const void *src, size_t size,
                                          cl_uint n, const cl_event *wait, cl_event *ev) {
     (void)blocking, (void)n, (void)wait;
     if (!q) return CL_INVALID_COMMAND_QUEUE;
-    if (!dst || !src) return CL_INVALID_VALUE;
+    if (bad_range(dst, size) || bad_range(src, size)) return CL_INVALID_VALUE;
     memmove(dst, src, size);
     make_event(q, ev);
     return CL_SUCCESS;
@@ -239,30 +265,104 @@ static cl_int CL_API_CALL enqueue_fill(cl_command_queue q, void *dst, const void
                                        cl_uint n, const cl_event *wait, cl_event *ev) {
     (void)n, (void)wait;
     if (!q) return CL_INVALID_COMMAND_QUEUE;
-    if (!dst || !pattern || psize == 0 || size % psize) return CL_INVALID_VALUE;
+    if (bad_range(dst, size) || !pattern || psize == 0 || psize > 128 || size % psize) return CL_INVALID_VALUE;
     for (size_t i = 0; i < size; i += psize) memcpy((char *)dst + i, pattern, psize);
     make_event(q, ev);
     return CL_SUCCESS;
 }
-static cl_int CL_API_CALL enqueue_migrate(cl_command_queue q, const void *ptr, size_t size, cl_mem_migration_flags f,
-                                          cl_uint n, const cl_event *wait, cl_event *ev) {
-    (void)ptr, (void)size, (void)f, (void)n, (void)wait;
+static cl_int CL_API_CALL enqueue_memset(cl_command_queue q, void *dst, cl_int value, size_t size, cl_uint n,
+                                         const cl_event *wait, cl_event *ev) {
+    (void)n, (void)wait;
     if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (bad_range(dst, size)) return CL_INVALID_VALUE;
+    memset(dst, value, size);
     make_event(q, ev);
     return CL_SUCCESS;
 }
+/* Migrate and advise: nothing to do on host memory but check. */
+static cl_int CL_API_CALL enqueue_migrate(cl_command_queue q, const void *ptr, size_t size, cl_mem_migration_flags f,
+                                          cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)f, (void)n, (void)wait;
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (bad_range(ptr, size)) return CL_INVALID_VALUE;
+    make_event(q, ev);
+    return CL_SUCCESS;
+}
+static cl_int CL_API_CALL enqueue_advise(cl_command_queue q, const void *ptr, size_t size, cl_mem_advice_intel a,
+                                         cl_uint n, const cl_event *wait, cl_event *ev) {
+    return enqueue_migrate(q, ptr, size, a, n, wait, ev);
+}
+static void *CL_API_CALL svm_alloc_arm(cl_context c, cl_svm_mem_flags_arm flags, size_t size, cl_uint align) {
+    (void)flags;
+    return usm_alloc(c, size, align, NULL);
+}
+static void CL_API_CALL svm_free_arm(cl_context c, void *ptr) {
+    if (c) free(ptr);
+}
+static cl_int CL_API_CALL enqueue_svm_free_arm(cl_command_queue q, cl_uint count, void *ptrs[],
+                                               void(CL_CALLBACK *done)(cl_command_queue, cl_uint, void *[], void *),
+                                               void *user, cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)n, (void)wait;
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (count == 0 || !ptrs) return CL_INVALID_VALUE;
+    if (done) done(q, count, ptrs, user);
+    else
+        for (cl_uint i = 0; i < count; i++) free(ptrs[i]);
+    make_event(q, ev);
+    return CL_SUCCESS;
+}
+static cl_int CL_API_CALL enqueue_svm_map_arm(cl_command_queue q, cl_bool blocking, cl_map_flags flags, void *ptr,
+                                              size_t size, cl_uint n, const cl_event *wait, cl_event *ev) {
+    (void)blocking, (void)flags;
+    if (size == 0) return q ? CL_INVALID_VALUE : CL_INVALID_COMMAND_QUEUE;
+    return enqueue_migrate(q, ptr, size, 0, n, wait, ev);
+}
+static cl_int CL_API_CALL enqueue_svm_unmap_arm(cl_command_queue q, void *ptr, cl_uint n, const cl_event *wait,
+                                                cl_event *ev) {
+    return enqueue_migrate(q, ptr, 1, 0, n, wait, ev);
+}
+/* No memory objects here: a valid import is refused as unsupported. */
+static cl_mem CL_API_CALL import_memory_arm(cl_context c, cl_mem_flags flags, const cl_import_properties_arm *props,
+                                            void *memory, size_t size, cl_int *err) {
+    (void)flags, (void)props;
+    if (err) *err = !c ? CL_INVALID_CONTEXT : bad_range(memory, size) || !size ? CL_INVALID_VALUE : CL_INVALID_OPERATION;
+    return NULL;
+}
+
+/* Every extension function clxfer wraps (its `extension` list). */
+static const struct {
+    const char *name;
+    void *fn;
+} EXTENSIONS[] = {
+    {"clHostMemAllocINTEL", (void *)host_alloc},
+    {"clDeviceMemAllocINTEL", (void *)dev_alloc},
+    {"clSharedMemAllocINTEL", (void *)dev_alloc},
+    {"clMemFreeINTEL", (void *)mem_free},
+    {"clMemBlockingFreeINTEL", (void *)mem_free},
+    {"clGetMemAllocInfoINTEL", (void *)alloc_info},
+    {"clSetKernelArgMemPointerINTEL", (void *)kernel_arg_ptr},
+    {"clEnqueueMemFillINTEL", (void *)enqueue_fill},
+    {"clEnqueueMemcpyINTEL", (void *)enqueue_memcpy},
+    {"clEnqueueMemAdviseINTEL", (void *)enqueue_advise},
+    {"clEnqueueMigrateMemINTEL", (void *)enqueue_migrate},
+    {"clEnqueueMemsetINTEL", (void *)enqueue_memset},
+    {"clSVMAllocARM", (void *)svm_alloc_arm},
+    {"clSVMFreeARM", (void *)svm_free_arm},
+    {"clEnqueueSVMFreeARM", (void *)enqueue_svm_free_arm},
+    {"clEnqueueSVMMemcpyARM", (void *)enqueue_memcpy},
+    {"clEnqueueSVMMemFillARM", (void *)enqueue_fill},
+    {"clEnqueueSVMMapARM", (void *)enqueue_svm_map_arm},
+    {"clEnqueueSVMUnmapARM", (void *)enqueue_svm_unmap_arm},
+    {"clSetKernelArgSVMPointerARM", (void *)kernel_arg_ptr},
+    {"clSetKernelExecInfoARM", (void *)kernel_exec_info},
+    {"clImportMemoryARM", (void *)import_memory_arm},
+};
 
 static void *CL_API_CALL ext_address(const char *name) {
     if (!strcmp(name, "clIcdGetPlatformIDsKHR")) return (void *)get_platform_ids;
     if (!strcmp(name, "clGetPlatformInfo")) return (void *)platform_info; /* ocl-icd asks for it */
-    if (!strcmp(name, "clHostMemAllocINTEL")) return (void *)host_alloc;
-    if (!strcmp(name, "clSharedMemAllocINTEL")) return (void *)dev_alloc;
-    if (!strcmp(name, "clDeviceMemAllocINTEL")) return (void *)dev_alloc;
-    if (!strcmp(name, "clMemFreeINTEL")) return (void *)mem_free;
-    if (!strcmp(name, "clMemBlockingFreeINTEL")) return (void *)mem_free;
-    if (!strcmp(name, "clEnqueueMemcpyINTEL")) return (void *)enqueue_memcpy;
-    if (!strcmp(name, "clEnqueueMemFillINTEL")) return (void *)enqueue_fill;
-    if (!strcmp(name, "clEnqueueMigrateMemINTEL")) return (void *)enqueue_migrate;
+    for (size_t i = 0; i < sizeof EXTENSIONS / sizeof *EXTENSIONS; i++)
+        if (!strcmp(name, EXTENSIONS[i].name)) return EXTENSIONS[i].fn;
     return NULL;
 }
 
