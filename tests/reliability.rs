@@ -642,3 +642,97 @@ fn every_transfer_called_with_huge_sizes_returns_what_the_driver_returns() {
         assert!(!r.reports().is_empty(), "{}", r.stderr);
     }
 }
+
+#[test]
+fn a_one_gib_trace_streams_through_check_report_and_merge_in_bounded_memory() {
+    // 1 GiB: transfers as clxfer writes them (host slice, device slice, arrow), and one event
+    // carrying a 64 MiB string.
+    let dir = fresh_dir("gib");
+    let path = dir.join("clxfer-big-1.json");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    use std::io::Write;
+    writeln!(out, "[").unwrap();
+    writeln!(
+        out,
+        "{{\"name\":\"process_name\",\"cat\":\"__metadata\",\"ph\":\"M\",\"pid\":7,\"tid\":0,\"ts\":0.000,\"args\":{{\"name\":\"big\"}}}},"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "{{\"name\":\"clxfer trace start\",\"cat\":\"clxfer\",\"ph\":\"i\",\"pid\":7,\"tid\":7,\"ts\":0.000,\"s\":\"g\",\"args\":{{\"program\":\"big\",\"pid\":7,\"start_time\":\"2026-11-30T11:45:27.403534Z\",\"mode\":\"trace\"}}}},"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "{{\"name\":\"note\",\"cat\":\"clxfer\",\"ph\":\"i\",\"s\":\"g\",\"pid\":7,\"tid\":7,\"ts\":0.000,\"args\":{{\"text\":\"{}\"}}}},",
+        "x".repeat(64 << 20)
+    )
+    .unwrap();
+    let reasons = "\"reasons\":[\"[any.pageable] the pointer is in no pinned or registered range: pageable\",\"[cpu.memory] device memory is host memory: a host memcpy, nothing crosses the bus now\"],\"rule_ids\":[\"any.pageable\",\"cpu.memory\"]";
+    let device = 2155527681u32;
+    let mut n = 0u64;
+    while out.get_ref().metadata().unwrap().len() < 1 << 30 {
+        n += 1;
+        let ts = n * 10;
+        writeln!(
+            out,
+            "{{\"name\":\"clEnqueueWriteBuffer H2D zero-copy\",\"cat\":\"enqueue\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":{ts}.000,\"dur\":4.000,\"args\":{{\"api\":\"clEnqueueWriteBuffer\",\"command\":{n},\"queue\":\"device #1 queue #1\",\"direction\":\"H2D\",\"path\":\"zero-copy\",\"bytes\":1024,\"blocking\":false,\"rules\":\"cpu\",{reasons},\"host_ptr\":\"0x7ff75a7f3a30\",\"host_memory\":\"pageable\",\"host_pinned\":false,\"host_gbps\":0.217}}}},\n\
+             {{\"name\":\"Write H2D zero-copy\",\"cat\":\"enqueue\",\"ph\":\"X\",\"pid\":{device},\"tid\":1024,\"ts\":{ts}.500,\"dur\":1.000,\"args\":{{\"command\":{n},\"direction\":\"H2D\",\"path\":\"zero-copy\",\"bytes\":1024,\"device_gbps\":1.024}}}},\n\
+             {{\"name\":\"enqueue\",\"cat\":\"enqueue\",\"ph\":\"s\",\"pid\":7,\"tid\":7,\"ts\":{ts}.000,\"id\":{n}}},\n\
+             {{\"name\":\"enqueue\",\"cat\":\"enqueue\",\"ph\":\"f\",\"pid\":{device},\"tid\":1024,\"ts\":{ts}.500,\"bp\":\"e\",\"id\":{n}}},"
+        )
+        .unwrap();
+    }
+    writeln!(out, "{{\"name\":\"end\",\"cat\":\"clxfer\",\"ph\":\"i\",\"s\":\"g\",\"pid\":7,\"tid\":7,\"ts\":{}.000}}\n]", n * 10 + 10).unwrap();
+    drop(out);
+    let size_kib = std::fs::metadata(&path).unwrap().len() / 1024;
+    let merged = dir.join("merged.json");
+    for args in [
+        vec!["check"],
+        vec!["report", "--format", "json"],
+        vec!["merge", "-o", merged.to_str().unwrap()],
+    ] {
+        let started = std::time::Instant::now();
+        let run = Command::new("/usr/bin/time")
+            .args(["-f", "%M"])
+            .arg(release("clxfer"))
+            .args(&args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{args:?}: {stderr}");
+        match args[0] {
+            "check" => assert!(
+                stdout.contains(&format!(
+                    "ok: {} events, {} slices, {n} flows",
+                    n * 4 + 4,
+                    n * 2
+                )),
+                "{stdout}"
+            ),
+            "report" => {
+                let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                let text = r.to_string();
+                assert!(
+                    text.contains(&format!("\"calls\":{n}")),
+                    "{}",
+                    &text[..2000.min(text.len())]
+                );
+            }
+            // Every event, rewritten compactly.
+            _ => assert!(std::fs::metadata(&merged).unwrap().len() / 1024 > size_kib * 95 / 100),
+        }
+        // The mapped file, what each keeps (check: 32 bytes a slice and a flow's ends), and the
+        // 64 MiB string.
+        let kib: u64 = stderr.lines().last().unwrap().trim().parse().unwrap();
+        assert!(
+            kib < size_kib + 512 * 1024,
+            "{args:?}: peak RSS {kib} KiB for a {size_kib} KiB trace"
+        );
+        eprintln!("{args:?}: peak RSS {kib} KiB for a {size_kib} KiB trace, {took:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

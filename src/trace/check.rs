@@ -3,6 +3,7 @@
 
 use super::read::{ReadError, Trace, ns, read_file_with};
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -14,13 +15,25 @@ pub struct Report {
     pub flows: usize,
     pub closed: bool,
     pub truncated: bool,
-    /// One line per violation: `event N: what`.
+    /// One line per violation, `event N: what`: the first [`KEPT`].
     pub violations: Vec<String>,
+    /// How many violations there are in all.
+    pub violation_count: usize,
 }
+
+/// Violations kept as text; the rest are only counted (a hostile file may break a rule per event).
+pub const KEPT: usize = 1000;
 
 impl Report {
     pub fn ok(&self) -> bool {
-        self.violations.is_empty()
+        self.violation_count == 0
+    }
+
+    fn violation(&mut self, text: impl FnOnce() -> String) {
+        if self.violations.len() < KEPT {
+            self.violations.push(text());
+        }
+        self.violation_count += 1;
     }
 }
 
@@ -39,22 +52,26 @@ struct Slice {
     index: usize,
     start: i64,
     end: i64,
+    cat: u32,
 }
 
 /// A flow end: (event index, pid, tid, ts in ns, category).
-type FlowEnd = (usize, u32, u32, i64, String);
+type FlowEnd = (usize, u32, u32, i64, u32);
+
+/// A flow's starts and ends: one of each, inline, when the trace is right.
+type FlowEnds = (SmallVec<[FlowEnd; 1]>, SmallVec<[FlowEnd; 1]>);
 
 /// Checks events one at a time (a trace of any size streams through it); what it keeps per event
-/// is small: the slices per track and the flows' ends.
+/// is small: 32 bytes per slice, one id and two ends per flow, categories once each.
 #[derive(Default)]
 pub struct Checker {
     r: Report,
     /// (pid, tid) → slices.
     tracks: HashMap<(u32, u32), Vec<Slice>>,
-    /// (pid, tid, ts ns, cat) → the event index of an X slice starting there.
-    starts: HashMap<(u32, u32, i64, String), usize>,
     /// flow id → its starts and ends.
-    flows: HashMap<String, (Vec<FlowEnd>, Vec<FlowEnd>)>,
+    flows: HashMap<String, FlowEnds>,
+    /// Category → its number in slices and flow ends.
+    cats: HashMap<String, u32>,
 }
 
 pub fn check(trace: &Trace) -> Report {
@@ -67,7 +84,16 @@ pub fn check(trace: &Trace) -> Report {
 
 impl Checker {
     fn bad(&mut self, i: usize, what: String) {
-        self.r.violations.push(format!("event {i}: {what}"));
+        self.r.violation(|| format!("event {i}: {what}"));
+    }
+
+    fn cat(&mut self, cat: &str) -> u32 {
+        if let Some(&n) = self.cats.get(cat) {
+            return n;
+        }
+        let n = self.cats.len() as u32;
+        self.cats.insert(cat.to_string(), n);
+        n
     }
 
     /// Event number `i`.
@@ -142,11 +168,7 @@ impl Checker {
                 _ => self.bad(i, "\"args\" is not an object".into()),
             }
         }
-        let cat = obj
-            .get("cat")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let cat = self.cat(obj.get("cat").and_then(Value::as_str).unwrap_or(""));
         match ph {
             "X" => {
                 let dur = match obj.get("dur").and_then(Value::as_f64) {
@@ -168,8 +190,8 @@ impl Checker {
                     index: i,
                     start: ts,
                     end: ts.saturating_add(dur),
+                    cat,
                 });
-                self.starts.entry((pid, tid, ts, cat)).or_insert(i);
             }
             "s" | "t" | "f" => {
                 let key = match obj.get("id") {
@@ -221,6 +243,7 @@ impl Checker {
         self.r.truncated = truncated;
         // Slices on one track must nest or follow each other; partial overlaps are dropped or moved.
         let mut overlaps = Vec::new();
+        let mut overlap_count = 0;
         for ((pid, tid), slices) in self.tracks.iter_mut() {
             slices.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
             let mut open: Vec<Slice> = Vec::new();
@@ -231,17 +254,31 @@ impl Checker {
                 if let Some(top) = open.last()
                     && s.end > top.end
                 {
-                    overlaps.push(format!(
-                        "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
-                        s.index, top.index
-                    ));
+                    overlap_count += 1;
+                    if overlaps.len() < KEPT {
+                        overlaps.push(format!(
+                            "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
+                            s.index, top.index
+                        ));
+                    }
                 }
                 open.push(*s);
             }
         }
         overlaps.sort();
-        self.r.violations.extend(overlaps);
+        let names: HashMap<u32, &str> = self.cats.iter().map(|(k, &v)| (v, k.as_str())).collect();
+        // Whether an X slice of category `cat` starts at `ts` on the track (its slices are sorted).
+        let starts_at = |pid: u32, tid: u32, ts: i64, cat: u32| {
+            self.tracks.get(&(pid, tid)).is_some_and(|slices| {
+                let first = slices.partition_point(|s| s.start < ts);
+                slices[first..]
+                    .iter()
+                    .take_while(|s| s.start == ts)
+                    .any(|s| s.cat == cat)
+            })
+        };
         let mut flow_errors = Vec::new();
+        let mut flow_count = 0;
         for (id, (s, f)) in &self.flows {
             self.r.flows += 1;
             // A file cut short (a killed program) may end between a flow's two ends, which the writer
@@ -250,25 +287,43 @@ impl Checker {
             if cut {
                 continue;
             }
+            let mut error = |text: &dyn Fn() -> String| {
+                flow_count += 1;
+                if flow_errors.len() < KEPT {
+                    flow_errors.push(text());
+                }
+            };
             if s.len() != 1 || f.len() != 1 {
-                flow_errors.push(format!(
-                    "flow id {id}: {} start(s) and {} end(s); each flow needs exactly one of each, and \
-                     ids must be unique",
-                    s.len(),
-                    f.len()
-                ));
+                error(&|| {
+                    format!(
+                        "flow id {id}: {} start(s) and {} end(s); each flow needs exactly one of \
+                         each, and ids must be unique",
+                        s.len(),
+                        f.len()
+                    )
+                });
             }
-            for (i, pid, tid, ts, cat) in s.iter().chain(f) {
-                if !self.starts.contains_key(&(*pid, *tid, *ts, cat.clone())) {
-                    flow_errors.push(format!(
-                        "event {i}: flow id {id} is not at the start of a slice of category {cat:?} on \
-                         its track (pid {pid} tid {tid}), so DevTools and catapult do not draw it"
-                    ));
+            for &(i, pid, tid, ts, cat) in s.iter().chain(f) {
+                if !starts_at(pid, tid, ts, cat) {
+                    let cat = names.get(&cat).copied().unwrap_or("");
+                    error(&|| {
+                        format!(
+                            "event {i}: flow id {id} is not at the start of a slice of category \
+                             {cat:?} on its track (pid {pid} tid {tid}), so DevTools and catapult \
+                             do not draw it"
+                        )
+                    });
                 }
             }
         }
         flow_errors.sort();
-        self.r.violations.extend(flow_errors);
+        for (list, count) in [(overlaps, overlap_count), (flow_errors, flow_count)] {
+            let mut list = list.into_iter();
+            for _ in 0..count {
+                let text = list.next();
+                self.r.violation(|| text.unwrap_or_default());
+            }
+        }
         self.r
     }
 }
@@ -328,6 +383,25 @@ mod tests {
         assert_eq!(r.slices, 2);
         let report = crate::report::from_trace::report(&t);
         assert!(report.devices.is_empty());
+    }
+
+    #[test]
+    fn a_violation_per_event_is_counted_and_the_first_are_kept() {
+        // Overlapping slices, flows without ends and events without a phase, 2,000 of each.
+        let mut text = String::from("[");
+        for i in 0..2000 {
+            text.push_str(&format!(
+                "{{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":{i},\"dur\":1.5}},\n\
+                 {{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"ts\":{i},\"id\":{i}}},\n{{}},\n"
+            ));
+        }
+        text.push_str("{}]");
+        let r = check(&parse(text.as_bytes()).unwrap());
+        assert_eq!(r.violations.len(), KEPT);
+        // 2,001 without a phase, 1,999 overlaps, 2,000 flows with no end.
+        assert_eq!(r.violation_count, 6000);
+        assert!(!r.ok());
+        assert!(r.violations[0].contains("no \"ph\""), "{}", r.violations[0]);
     }
 
     fn violations(text: &str) -> Vec<String> {

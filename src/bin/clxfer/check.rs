@@ -32,14 +32,15 @@ pub fn check(traces: &[PathBuf]) -> ExitCode {
                     println!(
                         "{}: {} violation(s) in {} events; {shape}",
                         path.display(),
-                        r.violations.len(),
+                        r.violation_count,
                         r.events
                     );
                     for v in r.violations.iter().take(SHOWN) {
                         println!("  {v}");
                     }
-                    if r.violations.len() > SHOWN {
-                        println!("  … and {} more", r.violations.len() - SHOWN);
+                    let shown = r.violations.len().min(SHOWN);
+                    if r.violation_count > shown {
+                        println!("  … and {} more", r.violation_count - shown);
                     }
                     code = code.max(1);
                 }
