@@ -77,6 +77,52 @@ fn as_nobody(prog: &std::path::Path, lib: &std::path::Path, out: &std::path::Pat
 }
 
 #[test]
+fn a_full_disk_ends_the_trace_not_the_program() {
+    // A 256 KiB tmpfs on CLXFER_DIR, in a mount namespace of the program's own (needs root, as
+    // scripts/test runs here); what the program left there is copied out after it ends.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    // The threads program's trace is about 1 MB.
+    let plain = run(program("threads"), Load::None, &[]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    for load in [Load::Layer, Load::Preload] {
+        let full = fresh_dir("full");
+        let out = fresh_dir("full-out");
+        let mut cmd = command("unshare", load);
+        cmd.env("CLXFER_DIR", &full)
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(
+                "mount -t tmpfs -o size=256k clxfer-test \"$CLXFER_DIR\" || exit 99; \
+                 \"$@\"; rc=$?; cp \"$CLXFER_DIR\"/*.json \"$OUT\"/; exit $rc",
+            )
+            .arg("sh")
+            .arg(program("threads"))
+            .env("OUT", &out);
+        let r = run_cmd(cmd, Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        let warnings: Vec<&str> = r
+            .clxfer_lines()
+            .into_iter()
+            .filter(|l| l.contains("failed"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{load:?}: {}", r.stderr);
+        assert!(
+            warnings[0].contains("No space left on device"),
+            "{}",
+            warnings[0]
+        );
+        // What fits is a loadable trace (checked here), cut where the disk filled.
+        let traces = checked_traces(&out);
+        assert_eq!(traces.len(), 1, "{load:?}: {}", r.stderr);
+        let size = std::fs::metadata(&traces[0]).unwrap().len();
+        assert!(size > 100_000 && size <= 256 * 1024, "{size}");
+    }
+}
+
+#[test]
 fn in_a_setuid_program_clxfer_reads_no_paths_and_writes_nothing() {
     use std::os::unix::fs::PermissionsExt;
     let plain = run(program("threads"), Load::None, &[]);
