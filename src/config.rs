@@ -17,6 +17,8 @@ pub enum Kind {
     EntryPoint,
     /// A whole number of milliseconds.
     Millis,
+    /// A whole number of MiB, 1 to 4096.
+    Mebibytes,
 }
 
 /// One row of the options table.
@@ -59,6 +61,15 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "`on` times every command on the device: clxfer turns on `CL_QUEUE_PROFILING_ENABLE` \
               for every queue and reads each command's profiling timestamps when it completes. \
               `off` leaves queues as the program made them: host timing only.",
+    },
+    OptSpec {
+        var: "CLXFER_BUFFER_MIB",
+        kind: Kind::Mebibytes,
+        default: "16",
+        doc: "Trace mode: how much memory records may take while they wait for the writer thread \
+              (a slow disk). When it is full, a thread waits up to 100 ms for room, then its \
+              records are dropped and counted (in the trace's last event and on stderr). Each \
+              thread also holds up to 256 records of its own.",
     },
     OptSpec {
         var: "CLXFER_OPENCL_LIB",
@@ -149,6 +160,8 @@ pub struct Config {
     pub rules: Option<&'static RuleSet>,
     pub test_panic_at: Option<String>,
     pub test_writer_stall_ms: u64,
+    /// Memory for records waiting for the writer, bytes.
+    pub buffer_bytes: u64,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
 }
@@ -230,6 +243,7 @@ impl Config {
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
         let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
+        let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
         Config {
             settings,
             mode,
@@ -241,6 +255,7 @@ impl Config {
             rules,
             test_panic_at,
             test_writer_stall_ms,
+            buffer_bytes,
             warnings,
         }
     }
@@ -285,6 +300,12 @@ fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
             .parse::<u64>()
             .map(|n| n.to_string())
             .map_err(|_| "a whole number of milliseconds".into()),
+        Kind::Mebibytes => value
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=4096).contains(n))
+            .map(|n| n.to_string())
+            .ok_or_else(|| "a whole number of MiB from 1 to 4096".into()),
     }
 }
 
@@ -299,6 +320,7 @@ pub fn accepted(spec: &OptSpec) -> String {
         Kind::Path => "path".into(),
         Kind::EntryPoint => "entry point name".into(),
         Kind::Millis => "milliseconds".into(),
+        Kind::Mebibytes => "MiB (1–4096)".into(),
     }
 }
 

@@ -214,6 +214,8 @@ fn bad_env_values_warn_once_and_use_defaults() {
     for (var, value, accepted) in [
         ("CLXFER_MODE", "fast", "trace|summary|off"),
         ("CLXFER_LOG", "loud", "warn|info|debug"),
+        ("CLXFER_BUFFER_MIB", "0", "from 1 to 4096"),
+        ("CLXFER_BUFFER_MIB", "lots", "from 1 to 4096"),
     ] {
         let r = run(&prog, Load::Both, &[(var, value)]);
         assert_eq!(r.stdout, plain.stdout);

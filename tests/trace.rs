@@ -453,11 +453,14 @@ fn a_driver_without_device_times_degrades_to_marked_slices() {
 /// once.
 #[test]
 fn a_stalled_writer_drops_and_counts_records_and_memory_stays_bounded() {
-    let storm = |stall: &str| {
+    let storm_with = |stall: &str, mib: &str| {
         let mut cmd = command(program("storm"), Load::Layer);
-        cmd.arg("40000").env("CLXFER_TEST_WRITER_STALL_MS", stall);
+        cmd.arg("40000")
+            .env("CLXFER_TEST_WRITER_STALL_MS", stall)
+            .env("CLXFER_BUFFER_MIB", mib);
         run_cmd(cmd, Duration::from_secs(120))
     };
+    let storm = |stall: &str| storm_with(stall, "16");
     // Peak RSS of the program's own address space (VmHWM), KiB.
     let rss = |r: &Run| -> u64 {
         r.stdout
@@ -504,6 +507,24 @@ fn a_stalled_writer_drops_and_counts_records_and_memory_stays_bounded() {
         growth < 64,
         "peak RSS grew {growth} MiB while the writer stalled ({} KiB, {} KiB without)",
         rss(&r),
+        rss(&plain)
+    );
+    // CLXFER_BUFFER_MIB sets the bound: 2 MiB of waiting records against 64.
+    let (small, large) = (storm_with("1500", "2"), storm_with("1500", "64"));
+    for r in [&small, &large] {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.traces.len(), 1);
+    }
+    assert!(
+        rss(&small) + 8 * 1024 < rss(&large),
+        "2 MiB: {} KiB, 64 MiB: {} KiB",
+        rss(&small),
+        rss(&large)
+    );
+    assert!(
+        rss(&small) < rss(&plain) + 16 * 1024,
+        "2 MiB: {} KiB, unstalled: {} KiB",
+        rss(&small),
         rss(&plain)
     );
 }

@@ -4,7 +4,7 @@
 //! one batch through a bounded channel. The writer also collects partly filled buffers every
 //! [`TICK`], so records reach the file within a tick even from threads that call rarely. When the
 //! writer falls behind, a full batch waits at most [`BACK_PRESSURE`] for room, then is dropped and
-//! counted: memory stays bounded (about [`QUEUED_BATCHES`] × [`BATCH`] records in flight).
+//! counted: memory stays bounded (`CLXFER_BUFFER_MIB` of batches in flight, [`queued_batches`]).
 //!
 //! After `fork` the child starts afresh: it never touches the parent's buffers (another thread may
 //! have held their locks at the fork) and writes its own file.
@@ -18,9 +18,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Records per batch. A record is as big as a classification (~700 bytes), so a batch is ~180 KiB.
+/// Records per batch.
 pub const BATCH: usize = 256;
-pub const QUEUED_BATCHES: usize = 64;
+/// The most a record takes: an enqueue's call record and its boxed details (the classification).
+const RECORD_BYTES: usize = std::mem::size_of::<Record>() + std::mem::size_of::<Enqueued>();
+
+/// How many batches may wait for the writer within `bytes` (`CLXFER_BUFFER_MIB`): at least 2.
+pub fn queued_batches(bytes: u64) -> usize {
+    (bytes / (BATCH * RECORD_BYTES) as u64).clamp(2, 1 << 16) as usize
+}
 pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
 pub const TICK: Duration = Duration::from_millis(20);
 
@@ -111,10 +117,11 @@ fn shared() -> Option<&'static Shared> {
     if !p.is_null() {
         return Some(unsafe { &*p });
     }
-    let (tx, rx) = bounded(QUEUED_BATCHES);
+    let queued = queued_batches(crate::config::global().buffer_bytes);
+    let (tx, rx) = bounded(queued);
     let shared: &'static Shared = Box::leak(Box::new(Shared {
         tx,
-        pool: bounded(QUEUED_BATCHES),
+        pool: bounded(queued),
         threads: Mutex::new(Vec::new()),
         dropped: Default::default(),
         finished: AtomicBool::new(false),
@@ -293,5 +300,24 @@ pub fn next(rx: &Receiver<Msg>) -> Next {
         Ok(msg) => Next::Msg(msg),
         Err(RecvTimeoutError::Timeout) => Next::Tick,
         Err(RecvTimeoutError::Disconnected) => Next::Closed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_buffer_option_sets_how_many_batches_wait() {
+        let batch = (BATCH * RECORD_BYTES) as u64;
+        assert_eq!(queued_batches(16 << 20), (16 << 20) / batch as usize);
+        assert_eq!(queued_batches(64 << 20), (64 << 20) / batch as usize);
+        assert_eq!(queued_batches(1), 2);
+        // A batch of the biggest records is tens of KiB, so the default holds dozens of batches.
+        eprintln!(
+            "record {RECORD_BYTES} B, batch {batch} B, default {} batches",
+            queued_batches(16 << 20)
+        );
+        assert!((16..=1024).contains(&queued_batches(16 << 20)));
     }
 }
