@@ -14,6 +14,7 @@ use super::writer;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use parking_lot::Mutex;
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
@@ -77,19 +78,31 @@ thread_local! {
 
 /// Recycled boxes for enqueue details (see [`Record`]): they are filled on the calling threads
 /// and emptied by the writer, and a malloc lock contended between threads costs more than the
-/// record itself.
+/// record itself. A box comes back empty (its contents dropped on the writer's thread), so the
+/// calling thread only writes it: reading the old contents would stall on cache lines the writer's
+/// core holds.
 type Pool<T> = (Sender<T>, Receiver<T>);
-static BOXES: std::sync::LazyLock<Pool<Box<Enqueued>>> = std::sync::LazyLock::new(|| bounded(4096));
+type Spare = Box<MaybeUninit<Enqueued>>;
+static BOXES: std::sync::LazyLock<Pool<Spare>> = std::sync::LazyLock::new(|| bounded(4096));
 
-/// A box for an enqueue's details, recycled when there is one (its old contents are for the
-/// caller to overwrite).
-pub fn recycled() -> Box<Enqueued> {
-    BOXES.1.try_recv().unwrap_or_default()
+/// `e`, boxed in a recycled box when there is one.
+pub fn boxed(e: Enqueued) -> Box<Enqueued> {
+    match BOXES.1.try_recv() {
+        Ok(spare) => Box::write(spare, e),
+        Err(_) => Box::new(e),
+    }
 }
 
-/// Gives a box back for reuse (the writer, once it has written the record).
+/// Drops the contents and keeps the box for reuse (the writer, once it has written the record).
 pub fn unbox(b: Box<Enqueued>) {
-    let _ = BOXES.0.try_send(b);
+    let raw = Box::into_raw(b);
+    // SAFETY: `raw` is a live, owned `Enqueued`: its contents are dropped once, and the
+    // allocation (same layout for `MaybeUninit`) goes back as uninitialised.
+    let spare = unsafe {
+        std::ptr::drop_in_place(raw);
+        Box::from_raw(raw as *mut MaybeUninit<Enqueued>)
+    };
+    let _ = BOXES.0.try_send(spare);
 }
 
 /// The OS thread id.

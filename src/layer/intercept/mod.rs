@@ -167,7 +167,6 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut E
             Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),
             _ => CallFlags::None,
         };
-        e.mems.clear();
         e.mems.extend(
             req.op
                 .objects()
@@ -245,12 +244,11 @@ unsafe fn enqueued(
     let Some(q) = queues::info(queue as usize) else {
         return;
     };
-    let mut e = buffer::recycled();
-    e.queue = q.r;
-    e.kernel = kernel.and_then(kernel_name);
-    e.class = None;
-    e.mems.clear();
-    e.flags = CallFlags::None;
+    let mut e = Enqueued {
+        queue: q.r,
+        kernel: kernel.and_then(kernel_name),
+        ..Default::default()
+    };
     if let Some((blocking, op)) = transfer {
         record(call, &q, blocking, op, span.end, &mut e);
     }
@@ -269,7 +267,7 @@ unsafe fn enqueued(
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { events::synced(&q) };
     }
-    span.command = Some(e);
+    span.command = Some(buffer::boxed(e));
 }
 
 /// A transfer-like command: whether it blocks, and what it does (its queue and event are the
