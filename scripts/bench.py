@@ -101,15 +101,19 @@ def main():
         lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
                          lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS)
         out += lines + [""]
-    # What PoCL itself charges for device timing: the storm timing its commands on its own.
-    results = {"none": [], "own events": [], "own callbacks": []}
+    # What PoCL itself charges for device timing (the storm timing its commands on its own), and for
+    # any work between enqueues (the storm spinning after each one).
+    own = [("none", []), ("own events", ["events"]), ("own callbacks", ["callbacks"]),
+           ("own 300 ns spin", ["spin:300"]), ("own 1000 ns spin", ["spin:1000"])]
+    results = {c: [] for c, _ in own}
     for _ in range(ROUNDS):
-        for c, extra in [("none", []), ("own events", ["events"]), ("own callbacks", ["callbacks"])]:
+        for c, extra in own:
             out_, _, _ = run([STORM, str(ENQUEUES), "1"] + extra, {})
             results[c].append([float(x) for x in re.findall(r"us_per_enqueue (\S+)", out_)])
     lines = [f"driver cost of device timing (storm without clxfer timing its commands itself: an event "
              f"and four profiling queries per command, read after each clFinish or in a callback per "
-             f"command), {ROUNDS} rounds",
+             f"command), and of the program's own work between enqueues (a busy spin after each), "
+             f"{ROUNDS} rounds",
              f"  {'configuration':<18}{'median us/enqueue':>20}{'added':>10}{'caller CPU us':>15}"]
     base = statistics.median(r[0] for r in results["none"])
     for c, rs in results.items():

@@ -10,7 +10,10 @@
  * callback that reads the four profiling timestamps and releases the event (what a tracer with a
  * callback per command pays); "events" gives each command an event whose four timestamps are read
  * and which is released after each clFinish (the least any completion-time collection can pay).
- * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events] */
+ * "spin:NS" makes the program itself busy for NS nanoseconds after each enqueue, with no device
+ * timing: what any work between enqueues costs on this driver (PoCL's workers go idle in the gap
+ * and each enqueue must wake them), to read clxfer's figures against.
+ * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | spin:NS] */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <pthread.h>
@@ -44,7 +47,14 @@ static cl_event *event_of(cl_event *slot) { return g_callbacks || g_events ? slo
 static __thread cl_event t_held[64];
 static __thread int t_nheld;
 
+static long g_spin_ns;
+
 static void track(cl_event e) {
+    if (g_spin_ns) {
+        double until = now() + g_spin_ns * 1e-9;
+        while (now() < until) {
+        }
+    }
     if (g_callbacks) CHECK(clSetEventCallback(e, CL_COMPLETE, completed, NULL));
     if (g_events) t_held[t_nheld++] = e;
 }
@@ -129,6 +139,7 @@ int main(int argc, char **argv) {
     if (threads < 1 || threads > 64) threads = 1;
     g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
     g_events = argc > 3 && !strcmp(argv[3], "events");
+    g_spin_ns = argc > 3 && !strncmp(argv[3], "spin:", 5) ? atol(argv[3] + 5) : 0;
     g_enqueues = n;
     pthread_t t[64];
     pthread_barrier_init(&g_start, NULL, threads + 1);
