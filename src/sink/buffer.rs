@@ -24,12 +24,13 @@ pub const BATCH: usize = 256;
 /// The most a record takes: an enqueue's call record and its boxed details (the classification).
 const RECORD_BYTES: usize = std::mem::size_of::<Record>() + std::mem::size_of::<Enqueued>();
 
+pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
+pub const TICK: Duration = Duration::from_millis(20);
+
 /// How many batches may wait for the writer within `bytes` (`CLXFER_BUFFER_MIB`): at least 2.
 pub fn queued_batches(bytes: u64) -> usize {
     (bytes / (BATCH * RECORD_BYTES) as u64).clamp(2, 1 << 16) as usize
 }
-pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
-pub const TICK: Duration = Duration::from_millis(20);
 
 pub enum Msg {
     Batch(Vec<Record>),

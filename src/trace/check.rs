@@ -244,7 +244,13 @@ impl Checker {
         // Slices on one track must nest or follow each other; partial overlaps are dropped or moved.
         let mut overlaps = Vec::new();
         let mut overlap_count = 0;
-        for ((pid, tid), slices) in self.tracks.iter_mut() {
+        // Tracks in order, so which violations are kept past KEPT does not depend on hashing.
+        let mut keys: Vec<(u32, u32)> = self.tracks.keys().copied().collect();
+        keys.sort_unstable();
+        for (pid, tid) in keys {
+            let Some(slices) = self.tracks.get_mut(&(pid, tid)) else {
+                continue;
+            };
             slices.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
             let mut open: Vec<Slice> = Vec::new();
             for s in slices.iter() {
