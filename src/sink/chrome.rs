@@ -35,12 +35,12 @@ pub struct Chrome<W: Write + Send> {
     host_pid: u32,
     start_ns: u64,
     /// Device index → named yet.
-    devices: HashMap<u32, bool>,
-    queues: HashMap<QueueRef, Lanes>,
+    devices: HashMap<u32, bool, FxBuildHasher>,
+    queues: HashMap<QueueRef, Lanes, FxBuildHasher>,
     /// Host thread → its name, and whether the name is written (only threads with calls are).
-    threads: HashMap<u32, (String, bool)>,
+    threads: HashMap<u32, (String, bool), FxBuildHasher>,
     /// Counter → last value written.
-    counters: HashMap<Counter, u64>,
+    counters: HashMap<Counter, u64, FxBuildHasher>,
     /// Commands whose host slice is written and device slice not yet, and the other way round.
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
@@ -74,10 +74,10 @@ impl<W: Write + Send> Chrome<W> {
             j: Json::default(),
             host_pid,
             start_ns: t0.mono_ns,
-            devices: HashMap::new(),
-            queues: HashMap::new(),
-            threads: HashMap::new(),
-            counters: HashMap::new(),
+            devices: HashMap::default(),
+            queues: HashMap::default(),
+            threads: HashMap::default(),
+            counters: HashMap::default(),
             hosts: HashSet::default(),
             early: HashMap::default(),
             reasons: ReasonsCache::default(),

@@ -21,7 +21,11 @@ pub(super) fn classification(j: &mut Json, c: &Classification, cache: &mut Reaso
     j.field(s::BYTES).u64(c.bytes);
     j.field(s::BLOCKING).bool(c.blocking);
     j.field(s::RULES).word(c.rules);
-    if !cache.contains_key(&c.reasons) {
+    // One lookup when cached, as nearly every classification is.
+    if let Some((reasons, ids)) = cache.get(&c.reasons) {
+        j.field(s::REASONS).raw_bytes(reasons);
+        j.field(s::RULE_IDS).raw_bytes(ids);
+    } else {
         let mut r = Json::default();
         r.open_array();
         for reason in &c.reasons {
@@ -34,13 +38,10 @@ pub(super) fn classification(j: &mut Json, c: &Classification, cache: &mut Reaso
             ids.word(reason.rule);
         }
         ids.close_array();
+        j.field(s::REASONS).raw_bytes(&r.buf);
+        j.field(s::RULE_IDS).raw_bytes(&ids.buf);
         cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
     }
-    let Some((reasons, ids)) = cache.get(&c.reasons) else {
-        return;
-    };
-    j.field(s::REASONS).raw_bytes(reasons);
-    j.field(s::RULE_IDS).raw_bytes(ids);
     if let Some(h) = &c.host {
         j.field(s::HOST_PTR).hex(h.ptr as u64);
         j.field(s::HOST_MEMORY).word(h.kind);
