@@ -43,6 +43,8 @@ pub struct Span {
     pub begin: u64,
     pub end: u64,
     pub command: Option<Box<crate::sink::record::Enqueued>>,
+    /// Summary mode: what the report needs of a classified enqueue, instead of `command`.
+    pub facts: Option<(u64, crate::report::Enqueue)>,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -149,7 +151,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     let mut span = Span {
         begin,
         end: if recorded { clock::now_ns() } else { 0 },
-        command: None,
+        ..Span::default()
     };
     let ret = match state {
         Some(state) => {
@@ -162,16 +164,22 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             begin,
             end,
             command,
+            facts,
         } = span;
-        crate::sink::buffer::push_with(|tid| {
-            Record::Call(crate::sink::record::Call {
-                api,
-                tid,
-                begin,
-                end,
-                command,
-            })
-        });
+        match facts {
+            Some((id, facts)) => crate::sink::buffer::push_with(|_| Record::Enqueue(id, facts)),
+            // Summary mode keeps only classified enqueues.
+            None if !crate::sink::records_every_call() && command.is_none() => {}
+            None => crate::sink::buffer::push_with(|tid| {
+                Record::Call(crate::sink::record::Call {
+                    api,
+                    tid,
+                    begin,
+                    end,
+                    command,
+                })
+            }),
+        }
     }
     ret
 }

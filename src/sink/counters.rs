@@ -80,11 +80,13 @@ pub fn set(c: Counter, value: u64, now: u64) {
     }
 }
 
-/// Bytes enqueued (`delta` > 0) or completed (`delta` < 0) for the bytes-in-flight counter.
-pub fn in_flight_add(delta: i64, now: u64) {
+/// Bytes enqueued (`delta` > 0) or completed (`delta` < 0) for the bytes-in-flight counter;
+/// `now` is asked only when the counter is kept (trace mode).
+pub fn in_flight_add(delta: i64, now: impl FnOnce() -> u64) {
     if !super::records_every_call() {
         return;
     }
+    let now = now();
     let total = if delta >= 0 { &ENQUEUED } else { &COMPLETED };
     total.0.fetch_add(delta.unsigned_abs(), Ordering::Relaxed);
     maybe_sample(Counter::InFlight, &IN_FLIGHT, in_flight, now);

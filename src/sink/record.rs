@@ -6,7 +6,7 @@ use crate::model::classification::{Classification, ObjRef};
 use smallvec::SmallVec;
 
 /// One record. Small, so that the plain calls (most of them) move few bytes; an enqueue's details
-/// are boxed, in boxes recycled through [`crate::sink::buffer::recycled`] (a box allocated on the
+/// are boxed, in boxes recycled through [`crate::sink::buffer::boxed`] (a box allocated on the
 /// calling thread and freed on the writer's costs more than the rest of the call path, through
 /// malloc's arena locks). Batches of records are recycled too.
 pub enum Record {
@@ -27,6 +27,9 @@ pub enum Record {
     Queue(QueueTrack),
     /// A host thread's first record: its name.
     Thread { tid: u32, name: [u8; 16] },
+    /// Summary mode: a classified enqueue as the report needs it (its command's id, 0 if untimed),
+    /// instead of the call and its whole classification.
+    Enqueue(u64, crate::report::Enqueue),
 }
 
 /// One host call. `begin`/`end` bracket the call down to the driver.
@@ -159,7 +162,7 @@ pub const KINDS: [&str; 6] = [
 impl Record {
     pub fn kind(&self) -> usize {
         match self {
-            Record::Call(_) => 0,
+            Record::Call(_) | Record::Enqueue(..) => 0,
             Record::Command(_) => 1,
             Record::Counter { .. } => 2,
             Record::Device(_) => 3,

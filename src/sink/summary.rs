@@ -3,13 +3,37 @@
 //! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
 
 use super::buffer;
-use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
+use super::record::{CallFlags, DeviceTime, End, Enqueued, KINDS, Record};
 use super::trace_file;
 use super::writer::Output;
+use crate::layer::Api;
 use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format, Report};
 use crate::timing::clock;
 use std::io::Write;
 use std::path::PathBuf;
+
+/// What the report needs of a classified enqueue (`None` for one that is not a transfer): from the
+/// calling thread in summary mode, from the call's record when a trace is written too.
+pub fn facts(api: Api, e: &Enqueued, host_ns: u64) -> Option<Enqueue> {
+    let c = e.class.as_ref()?;
+    let cites = |suffix: &str| c.reasons.iter().any(|r| r.rule.ends_with(suffix));
+    Some(Enqueue {
+        device: e.queue.device,
+        kind: crate::report::kind(api.name()),
+        direction: c.direction,
+        path: c.path,
+        bytes: c.bytes,
+        blocking: c.blocking,
+        host_ns,
+        pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
+        misaligned: cites(".alignment"),
+        holds_host: cites(".nonblocking"),
+        flags: match e.flags {
+            CallFlags::None => None,
+            CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),
+        },
+    })
+}
 
 pub struct Summary {
     b: Option<Builder>,
@@ -35,29 +59,13 @@ impl Summary {
         let Some(b) = &mut self.b else { return };
         match r {
             Record::Call(call) => {
-                let Some(e) = &call.command else { return };
-                let Some(c) = &e.class else { return };
-                let cites = |suffix: &str| c.reasons.iter().any(|r| r.rule.ends_with(suffix));
-                b.enqueue(
-                    e.id,
-                    Enqueue {
-                        device: e.queue.device,
-                        kind: crate::report::kind(call.api.name()),
-                        direction: c.direction,
-                        path: c.path,
-                        bytes: c.bytes,
-                        blocking: c.blocking,
-                        host_ns: call.end.saturating_sub(call.begin),
-                        pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
-                        misaligned: cites(".alignment"),
-                        holds_host: cites(".nonblocking"),
-                        flags: match e.flags {
-                            CallFlags::None => None,
-                            CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),
-                        },
-                    },
-                );
+                if let Some(e) = &call.command
+                    && let Some(facts) = facts(call.api, e, call.end.saturating_sub(call.begin))
+                {
+                    b.enqueue(e.id, facts);
+                }
             }
+            Record::Enqueue(id, facts) => b.enqueue(*id, facts.clone()),
             Record::Command(c) => b.completed(
                 c.id,
                 (c.time == DeviceTime::Measured).then(|| c.end.saturating_sub(c.start)),

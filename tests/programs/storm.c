@@ -13,7 +13,11 @@
  * "spin:NS" makes the program itself busy for NS nanoseconds after each enqueue, with no device
  * timing: what any work between enqueues costs on this driver (PoCL's workers go idle in the gap
  * and each enqueue must wake them), to read clxfer's figures against.
- * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | spin:NS] */
+ * "usm" runs the storm as USM memcpys (4 KiB, host to device and back, non-blocking) on the first
+ * platform offering cl_intel_unified_shared_memory (the test ICD, whose commands complete at once
+ * and whose driver does nothing else): what is left is clxfer's own cost per enqueue, without
+ * PoCL's worker threads.
+ * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | spin:NS | usm] */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <pthread.h>
@@ -82,8 +86,48 @@ static double thread_cpu(void) {
     return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
 }
 
+typedef void *(CL_API_CALL *usm_alloc_fn)(cl_context, cl_device_id, const cl_mem_properties_intel *, size_t,
+                                          cl_uint, cl_int *);
+typedef cl_int(CL_API_CALL *usm_free_fn)(cl_context, void *);
+typedef cl_int(CL_API_CALL *usm_memcpy_fn)(cl_command_queue, cl_bool, void *, const void *, size_t, cl_uint,
+                                           const cl_event *, cl_event *);
+static int g_usm;
+
+static void *usm_storm(void) {
+    cl_int err;
+    usm_alloc_fn dev_alloc = (usm_alloc_fn)clGetExtensionFunctionAddressForPlatform(g_platform, "clDeviceMemAllocINTEL");
+    usm_free_fn mem_free = (usm_free_fn)clGetExtensionFunctionAddressForPlatform(g_platform, "clMemFreeINTEL");
+    usm_memcpy_fn copy = (usm_memcpy_fn)clGetExtensionFunctionAddressForPlatform(g_platform, "clEnqueueMemcpyINTEL");
+    if (!dev_alloc || !mem_free || !copy) {
+        printf("FAIL the platform offers no USM\n");
+        exit(1);
+    }
+    cl_command_queue q = make_queue(0);
+    static __thread char host[4096];
+    char *dev = dev_alloc(g_ctx, g_device, NULL, sizeof host, 0, &err);
+    CHECK_ERR(err);
+    pthread_barrier_wait(&g_start);
+    double cpu0 = thread_cpu();
+    for (int i = 0; i < g_enqueues / 4; i++) {
+        for (int k = 0; k < 2; k++) {
+            CHECK(copy(q, CL_FALSE, dev, host, sizeof host, 0, NULL, NULL));
+            CHECK(copy(q, CL_FALSE, host, dev, sizeof host, 0, NULL, NULL));
+        }
+        if (i % 16 == 15) CHECK(clFinish(q));
+    }
+    CHECK(clFinish(q));
+    double cpu = thread_cpu() - cpu0;
+    pthread_mutex_lock(&g_cpu_lock);
+    g_cpu_us += cpu;
+    pthread_mutex_unlock(&g_cpu_lock);
+    CHECK(mem_free(g_ctx, dev));
+    CHECK(clReleaseCommandQueue(q));
+    return NULL;
+}
+
 static void *storm(void *arg) {
     (void)arg;
+    if (g_usm) return usm_storm();
     cl_int err;
     cl_command_queue q = make_queue(g_callbacks || g_events ? CL_QUEUE_PROFILING_ENABLE : 0);
     static __thread char host[4096];
@@ -140,6 +184,7 @@ int main(int argc, char **argv) {
     g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
     g_events = argc > 3 && !strcmp(argv[3], "events");
     g_spin_ns = argc > 3 && !strncmp(argv[3], "spin:", 5) ? atol(argv[3] + 5) : 0;
+    g_usm = argc > 3 && !strcmp(argv[3], "usm");
     g_enqueues = n;
     pthread_t t[64];
     pthread_barrier_init(&g_start, NULL, threads + 1);

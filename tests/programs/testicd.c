@@ -22,10 +22,9 @@ struct _cl_context { cl_icd_dispatch *dispatch; int refs; };
 struct _cl_command_queue { cl_icd_dispatch *dispatch; int refs; cl_context ctx; cl_command_queue_properties props; };
 struct _cl_event { cl_icd_dispatch *dispatch; int refs; int profiled; cl_ulong t[4]; };
 
-static int mode_is(const char *m) {
-    const char *v = getenv("TESTICD_MODE");
-    return v && !strcmp(v, m);
-}
+/* TESTICD_MODE, read once (in the constructor): every event asks. */
+static const char *g_mode;
+static int mode_is(const char *m) { return g_mode && !strcmp(g_mode, m); }
 
 static cl_icd_dispatch dispatch;
 static struct _cl_platform_id platform = {&dispatch};
@@ -371,6 +370,7 @@ static void *CL_API_CALL ext_address_for_platform(cl_platform_id p, const char *
 }
 
 __attribute__((constructor)) static void init(void) {
+    g_mode = getenv("TESTICD_MODE");
     dispatch.clGetPlatformIDs = get_platform_ids;
     dispatch.clGetPlatformInfo = platform_info;
     dispatch.clGetDeviceIDs = device_ids;

@@ -89,6 +89,19 @@ pub fn capture(event: &mut *mut cl_event) -> Capture {
     }
 }
 
+/// The time, read from the clock once, and only if asked (most completions never need it).
+#[derive(Default)]
+struct Now(Cell<u64>);
+
+impl Now {
+    fn get(&self) -> u64 {
+        if self.0.get() == 0 {
+            self.0.set(clock::now_ns());
+        }
+        self.0.get()
+    }
+}
+
 /// Commands whose completion has not arrived yet.
 static INCOMPLETE: AtomicU64 = AtomicU64::new(0);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -167,7 +180,7 @@ pub unsafe fn track(
     }
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     INCOMPLETE.fetch_add(1, Ordering::Relaxed);
-    counters::in_flight_add(what.bytes as i64, span.end);
+    counters::in_flight_add(what.bytes as i64, || span.end);
     let pending = Pending {
         event: handle as usize,
         id,
@@ -206,9 +219,9 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
             waiting.armed_on = 0;
             waiting.list.drain(..).collect()
         };
-        let now = clock::now_ns();
+        let now = Now::default();
         for mut p in gone {
-            unsafe { finish(&queue, &mut p, CL_INVALID_EVENT, now, true) };
+            unsafe { finish(&queue, &mut p, CL_INVALID_EVENT, &now, true) };
         }
     }
 }
@@ -225,8 +238,7 @@ unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_voi
 /// Collects the queue's completed commands after `fired` completed with `status`, and arms the
 /// callback again if commands are still waiting.
 unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
-    let now = clock::now_ns();
-    let mut done: SmallVec<[(Pending, cl_int); 32]> = SmallVec::new();
+    let mut done = Done::new();
     let next = {
         let mut waiting = queue.waiting.lock();
         if queue.in_order && status == CL_COMPLETE {
@@ -238,7 +250,7 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
                 .map_or(0, |i| i + 1);
             done.extend(waiting.list.drain(..n).map(|p| (p, CL_COMPLETE)));
         } else {
-            done = take_completed(&mut waiting.list, 0, |p| {
+            take_completed(&mut waiting.list, 0, &mut done, |p| {
                 if p.event == fired {
                     status
                 } else {
@@ -250,8 +262,9 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
         waiting.armed_on = next.unwrap_or(0);
         next
     };
-    for (mut p, st) in done {
-        unsafe { finish(queue, &mut p, st, now, true) };
+    let now = Now::default();
+    for (mut p, st) in done.drain(..) {
+        unsafe { finish(queue, &mut p, st, &now, true) };
     }
     if let Some(event) = next {
         unsafe { arm_on(queue, event as cl_event) };
@@ -267,14 +280,18 @@ unsafe fn status_of(p: &Pending, unknown: cl_int) -> cl_int {
     unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(unknown)
 }
 
-/// Takes out of `list` the commands whose status says they are over (complete or failed),
+/// Commands collected at once, with their status (drained where they are: 32 of them inline are
+/// 3 KiB, not to be moved).
+type Done = SmallVec<[(Pending, cl_int); 32]>;
+
+/// Moves into `done` the commands of `list` whose status says they are over (complete or failed),
 /// leaving the one of event `keep` listed whatever its status.
 fn take_completed(
     list: &mut VecDeque<Pending>,
     keep: usize,
+    done: &mut Done,
     status: impl Fn(&Pending) -> cl_int,
-) -> SmallVec<[(Pending, cl_int); 32]> {
-    let mut done = SmallVec::new();
+) {
     let mut rest = VecDeque::with_capacity(list.len());
     for p in list.drain(..) {
         let st = if p.event == keep {
@@ -289,7 +306,6 @@ fn take_completed(
         }
     }
     *list = rest;
-    done
 }
 
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
@@ -301,28 +317,29 @@ fn take_completed(
 /// # Safety
 /// The queue's waiting events are live (clxfer holds a reference to each).
 pub unsafe fn synced(queue: &QueueInfo) {
-    let now = clock::now_ns();
-    let done = {
+    let now = Now::default();
+    let mut done = Done::new();
+    {
         let mut waiting = queue.waiting.lock();
         let armed_on = waiting.armed_on;
         if let Some(p) = waiting.list.iter_mut().find(|p| p.event == armed_on) {
             let st = unsafe { status_of(p, CL_RUNNING) };
             if st <= CL_COMPLETE {
-                unsafe { finish(queue, p, st, now, false) };
+                unsafe { finish(queue, p, st, &now, false) };
             }
         }
-        take_completed(&mut waiting.list, armed_on, |p| unsafe {
+        take_completed(&mut waiting.list, armed_on, &mut done, |p| unsafe {
             status_of(p, CL_RUNNING)
-        })
-    };
-    for (mut p, st) in done {
-        unsafe { finish(queue, &mut p, st, now, true) };
+        });
+    }
+    for (mut p, st) in done.drain(..) {
+        unsafe { finish(queue, &mut p, st, &now, true) };
     }
 }
 
 /// One command completed with `status`: hand its device record to the writer (once), and
 /// release clxfer's reference to its event when `release`.
-unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: u64, release: bool) {
+unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, release: bool) {
     let event = p.event as cl_event;
     if std::mem::replace(&mut p.reported, true) {
         if release {
@@ -339,7 +356,7 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: u64, r
         unsafe { driver::release_event(event) };
     }
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
-    counters::in_flight_add(-(p.what.bytes as i64), now);
+    counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let dev: &Device = &queue.device;
     let (queued, submit, start, end, time) = match times {
         Some([q, s, st, e]) if st != 0 && st <= e => {
@@ -358,7 +375,7 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: u64, r
         }
         // No usable timestamps: the slice sits at the completion, which is after the enqueue.
         _ => {
-            let t = now.max(p.host_end);
+            let t = now.get().max(p.host_end);
             (t, t, t, t, DeviceTime::Unavailable)
         }
     };

@@ -24,7 +24,7 @@ use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
 use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
-use crate::sink::{buffer, counters};
+use crate::sink::{buffer, counters, summary};
 use crate::timing::mapping::ClockMap;
 use crate::units;
 use events::{Capture, What};
@@ -267,7 +267,13 @@ unsafe fn enqueued(
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { events::synced(&q) };
     }
-    span.command = Some(buffer::boxed(e));
+    if crate::sink::records_every_call() {
+        span.command = Some(buffer::boxed(e));
+    } else if let Some(facts) = summary::facts(call.api, &e, span.end.saturating_sub(span.begin)) {
+        // Summary mode: the report's facts only, ~50 bytes instead of the ~850 of the
+        // classification, which the calling thread would write into memory the writer reads.
+        span.facts = Some((e.id, facts));
+    }
 }
 
 /// A transfer-like command: whether it blocks, and what it does (its queue and event are the
