@@ -43,8 +43,15 @@ def run(cmd, extra):
         return p.stdout, size, max(rss, before)
 
 
-def storm(threads, extra):
-    out, size, _ = run([STORM, str(ENQUEUES // threads), str(threads)], extra)
+# The test ICD (tests/programs/testicd.c), for the storm's usm mode: scripts/bench builds it.
+TEST_ICD_VENDORS = os.path.join(ROOT, "target/release/bench-vendors")
+
+
+def storm(threads, extra, mode=None):
+    cmd = [STORM, str(ENQUEUES // threads), str(threads)] + ([mode] if mode else [])
+    if mode == "usm":
+        extra = dict(extra, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
+    out, size, _ = run(cmd, extra)
     us = float(re.search(r"^us_per_enqueue (\S+)", out, re.M).group(1))
     cpu = float(re.search(r"cpu_us_per_enqueue (\S+)", out).group(1))
     rss = int(re.search(r"max_rss_kib (\d+)", out).group(1))
@@ -101,6 +108,12 @@ def main():
         lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
                          lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS)
         out += lines + [""]
+    # clxfer's own cost, on a driver that does nothing but copy (PoCL multiplies any work between
+    # enqueues, see the spin rows below).
+    lines, _ = bench(f"usm: {ENQUEUES} x 4 KiB USM memcpys on the test ICD (its commands complete at once: "
+                     f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
+                     lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
+    out += lines + [""]
     # What PoCL itself charges for device timing (the storm timing its commands on its own), and for
     # any work between enqueues (the storm spinning after each one).
     own = [("none", []), ("own events", ["events"]), ("own callbacks", ["callbacks"]),
