@@ -355,11 +355,25 @@ pub struct HostMemory {
 
 impl HostMemory {
     /// "pinned: inside the live WRITE mapping of buffer #7 (ALLOC_HOST_PTR), at +4096".
-    pub fn provenance(&self) -> String {
-        let state = if self.pinned { "pinned" } else { "not pinned" };
-        match self.range {
-            Some((range, offset)) => format!("{state}: inside {range}, at +{offset}"),
-            None => "pageable: in no pinned or registered range clxfer saw".into(),
+    /// Where the pointer is (shown, not allocated: the trace writes one per transfer).
+    pub fn provenance(&self) -> Provenance<'_> {
+        Provenance(self)
+    }
+}
+
+/// [`HostMemory::provenance`]: `pinned: inside …, at +64`.
+pub struct Provenance<'a>(&'a HostMemory);
+
+impl fmt::Display for Provenance<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let state = if self.0.pinned {
+            "pinned"
+        } else {
+            "not pinned"
+        };
+        match self.0.range {
+            Some((range, offset)) => write!(f, "{state}: inside {range}, at +{offset}"),
+            None => f.write_str("pageable: in no pinned or registered range clxfer saw"),
         }
     }
 }

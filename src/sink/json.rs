@@ -201,9 +201,20 @@ impl Json {
     /// A 64-bit value (pointer, handle) as a hex string: JSON numbers lose precision above 2^53.
     pub fn hex(&mut self, value: u64) -> &mut Self {
         self.sep();
+        // Digits from the lowest, into a stack buffer: no allocation per pointer.
+        let mut digits = [0u8; 16];
+        let mut at = digits.len();
+        let mut v = value;
+        loop {
+            at -= 1;
+            digits[at] = b"0123456789abcdef"[(v & 0xf) as usize];
+            v >>= 4;
+            if v == 0 {
+                break;
+            }
+        }
         self.buf.extend_from_slice(b"\"0x");
-        let digits = format!("{value:x}");
-        self.buf.extend_from_slice(digits.as_bytes());
+        self.buf.extend_from_slice(&digits[at..]);
         self.buf.push(b'"');
         self
     }
@@ -343,6 +354,7 @@ mod tests {
         j.key("gbps").f3(12.3456);
         j.key("negf").f3(-0.5);
         j.key("ptr").hex(0xdead_beef_0000_1234);
+        j.key("zero").hex(0);
         j.key("list").open_array();
         j.u64(1).u64(u64::MAX).bool(false);
         j.u64(EXACT).u64(EXACT + 1);
@@ -360,6 +372,7 @@ mod tests {
         assert_eq!(v["gbps"].to_string(), "12.346");
         assert_eq!(v["negf"].to_string(), "-0.5");
         assert_eq!(v["ptr"], "0xdeadbeef00001234");
+        assert_eq!(v["zero"], "0x0");
         assert_eq!(v["list"][1], "18446744073709551615");
         assert_eq!(v["list"][3], EXACT);
         assert_eq!(v["list"][4], (EXACT + 1).to_string());

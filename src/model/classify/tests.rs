@@ -384,7 +384,7 @@ fn classification_details() {
     let host = c.host.as_ref().unwrap();
     assert_eq!(host.kind, "mapped");
     assert_eq!(
-        host.provenance(),
+        host.provenance().to_string(),
         "pinned: inside the live WRITE mapping of buffer #2 (ALLOC_HOST_PTR), at +4096"
     );
     // Alignment facts.

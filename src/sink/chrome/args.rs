@@ -48,7 +48,7 @@ pub(super) fn classification(j: &mut Json, c: &Classification, cache: &mut Reaso
         j.field(s::HOST_PINNED).bool(h.pinned);
         // Pageable memory has no provenance beyond what the reasons say.
         if h.range.is_some() {
-            j.field(s::PROVENANCE).str(&h.provenance());
+            j.field(s::PROVENANCE).display(&h.provenance());
         }
     }
     if let Some(span) = c.host_span {
