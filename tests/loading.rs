@@ -164,13 +164,8 @@ fn without_a_loader_preload_opens_one_or_fails_like_no_platforms() {
             "clGetPlatformIDs -> -1001, platforms 0\nclCreateContextFromType -> null, -32\n",
             "CLXFER_OPENCL_LIB={lib}"
         );
-        let why: Vec<_> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains("no OpenCL library"))
-            .collect();
-        assert_eq!(why.len(), 1, "{}", r.stderr);
-        assert!(why[0].contains(&lib), "{}", why[0]);
+        let why = r.one_line("no OpenCL library");
+        assert!(why.contains(&lib), "{why}");
     }
 }
 
@@ -186,14 +181,10 @@ fn a_panic_inside_clxfer_disables_it_and_the_program_is_unaffected() {
         );
         assert_eq!(r.code, Some(0), "{load:?}\n{}", r.stderr);
         assert_eq!(r.stdout, plain.stdout, "{load:?}");
-        let errors: Vec<_> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains("internal error"))
-            .collect();
-        assert_eq!(errors.len(), 1, "{load:?}: {}", r.stderr);
+        let error = r.one_line("internal error");
         assert!(
-            errors[0].contains("clEnqueueWriteBuffer") && errors[0].contains("disabled itself")
+            error.contains("clEnqueueWriteBuffer") && error.contains("disabled itself"),
+            "{load:?}: {error}"
         );
         assert!(
             !r.stderr.contains("panicked at"),
@@ -219,13 +210,8 @@ fn bad_env_values_warn_once_and_use_defaults() {
     ] {
         let r = run(&prog, Load::Both, &[(var, value)]);
         assert_eq!(r.stdout, plain.stdout);
-        let warnings: Vec<_> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains(var))
-            .collect();
-        assert_eq!(warnings.len(), 1, "{}", r.stderr);
-        assert!(warnings[0].contains(accepted), "{}", warnings[0]);
+        let warning = r.one_line(var);
+        assert!(warning.contains(accepted), "{warning}");
     }
 }
 

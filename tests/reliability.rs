@@ -32,13 +32,8 @@ fn a_file_size_limit_ends_the_trace_not_the_program() {
         let r = run_cmd(cmd, Duration::from_secs(120));
         assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
         assert_eq!(r.stdout, plain.stdout, "{load:?}");
-        let warnings: Vec<&str> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains("failed"))
-            .collect();
-        assert_eq!(warnings.len(), 1, "{load:?}: {}", r.stderr);
-        assert!(warnings[0].contains("RLIMIT_FSIZE"), "{}", warnings[0]);
+        let warning = r.one_line("failed");
+        assert!(warning.contains("RLIMIT_FSIZE"), "{warning}");
         // What fits is a loadable trace (run_cmd checked it), of whole events.
         assert_eq!(r.traces.len(), 1);
         let size = std::fs::metadata(&r.traces[0]).unwrap().len();
@@ -103,17 +98,8 @@ fn a_full_disk_ends_the_trace_not_the_program() {
         let r = run_cmd(cmd, Duration::from_secs(120));
         assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
         assert_eq!(r.stdout, plain.stdout, "{load:?}");
-        let warnings: Vec<&str> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains("failed"))
-            .collect();
-        assert_eq!(warnings.len(), 1, "{load:?}: {}", r.stderr);
-        assert!(
-            warnings[0].contains("No space left on device"),
-            "{}",
-            warnings[0]
-        );
+        let warning = r.one_line("failed");
+        assert!(warning.contains("No space left on device"), "{warning}");
         // What fits is a loadable trace (checked here), cut where the disk filled.
         let traces = checked_traces(&out);
         assert_eq!(traces.len(), 1, "{load:?}: {}", r.stderr);
@@ -281,6 +267,31 @@ fn release(what: &str) -> std::path::PathBuf {
     p
 }
 
+/// Runs the release `clxfer ARGS TRACE` and returns its output, failing unless it succeeds with a
+/// peak RSS (from time(1)) under the trace's size + 512 MiB: the mapped file, what the command
+/// keeps (check: 32 bytes a slice and a flow's ends), and any one large event.
+fn in_bounded_memory(args: &[&str], trace: &std::path::Path) -> String {
+    let started = std::time::Instant::now();
+    let run = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(release("clxfer"))
+        .args(args)
+        .arg(trace)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{args:?}: {stderr}");
+    let kib: u64 = stderr.lines().last().unwrap().trim().parse().unwrap();
+    let trace_kib = std::fs::metadata(trace).unwrap().len() / 1024;
+    assert!(
+        kib < trace_kib + 512 * 1024,
+        "{args:?}: peak RSS {kib} KiB for a {trace_kib} KiB trace"
+    );
+    eprintln!("{args:?}: peak RSS {kib} KiB for a {trace_kib} KiB trace, {took:?}");
+    String::from_utf8_lossy(&run.stdout).into_owned()
+}
+
 #[test]
 fn sixteen_threads_and_a_million_calls_lose_nothing() {
     let plain = {
@@ -324,21 +335,7 @@ fn sixteen_threads_and_a_million_calls_lose_nothing() {
     // clxfer check and report (the release build: the debug one takes minutes on 560 MB), in
     // bounded memory: events stream through them from the mapped file (peak RSS from time(1)).
     for args in [&["check"][..], &["report", "--format", "json"]] {
-        let run = Command::new("/usr/bin/time")
-            .args(["-f", "%M"])
-            .arg(release("clxfer"))
-            .args(args)
-            .arg(&trace)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.success(), "{args:?}: {stderr}");
-        let kib: u64 = stderr.lines().last().unwrap().trim().parse().unwrap();
-        let trace_kib = std::fs::metadata(&trace).unwrap().len() / 1024;
-        assert!(
-            kib < trace_kib + 512 * 1024,
-            "{args:?}: peak RSS {kib} KiB for a {trace_kib} KiB trace"
-        );
+        in_bounded_memory(args, &trace);
     }
     // Count the slices, one event per line, without parsing all 2.5 million events.
     use std::io::BufRead;
@@ -484,16 +481,8 @@ fn a_program_that_dlcloses_opencl_exits_as_without_clxfer() {
 /// `src/layer/api.rs`, as (name, number of arguments, what it returns: `i` cl_int, `p` a pointer
 /// or handle, `v` nothing, `?` unknown).
 fn entry_points(section: &str) -> Vec<(String, usize, char)> {
-    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
-    let start = api.find(&format!("{section} {{")).unwrap();
-    let end = start + api[start..].find("\n}").unwrap();
     let mut out = Vec::new();
-    for line in api[start..end]
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("fn cl"))
-    {
-        let name = &line[3..line.find('(').unwrap()];
+    for (name, line) in listed(Some(section)) {
         // The arguments: top-level commas between the outer parentheses.
         let mut depth = 0;
         let mut args = 0;
@@ -630,15 +619,31 @@ fn every_entry_point_called_with_nulls_returns_what_the_driver_returns() {
 /// The transfers in the one list: entry points whose hook classifies a command (every
 /// `Enqueue<…>` but kernel launches, and the two maps).
 fn transfer_entry_points() -> Vec<String> {
-    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
-    api.lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("fn cl"))
-        .filter(|l| {
+    listed(None)
+        .into_iter()
+        .filter(|(_, l)| {
             (l.contains("=> intercept::Enqueue<") && !l.contains("Enqueue<intercept::Kernel>"))
                 || l.contains("=> intercept::Map")
         })
-        .map(|l| l[3..l.find('(').unwrap()].to_string())
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The entry points of the one list, `src/layer/api.rs`, in one section (`core`, `extension`)
+/// or in all: (name, its line).
+fn listed(section: Option<&str>) -> Vec<(String, String)> {
+    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
+    let text = match section {
+        Some(section) => {
+            let start = api.find(&format!("{section} {{")).unwrap();
+            &api[start..start + api[start..].find("\n}").unwrap()]
+        }
+        None => &api[..],
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("fn cl"))
+        .map(|l| (l[3..l.find('(').unwrap()].to_string(), l.to_string()))
         .collect()
 }
 
@@ -738,18 +743,7 @@ fn a_one_gib_trace_streams_through_check_report_and_merge_in_bounded_memory() {
         vec!["report", "--format", "json"],
         vec!["merge", "-o", merged.to_str().unwrap()],
     ] {
-        let started = std::time::Instant::now();
-        let run = Command::new("/usr/bin/time")
-            .args(["-f", "%M"])
-            .arg(release("clxfer"))
-            .args(&args)
-            .arg(&path)
-            .output()
-            .unwrap();
-        let took = started.elapsed();
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.success(), "{args:?}: {stderr}");
+        let stdout = in_bounded_memory(&args, &path);
         match args[0] {
             "check" => assert!(
                 stdout.contains(&format!(
@@ -771,14 +765,6 @@ fn a_one_gib_trace_streams_through_check_report_and_merge_in_bounded_memory() {
             // Every event, rewritten compactly.
             _ => assert!(std::fs::metadata(&merged).unwrap().len() / 1024 > size_kib * 95 / 100),
         }
-        // The mapped file, what each keeps (check: 32 bytes a slice and a flow's ends), and the
-        // 64 MiB string.
-        let kib: u64 = stderr.lines().last().unwrap().trim().parse().unwrap();
-        assert!(
-            kib < size_kib + 512 * 1024,
-            "{args:?}: peak RSS {kib} KiB for a {size_kib} KiB trace"
-        );
-        eprintln!("{args:?}: peak RSS {kib} KiB for a {size_kib} KiB trace, {took:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -348,13 +348,8 @@ fn an_unwritable_directory_warns_once_and_the_program_runs_on() {
     for dir in ["/nonexistent/clxfer", "/proc"] {
         let r = run(&prog, Load::Layer, &[("CLXFER_DIR", dir)]);
         assert_eq!((r.code, &r.stdout), (plain.code, &plain.stdout));
-        let warnings: Vec<&str> = r
-            .clxfer_lines()
-            .into_iter()
-            .filter(|l| l.contains("cannot create a trace file"))
-            .collect();
-        assert_eq!(warnings.len(), 1, "{}", r.stderr);
-        assert!(warnings[0].contains("CLXFER_DIR"), "{}", warnings[0]);
+        let warning = r.one_line("cannot create a trace file");
+        assert!(warning.contains("CLXFER_DIR"), "{warning}");
     }
 }
 
@@ -481,16 +476,10 @@ fn a_stalled_writer_drops_and_counts_records_and_memory_stays_bounded() {
         .map(|v| v.as_u64().unwrap())
         .sum();
     assert!(dropped > 0, "a 1.5 s stall must overflow the queue: {end}");
-    let warned: Vec<&str> = r
-        .clxfer_lines()
-        .into_iter()
-        .filter(|l| l.contains("fell behind"))
-        .collect();
-    assert_eq!(warned.len(), 1, "{}", r.stderr);
+    let warned = r.one_line("fell behind");
     assert!(
-        warned[0].contains(&format!("{dropped} records were dropped")),
-        "{}",
-        warned[0]
+        warned.contains(&format!("{dropped} records were dropped")),
+        "{warned}"
     );
     // Every call is either a slice in the file or counted as dropped.
     let pid = host_pid(&ev);

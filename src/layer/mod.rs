@@ -168,8 +168,8 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         } = span;
         match facts {
             Some((id, facts)) => crate::sink::buffer::push_with(|_| Record::Enqueue(id, facts)),
-            // Summary mode keeps only classified enqueues.
-            None if !crate::sink::records_every_call() && command.is_none() => {}
+            // Summary mode keeps only classified enqueues, as facts.
+            None if !crate::sink::records_every_call() => {}
             None => crate::sink::buffer::push_with(|tid| {
                 Record::Call(crate::sink::record::Call {
                     api,

@@ -30,11 +30,23 @@ impl Report {
     }
 
     fn violation(&mut self, text: impl FnOnce() -> String) {
-        if self.violations.len() < KEPT {
-            self.violations.push(text());
-        }
-        self.violation_count += 1;
+        keep(&mut self.violations, &mut self.violation_count, text);
     }
+
+    /// Violations found apart (sorted there), after those already kept.
+    fn add(&mut self, texts: Vec<String>, count: usize) {
+        let room = KEPT.saturating_sub(self.violations.len());
+        self.violations.extend(texts.into_iter().take(room));
+        self.violation_count += count;
+    }
+}
+
+/// Counts a violation, and keeps its text while fewer than [`KEPT`] are kept.
+fn keep(texts: &mut Vec<String>, count: &mut usize, text: impl FnOnce() -> String) {
+    if texts.len() < KEPT {
+        texts.push(text());
+    }
+    *count += 1;
 }
 
 /// Checks a file event by event (any size: see [`read_file_with`]).
@@ -260,13 +272,12 @@ impl Checker {
                 if let Some(top) = open.last()
                     && s.end > top.end
                 {
-                    overlap_count += 1;
-                    if overlaps.len() < KEPT {
-                        overlaps.push(format!(
+                    keep(&mut overlaps, &mut overlap_count, || {
+                        format!(
                             "event {}: slice overlaps event {} on pid {pid} tid {tid} without nesting",
                             s.index, top.index
-                        ));
-                    }
+                        )
+                    });
                 }
                 open.push(*s);
             }
@@ -293,14 +304,8 @@ impl Checker {
             if cut {
                 continue;
             }
-            let mut error = |text: &dyn Fn() -> String| {
-                flow_count += 1;
-                if flow_errors.len() < KEPT {
-                    flow_errors.push(text());
-                }
-            };
             if s.len() != 1 || f.len() != 1 {
-                error(&|| {
+                keep(&mut flow_errors, &mut flow_count, || {
                     format!(
                         "flow id {id}: {} start(s) and {} end(s); each flow needs exactly one of \
                          each, and ids must be unique",
@@ -312,7 +317,7 @@ impl Checker {
             for &(i, pid, tid, ts, cat) in s.iter().chain(f) {
                 if !starts_at(pid, tid, ts, cat) {
                     let cat = names.get(&cat).copied().unwrap_or("");
-                    error(&|| {
+                    keep(&mut flow_errors, &mut flow_count, || {
                         format!(
                             "event {i}: flow id {id} is not at the start of a slice of category \
                              {cat:?} on its track (pid {pid} tid {tid}), so DevTools and catapult \
@@ -323,13 +328,8 @@ impl Checker {
             }
         }
         flow_errors.sort();
-        for (list, count) in [(overlaps, overlap_count), (flow_errors, flow_count)] {
-            let mut list = list.into_iter();
-            for _ in 0..count {
-                let text = list.next();
-                self.r.violation(|| text.unwrap_or_default());
-            }
-        }
+        self.r.add(overlaps, overlap_count);
+        self.r.add(flow_errors, flow_count);
         self.r
     }
 }

@@ -156,6 +156,17 @@ impl Run {
             .filter(|l| l.starts_with("clxfer:"))
             .collect()
     }
+
+    /// The one `clxfer:` line containing `about`; fails the test unless there is exactly one.
+    pub fn one_line(&self, about: &str) -> &str {
+        let lines: Vec<&str> = self
+            .clxfer_lines()
+            .into_iter()
+            .filter(|l| l.contains(about))
+            .collect();
+        assert_eq!(lines.len(), 1, "one line about {about:?}: {}", self.stderr);
+        lines[0]
+    }
 }
 
 /// A command with clxfer loaded as `load` and no inherited clxfer or loader settings.

@@ -76,6 +76,18 @@ static __attribute__((unused)) cl_command_queue make_queue(cl_command_queue_prop
     return q;
 }
 
+/* Platform p's first device, a context on it and a default queue (the extension programs, on
+ * whichever platform offers the functions). */
+static __attribute__((unused)) cl_command_queue queue_on(cl_platform_id p, cl_device_id *d, cl_context *ctx) {
+    CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, d, NULL));
+    cl_int err;
+    *ctx = clCreateContext(NULL, 1, d, NULL, NULL, &err);
+    CHECK_ERR(err);
+    cl_command_queue q = clCreateCommandQueueWithProperties(*ctx, *d, NULL, &err);
+    CHECK_ERR(err);
+    return q;
+}
+
 static __attribute__((unused)) cl_program build(const char *src) {
     cl_int err;
     cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);

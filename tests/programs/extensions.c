@@ -17,12 +17,9 @@ static const char *NAMES[] = {"clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "c
 
 static void usm_round_trip(cl_platform_id p) {
     cl_device_id d;
-    CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    cl_context ctx;
+    cl_command_queue q = queue_on(p, &d, &ctx);
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
-    CHECK_ERR(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
-    CHECK_ERR(err);
     host_alloc_fn host_alloc = (host_alloc_fn)clGetExtensionFunctionAddressForPlatform(p, "clHostMemAllocINTEL");
     dev_alloc_fn dev_alloc = (dev_alloc_fn)clGetExtensionFunctionAddressForPlatform(p, "clDeviceMemAllocINTEL");
     free_fn mem_free = (free_fn)clGetExtensionFunctionAddressForPlatform(p, "clMemFreeINTEL");

@@ -171,12 +171,9 @@ static void extensions(cl_platform_id p) {
     GET(import_fn, clImportMemoryARM);
     if (!clHostMemAllocINTEL || !clSVMAllocARM || !clImportMemoryARM) return;
     cl_device_id d;
-    CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    cl_context ctx;
+    cl_command_queue q = queue_on(p, &d, &ctx);
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
-    CHECK_ERR(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
-    CHECK_ERR(err);
     SHOW_PTR("clHostMemAllocINTEL", "size MAX", clHostMemAllocINTEL(ctx, NULL, MAX, 0, E));
     SHOW_PTR("clDeviceMemAllocINTEL", "size MAX", clDeviceMemAllocINTEL(ctx, d, NULL, MAX, 0, E));
     SHOW_PTR("clSharedMemAllocINTEL", "size 2^62", clSharedMemAllocINTEL(ctx, d, NULL, (size_t)1 << 62, 0, E));

@@ -86,6 +86,14 @@ static double thread_cpu(void) {
     return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
 }
 
+/* Adds this thread's CPU time since cpu0 to the total. */
+static void add_cpu(double cpu0) {
+    double cpu = thread_cpu() - cpu0;
+    pthread_mutex_lock(&g_cpu_lock);
+    g_cpu_us += cpu;
+    pthread_mutex_unlock(&g_cpu_lock);
+}
+
 typedef void *(CL_API_CALL *usm_alloc_fn)(cl_context, cl_device_id, const cl_mem_properties_intel *, size_t,
                                           cl_uint, cl_int *);
 typedef cl_int(CL_API_CALL *usm_free_fn)(cl_context, void *);
@@ -116,10 +124,7 @@ static void *usm_storm(void) {
         if (i % 16 == 15) CHECK(clFinish(q));
     }
     CHECK(clFinish(q));
-    double cpu = thread_cpu() - cpu0;
-    pthread_mutex_lock(&g_cpu_lock);
-    g_cpu_us += cpu;
-    pthread_mutex_unlock(&g_cpu_lock);
+    add_cpu(cpu0);
     CHECK(mem_free(g_ctx, dev));
     CHECK(clReleaseCommandQueue(q));
     return NULL;
@@ -155,10 +160,7 @@ static void *storm(void *arg) {
     }
     CHECK(clFinish(q));
     finished();
-    double cpu = thread_cpu() - cpu0;
-    pthread_mutex_lock(&g_cpu_lock);
-    g_cpu_us += cpu;
-    pthread_mutex_unlock(&g_cpu_lock);
+    add_cpu(cpu0);
     CHECK(clReleaseMemObject(buf));
     CHECK(clReleaseCommandQueue(q));
     return NULL;

@@ -15,12 +15,9 @@ int main(void) {
         host_alloc_fn host_alloc = (host_alloc_fn)clGetExtensionFunctionAddressForPlatform(ps[i], "clHostMemAllocINTEL");
         if (!copy || !host_alloc) continue;
         cl_device_id d;
-        CHECK(clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+        cl_context ctx;
+        cl_command_queue q = queue_on(ps[i], &d, &ctx);
         cl_int err;
-        cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
-        CHECK_ERR(err);
-        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, &err);
-        CHECK_ERR(err);
         int *h = host_alloc(ctx, NULL, 4096, 0, &err);
         CHECK_ERR(err);
         int back[1024];
