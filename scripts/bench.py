@@ -59,6 +59,22 @@ def storm(threads, extra, mode=None):
     return {"us": us, "cpu": cpu, "bytes": size / total, "rss": rss / 1024}
 
 
+def instructions(extra):
+    """Instructions per enqueue, every thread counted, under callgrind: deterministic where this
+    VM's clock is not. 40,000 USM enqueues minus 20,000, so start-up and exit cancel out."""
+    refs = []
+    for n in (20_000, 40_000):
+        with tempfile.TemporaryDirectory() as out:
+            usm = dict(extra, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/callgrind.out",
+                   STORM, str(n), "1", "usm"]
+            p = subprocess.run(cmd, env=env_for(usm, out), capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+            refs.append(int(re.search(r"Collected : (\d+)", p.stderr).group(1)))
+    return (refs[1] - refs[0]) / 20_000
+
+
 def calls(extra):
     out, _, _ = run([STORM, "2000000", "calls"], extra)
     return {"ns": float(re.search(r"ns_per_call (\S+)", out).group(1))}
@@ -113,6 +129,13 @@ def main():
     lines, _ = bench(f"usm: {ENQUEUES} x 4 KiB USM memcpys on the test ICD (its commands complete at once: "
                      f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
                      lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
+    out += lines + [""]
+    counted = {c: instructions(CONFIGS[c]) for c in ["none", "layer off", "layer summary", "layer trace"]}
+    lines = ["instructions per enqueue on the usm storm (callgrind, every thread; deterministic)",
+             f"  {'configuration':<18}{'instructions':>20}{'added':>10}"]
+    lines += [f"  {c:<18}{n:>20.0f}{n - counted['none']:>+10.0f}" for c, n in counted.items()]
+    for l in lines + [""]:
+        print(l, flush=True)
     out += lines + [""]
     # What PoCL itself charges for device timing (the storm timing its commands on its own), and for
     # any work between enqueues (the storm spinning after each one).

@@ -43,8 +43,9 @@ pub struct Span {
     pub begin: u64,
     pub end: u64,
     pub command: Option<Box<crate::sink::record::Enqueued>>,
-    /// Summary mode: what the report needs of a classified enqueue, instead of `command`.
-    pub facts: Option<(u64, crate::report::Enqueue)>,
+    /// Summary mode: what the report needs of a classified enqueue that is not timed on the
+    /// device, instead of `command` (a timed one's facts wait for its completion, `events.rs`).
+    pub facts: Option<crate::report::Enqueue>,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -167,7 +168,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             facts,
         } = span;
         match facts {
-            Some((id, facts)) => crate::sink::buffer::push_with(|_| Record::Enqueue(id, facts)),
+            Some(facts) => crate::sink::buffer::push_with(|_| Record::Transfer(facts, None)),
             // Summary mode keeps only classified enqueues, as facts.
             None if !crate::sink::records_every_call() => {}
             None => crate::sink::buffer::push_with(|tid| {

@@ -24,7 +24,21 @@ const KINDS: [&str; 9] = [
 
 /// The kind of command an entry point enqueues, `Other` for the rest.
 pub fn kind(api: &str) -> &'static str {
-    let verb = crate::sink::chrome::verb_name(api);
+    kind_of_verb(crate::sink::chrome::verb_name(api))
+}
+
+/// [`kind`] of an entry point clxfer intercepts (looked up: every enqueue asks).
+pub fn kind_of(api: crate::layer::Api) -> &'static str {
+    static KIND: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        crate::layer::Api::ALL
+            .iter()
+            .map(|a| kind(a.name()))
+            .collect()
+    });
+    KIND[api as usize]
+}
+
+fn kind_of_verb(verb: &str) -> &'static str {
     KINDS
         .iter()
         .find(|k| **k == verb)
@@ -195,7 +209,8 @@ impl Builder {
         self.end = Some(end);
     }
 
-    fn add(&mut self, e: Enqueue, device_ns: Option<u64>) {
+    /// An enqueue with its device time, both known (`None`: unavailable or not timed).
+    pub fn add(&mut self, e: Enqueue, device_ns: Option<u64>) {
         let d = self.devices.entry(e.device).or_default();
         d.facts.index = e.device;
         let time = device_ns

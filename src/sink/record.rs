@@ -27,9 +27,10 @@ pub enum Record {
     Queue(QueueTrack),
     /// A host thread's first record: its name.
     Thread { tid: u32, name: [u8; 16] },
-    /// Summary mode: a classified enqueue as the report needs it (its command's id, 0 if untimed),
-    /// instead of the call and its whole classification.
-    Enqueue(u64, crate::report::Enqueue),
+    /// Summary mode: a classified enqueue as the report needs it, with its device time (`None`:
+    /// unavailable or not timed), instead of the call, its classification and its command. Sent
+    /// when the command completes, or from the call when it is not timed.
+    Transfer(crate::report::Enqueue, Option<u64>),
 }
 
 /// One host call. `begin`/`end` bracket the call down to the driver.
@@ -162,7 +163,7 @@ pub const KINDS: [&str; 6] = [
 impl Record {
     pub fn kind(&self) -> usize {
         match self {
-            Record::Call(_) | Record::Enqueue(..) => 0,
+            Record::Call(_) | Record::Transfer(..) => 0,
             Record::Command(_) => 1,
             Record::Counter { .. } => 2,
             Record::Device(_) => 3,

@@ -19,7 +19,7 @@ pub fn facts(api: Api, e: &Enqueued, host_ns: u64) -> Option<Enqueue> {
     let cites = |suffix: &str| c.reasons.iter().any(|r| r.rule.ends_with(suffix));
     Some(Enqueue {
         device: e.queue.device,
-        kind: crate::report::kind(api.name()),
+        kind: crate::report::kind_of(api),
         direction: c.direction,
         path: c.path,
         bytes: c.bytes,
@@ -65,7 +65,7 @@ impl Summary {
                     b.enqueue(e.id, facts);
                 }
             }
-            Record::Enqueue(id, facts) => b.enqueue(*id, facts.clone()),
+            Record::Transfer(facts, device_ns) => b.add(facts.clone(), *device_ns),
             Record::Command(c) => b.completed(
                 c.id,
                 (c.time == DeviceTime::Measured).then(|| c.end.saturating_sub(c.start)),

@@ -117,6 +117,8 @@ pub struct What {
     pub bytes: u64,
     pub blocking: bool,
     pub kernel: Option<Arc<str>>,
+    /// Summary mode: what the report needs, sent with the device time when the command completes.
+    pub facts: Option<crate::report::Enqueue>,
 }
 
 /// A queue's commands that clxfer times and whose completion it has not collected yet. One
@@ -145,7 +147,8 @@ struct Pending {
 }
 
 /// After an enqueue the driver accepted: time the command on the device. `event` is the event
-/// out-pointer the driver got. Returns the command's id, 0 when it is not timed.
+/// out-pointer the driver got. Returns the command's id, 0 when it is not timed. A timed command
+/// takes the report's `facts` (summary mode) along, to send them when it completes.
 ///
 /// # Safety
 /// The driver accepted the enqueue, so `*event` (if `event` is not null) is a live event.
@@ -154,7 +157,8 @@ pub unsafe fn track(
     event: *mut cl_event,
     queue: &Arc<QueueInfo>,
     span: &Span,
-    what: What,
+    mut what: What,
+    facts: &mut Option<crate::report::Enqueue>,
 ) -> u64 {
     let handle = if event.is_null() {
         std::ptr::null_mut()
@@ -167,8 +171,13 @@ pub unsafe fn track(
     if handle.is_null() {
         return 0;
     }
-    if queue.timing == Timing::Untimed || !crate::config::global().device_timing {
-        queue.device.untimed.fetch_add(1, Ordering::Relaxed);
+    let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing;
+    // Summary mode reports transfers only: other commands need no device time.
+    let unreported = facts.is_none() && !crate::sink::records_every_call();
+    if untimed || unreported {
+        if untimed {
+            queue.device.untimed.fetch_add(1, Ordering::Relaxed);
+        }
         if cap.supplied {
             unsafe { driver::release_event(handle) };
         }
@@ -178,6 +187,7 @@ pub unsafe fn track(
     if !cap.supplied && !unsafe { driver::retain_event(handle) } {
         return 0;
     }
+    what.facts = facts.take();
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     INCOMPLETE.fetch_add(1, Ordering::Relaxed);
     counters::in_flight_add(what.bytes as i64, || span.end);
@@ -337,6 +347,19 @@ pub unsafe fn synced(queue: &QueueInfo) {
     }
 }
 
+/// At the end (summary mode): the facts of the commands still waiting for their completion go to
+/// the report without a device time.
+pub fn report_waiting(queues: &[Arc<QueueInfo>]) {
+    let mut left = Vec::new();
+    for q in queues {
+        let mut waiting = q.waiting.lock();
+        left.extend(waiting.list.iter_mut().filter_map(|p| p.what.facts.take()));
+    }
+    for facts in left {
+        buffer::push_with(|_| Record::Transfer(facts, None));
+    }
+}
+
 /// One command completed with `status`: hand its device record to the writer (once), and
 /// release clxfer's reference to its event when `release`.
 unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, release: bool) {
@@ -358,6 +381,20 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let dev: &Device = &queue.device;
+    if !crate::sink::records_every_call() {
+        // Summary mode: the report needs the duration only, and no device slice.
+        let device_ns = match times {
+            Some([_, _, start, end]) if start != 0 && start < end => Some(end - start),
+            _ => None,
+        };
+        if device_ns.is_none() {
+            dev.unavailable.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(facts) = p.what.facts.take() {
+            buffer::push_with(|_| Record::Transfer(facts, device_ns));
+        }
+        return;
+    }
     let (queued, submit, start, end, time) = match times {
         Some([q, s, st, e]) if st != 0 && st <= e => {
             // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run

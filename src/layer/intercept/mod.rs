@@ -252,6 +252,7 @@ unsafe fn enqueued(
     if let Some((blocking, op)) = transfer {
         record(call, &q, blocking, op, span.end, &mut e);
     }
+    let trace = crate::sink::records_every_call();
     let what = What {
         api: call.api,
         class: e
@@ -261,18 +262,22 @@ unsafe fn enqueued(
         bytes: e.class.as_ref().map_or(0, |c| c.bytes),
         blocking: e.class.as_ref().is_some_and(|c| c.blocking),
         kernel: e.kernel.clone(),
+        facts: None,
     };
-    e.id = unsafe { events::track(cap, event, &q, span, what) };
+    // Summary mode: the report's facts only, ~50 bytes instead of the ~850 of the
+    // classification, which the calling thread would write into memory the writer reads.
+    let mut facts = match trace {
+        true => None,
+        false => summary::facts(call.api, &e, span.end.saturating_sub(span.begin)),
+    };
+    e.id = unsafe { events::track(cap, event, &q, span, what, &mut facts) };
+    span.facts = facts;
     // A blocking call returned: its command, and those before it, have completed.
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { events::synced(&q) };
     }
-    if crate::sink::records_every_call() {
+    if trace {
         span.command = Some(buffer::boxed(e));
-    } else if let Some(facts) = summary::facts(call.api, &e, span.end.saturating_sub(span.begin)) {
-        // Summary mode: the report's facts only, ~50 bytes instead of the ~850 of the
-        // classification, which the calling thread would write into memory the writer reads.
-        span.facts = Some((e.id, facts));
     }
 }
 
@@ -400,6 +405,8 @@ fn devices_by_index() -> Vec<(usize, Arc<Device>)> {
 /// What the trace's last event says about the devices.
 pub fn end() -> End {
     use std::sync::atomic::Ordering::Relaxed;
+    let queues: Vec<Arc<QueueInfo>> = WORLD.queues.read().values().cloned().collect();
+    events::report_waiting(&queues);
     let devices = devices_by_index();
     let memory = WORLD.memory.lock();
     End {

@@ -73,9 +73,12 @@ pub(super) fn gbps(bytes: u64, ns: u64) -> f64 {
     }
 }
 
-/// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …).
+/// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …): looked
+/// up, not matched, as every enqueue asks.
 pub fn verb(api: Api) -> &'static str {
-    verb_name(api.name())
+    static VERBS: std::sync::LazyLock<Vec<&'static str>> =
+        std::sync::LazyLock::new(|| Api::ALL.iter().map(|a| verb_name(a.name())).collect());
+    VERBS[api as usize]
 }
 
 /// [`verb`] of an entry point's name (a trace gives names).
