@@ -185,19 +185,17 @@ pub unsafe fn on_complete(event: cl_event, notify: EventCallback, user_data: *mu
         .is_some_and(|f| unsafe { f(event, CL_COMPLETE, Some(notify), user_data) } == CL_SUCCESS)
 }
 
-/// QUEUED, SUBMIT, START, END of a completed command; `None` if any query fails.
+/// The profiling timestamps `params` (QUEUED, SUBMIT, START, END) of a completed command, in that
+/// order; `None` if any query fails.
 ///
 /// # Safety
 /// `event` must be a live event.
-pub unsafe fn profiling(event: cl_event) -> Option<[u64; 4]> {
+pub unsafe fn profiling<const N: usize>(
+    event: cl_event,
+    params: [cl_profiling_info; N],
+) -> Option<[u64; N]> {
     let f = unsafe { icd(event) }?.clGetEventProfilingInfo;
-    let mut out = [0u64; 4];
-    let params = [
-        CL_PROFILING_COMMAND_QUEUED,
-        CL_PROFILING_COMMAND_SUBMIT,
-        CL_PROFILING_COMMAND_START,
-        CL_PROFILING_COMMAND_END,
-    ];
+    let mut out = [0u64; N];
     for (slot, param) in out.iter_mut().zip(params) {
         *slot = unsafe { value(f, event, param) }?;
     }

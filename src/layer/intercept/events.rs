@@ -370,10 +370,28 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         }
         return;
     }
-    let times = if status == CL_COMPLETE {
-        unsafe { driver::profiling(event) }
-    } else {
-        None
+    // Summary mode needs the duration only: two queries, not four.
+    let summary = !crate::sink::records_every_call();
+    let times = match status {
+        CL_COMPLETE if summary => unsafe {
+            driver::profiling(
+                event,
+                [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
+            )
+        }
+        .map(|[start, end]| [start, start, start, end]),
+        CL_COMPLETE => unsafe {
+            driver::profiling(
+                event,
+                [
+                    CL_PROFILING_COMMAND_QUEUED,
+                    CL_PROFILING_COMMAND_SUBMIT,
+                    CL_PROFILING_COMMAND_START,
+                    CL_PROFILING_COMMAND_END,
+                ],
+            )
+        },
+        _ => None,
     };
     if release {
         unsafe { driver::release_event(event) };
@@ -381,7 +399,7 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
     INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let dev: &Device = &queue.device;
-    if !crate::sink::records_every_call() {
+    if summary {
         // Summary mode: the report needs the duration only, and no device slice.
         let device_ns = match times {
             Some([_, _, start, end]) if start != 0 && start < end => Some(end - start),
