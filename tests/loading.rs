@@ -374,5 +374,18 @@ fn after_fork_each_process_reports_only_its_own_calls_once() {
             "{load:?}: the parent's write was reported once\n{}",
             r.stderr
         );
+        // Summary mode: the read still waiting at the fork is the parent's; the child, which
+        // moved nothing, has no summary.
+        let r = run(&prog, load, &[("CLXFER_MODE", "summary")]);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        let summaries: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("clxfer summary"))
+            .collect();
+        assert_eq!(summaries.len(), 1, "{load:?}\n{}", r.stderr);
+        // Both reads in the parent's, the gated one included.
+        let reads = |l: &str| l.split_whitespace().take(3).eq(["D2H", "zero-copy", "2"]);
+        assert!(r.stderr.lines().any(reads), "{load:?}\n{}", r.stderr);
     }
 }

@@ -64,6 +64,7 @@ extern "C" fn after_fork_in_child() {
     crate::sink::transfers::reset();
     crate::sink::buffer::forget_after_fork();
     crate::sink::counters::reset_after_fork();
+    super::intercept::forget_after_fork();
 }
 
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.

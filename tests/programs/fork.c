@@ -1,5 +1,5 @@
-/* fork after OpenCL work: the child makes three calls of its own and exits normally (running exit
- * handlers), then a second child execs /bin/true. clxfer must report the parent's calls once, in the
+/* fork after OpenCL work, with a command still waiting: the child makes three calls of its own and
+ * exits normally (running exit handlers), then a second child execs /bin/true. clxfer must report the parent's calls once, in the
  * parent, and only the child's own calls in the child. */
 #include "common.h"
 #include <sys/wait.h>
@@ -13,6 +13,12 @@ int main(void) {
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
     CHECK_ERR(err);
     CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL));
+    /* A read still waiting at the fork (on a user event set only after it): the parent's, never
+     * the child's. */
+    static int later[256];
+    cl_event gate = clCreateUserEvent(g_ctx, &err);
+    CHECK_ERR(err);
+    CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof later, later, 1, &gate, NULL));
     fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
@@ -24,6 +30,9 @@ int main(void) {
     int status;
     waitpid(child, &status, 0);
     printf("child exited %d\n", WEXITSTATUS(status));
+    CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+    CHECK(clFinish(q));
+    CHECK(clReleaseEvent(gate));
     fflush(stdout);
     pid_t execd = fork();
     if (execd == 0) {

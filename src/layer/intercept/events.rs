@@ -110,6 +110,15 @@ pub fn incomplete() -> u64 {
     INCOMPLETE.load(Ordering::Relaxed)
 }
 
+/// Bumped at fork: commands enqueued before it are the parent's, to be reported by the parent.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// In a forked child: the parent's commands never complete here and are not this process's.
+pub fn forget_after_fork() {
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+    INCOMPLETE.store(0, Ordering::Relaxed);
+}
+
 /// What the device slice will say about the command.
 pub struct What {
     pub api: Api,
@@ -141,6 +150,8 @@ struct Pending {
     host_tid: u32,
     host_begin: u64,
     host_end: u64,
+    /// The process generation it was enqueued in ([`forget_after_fork`]).
+    generation: u64,
     /// Its device record is written (at a point where the program waited for it, [`synced`]);
     /// only the event is left to release.
     reported: bool,
@@ -198,6 +209,7 @@ pub unsafe fn track(
         host_tid: buffer::current_tid(),
         host_begin: span.begin,
         host_end: span.end,
+        generation: GENERATION.load(Ordering::Relaxed),
         reported: false,
     };
     let arm = {
@@ -347,13 +359,21 @@ pub unsafe fn synced(queue: &QueueInfo) {
     }
 }
 
-/// At the end (summary mode): the facts of the commands still waiting for their completion go to
-/// the report without a device time.
+/// At the end (summary mode): the facts of this process's commands still waiting for their
+/// completion go to the report without a device time.
 pub fn report_waiting(queues: &[Arc<QueueInfo>]) {
+    let generation = GENERATION.load(Ordering::Relaxed);
     let mut left = Vec::new();
     for q in queues {
-        let mut waiting = q.waiting.lock();
-        left.extend(waiting.list.iter_mut().filter_map(|p| p.what.facts.take()));
+        // Bounded: in a forked child, a lock the parent's thread held at the fork stays held.
+        let Some(mut waiting) = q.waiting.try_lock_for(std::time::Duration::from_millis(50)) else {
+            continue;
+        };
+        let ours = waiting
+            .list
+            .iter_mut()
+            .filter(|p| p.generation == generation);
+        left.extend(ours.filter_map(|p| p.what.facts.take()));
     }
     for facts in left {
         buffer::push_with(|_| Record::Transfer(facts, None));

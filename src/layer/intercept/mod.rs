@@ -12,7 +12,7 @@ mod objects;
 mod queues;
 
 pub use commands::*;
-pub use events::{EnqueueArgs, incomplete};
+pub use events::{EnqueueArgs, forget_after_fork, incomplete};
 pub use map::*;
 pub use objects::*;
 pub use queues::QueueCreated;
