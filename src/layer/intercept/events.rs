@@ -3,7 +3,8 @@
 //! callback ([`Waiting`]). The callback reads the four profiling timestamps of each completed
 //! command, places them on the host clock (`timing::mapping`), releases the event and hands a
 //! device record to the writer, so device records stream out as commands finish and no events
-//! pile up.
+//! pile up. Summary mode times only transfers, reads START and END only, and hands the writer
+//! the transfer's report facts with its device duration instead of a device record.
 
 use super::Device;
 use super::queues::QueueInfo;
@@ -110,12 +111,13 @@ pub fn incomplete() -> u64 {
     INCOMPLETE.load(Ordering::Relaxed)
 }
 
-/// Bumped at fork: commands enqueued before it are the parent's, to be reported by the parent.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// The first command id of this process: lower ones were enqueued by the parent before a fork,
+/// and are the parent's to report.
+static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
 
 /// In a forked child: the parent's commands never complete here and are not this process's.
 pub fn forget_after_fork() {
-    GENERATION.fetch_add(1, Ordering::Relaxed);
+    FIRST_OURS.store(NEXT_ID.load(Ordering::Relaxed), Ordering::Relaxed);
     INCOMPLETE.store(0, Ordering::Relaxed);
 }
 
@@ -150,8 +152,6 @@ struct Pending {
     host_tid: u32,
     host_begin: u64,
     host_end: u64,
-    /// The process generation it was enqueued in ([`forget_after_fork`]).
-    generation: u64,
     /// Its device record is written (at a point where the program waited for it, [`synced`]);
     /// only the event is left to release.
     reported: bool,
@@ -209,7 +209,6 @@ pub unsafe fn track(
         host_tid: buffer::current_tid(),
         host_begin: span.begin,
         host_end: span.end,
-        generation: GENERATION.load(Ordering::Relaxed),
         reported: false,
     };
     let arm = {
@@ -362,17 +361,14 @@ pub unsafe fn synced(queue: &QueueInfo) {
 /// At the end (summary mode): the facts of this process's commands still waiting for their
 /// completion go to the report without a device time.
 pub fn report_waiting(queues: &[Arc<QueueInfo>]) {
-    let generation = GENERATION.load(Ordering::Relaxed);
+    let first = FIRST_OURS.load(Ordering::Relaxed);
     let mut left = Vec::new();
     for q in queues {
         // Bounded: in a forked child, a lock the parent's thread held at the fork stays held.
         let Some(mut waiting) = q.waiting.try_lock_for(std::time::Duration::from_millis(50)) else {
             continue;
         };
-        let ours = waiting
-            .list
-            .iter_mut()
-            .filter(|p| p.generation == generation);
+        let ours = waiting.list.iter_mut().filter(|p| p.id >= first);
         left.extend(ours.filter_map(|p| p.what.facts.take()));
     }
     for facts in left {
