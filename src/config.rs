@@ -58,8 +58,9 @@ pub const OPTIONS: &[OptSpec] = &[
         var: "CLXFER_DEVICE_TIMING",
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
-        doc: "`on` times every command on the device: clxfer turns on `CL_QUEUE_PROFILING_ENABLE` \
-              for every queue and reads each command's profiling timestamps when it completes. \
+        doc: "`on` times every command on the device (in summary mode, every transfer): clxfer \
+              turns on `CL_QUEUE_PROFILING_ENABLE` for every queue and reads each command's \
+              profiling timestamps when it completes. \
               `off` leaves queues as the program made them: host timing only.",
     },
     OptSpec {

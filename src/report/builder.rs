@@ -1,5 +1,6 @@
-//! Facts in, report out. An enqueue's host facts arrive first; its device time arrives when the
-//! command completes (joined by the command's id), or never. Memory stays constant: sums and log
+//! Facts in, report out. From a trace, an enqueue's host facts arrive first and its device time
+//! when the command completes (joined by the command's id), or never; in summary mode the layer
+//! sends both at once ([`Builder::add`]). Memory stays constant: sums and log
 //! histograms per (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
 
 use super::hist::Hist;
