@@ -313,8 +313,10 @@ fn take_completed(
     done: &mut Done,
     status: impl Fn(&Pending) -> cl_int,
 ) {
-    let mut rest = VecDeque::with_capacity(list.len());
-    for p in list.drain(..) {
+    // Each command once round the ring, the rest back in order: the list keeps its capacity (a
+    // fresh one would grow again, copying, after every clFinish).
+    for _ in 0..list.len() {
+        let Some(p) = list.pop_front() else { break };
         let st = if p.event == keep {
             CL_RUNNING
         } else {
@@ -323,10 +325,9 @@ fn take_completed(
         if st <= CL_COMPLETE {
             done.push((p, st));
         } else {
-            rest.push_back(p);
+            list.push_back(p);
         }
     }
-    *list = rest;
 }
 
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
