@@ -28,6 +28,8 @@ use std::io::Write;
 const FLUSH_AT: usize = 1 << 18;
 /// Commands waiting for the other half of their join; beyond, the join is given up (no arrow).
 const JOIN_LIMIT: usize = 1 << 20;
+/// Tracks whose ids are kept rendered, at most (then the cache starts afresh).
+const TRACKS_CACHED: usize = 4096;
 
 pub struct Chrome<W: Write + Send> {
     out: W,
@@ -47,6 +49,8 @@ pub struct Chrome<W: Write + Send> {
     reasons: ReasonsCache,
     /// Memory flags → their names (`READ_WRITE|ALLOC_HOST_PTR`).
     flag_names: HashMap<u64, Box<str>, FxBuildHasher>,
+    /// (pid, tid) → `"pid":…,"tid":…`, written into every event of the track.
+    track_ids: HashMap<(u32, u32), Box<[u8]>, FxBuildHasher>,
     events: u64,
     failed: Option<String>,
     what: String,
@@ -82,6 +86,7 @@ impl<W: Write + Send> Chrome<W> {
             early: HashMap::default(),
             reasons: ReasonsCache::default(),
             flag_names: HashMap::default(),
+            track_ids: HashMap::default(),
             events: 0,
             failed: None,
             what,
@@ -140,8 +145,17 @@ impl<W: Write + Send> Chrome<W> {
         };
         j.qkey(quoted!("cat")).word(cat);
         j.qkey(quoted!("ph")).word(ph);
-        j.qkey(quoted!("pid")).u64(pid as u64);
-        j.qkey(quoted!("tid")).u64(tid as u64);
+        if self.track_ids.len() >= TRACKS_CACHED {
+            self.track_ids.clear();
+        }
+        let ids = self.track_ids.entry((pid, tid)).or_insert_with(|| {
+            let mut t = Json::default();
+            t.open();
+            t.qkey(quoted!("pid")).u64(pid as u64);
+            t.qkey(quoted!("tid")).u64(tid as u64);
+            t.buf[1..].into()
+        });
+        j.raw_members(ids);
         j.qkey(quoted!("ts")).us(ts);
         j
     }
