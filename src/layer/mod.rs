@@ -28,8 +28,8 @@ pub enum Via {
     Extension = 2,
 }
 
-/// One intercepted call: which entry point, and how it arrived (which decides the function table
-/// clxfer's own queries go through, see [`driver::table`]).
+/// One intercepted call: which entry point, and how it arrived (counted per way in, `sink::counts`;
+/// clxfer's own queries go through the object's dispatch table, [`driver::icd`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call {
     pub api: Api,

@@ -1,6 +1,7 @@
 //! Vendor rules AS DATA: one [`RuleSet`] per driver family, each rule with the id that reasons
 //! cite, what it says, and its source (a row of `../shared/docs/transfer-rules.md` or
-//! `ground-truth-h200.md`; tags: [X] measured, [S] driver source, [D] vendor doc, [I] inference).
+//! `ground-truth-h200.md`; tags: \[X\] measured, \[S\] driver source, \[D\] vendor doc,
+//! \[I\] inference).
 //! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
 
 use super::classification::Path;

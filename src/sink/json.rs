@@ -112,7 +112,7 @@ impl Json {
         self.qkey(key.quoted)
     }
 
-    /// `"key":` given whole (see [`quoted!`]): one copy instead of three.
+    /// `"key":` given whole (see `quoted!`): one copy instead of three.
     #[inline]
     pub fn qkey(&mut self, quoted: &'static str) -> &mut Self {
         self.sep();
