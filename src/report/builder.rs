@@ -1,7 +1,7 @@
 //! Facts in, report out. From a trace, an enqueue's host facts arrive first and its device time
 //! when the command completes (joined by the command's id), or never; in summary mode the layer
-//! sends both at once ([`Builder::add`]). Memory stays constant: sums and log
-//! histograms per (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
+//! sends both at once ([`Builder::add`]). Memory stays constant: sums and log histograms per
+//! (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
 
 use super::hist::Hist;
 use super::{DeviceReport, Report, Row, findings};
@@ -25,7 +25,12 @@ const KINDS: [&str; 9] = [
 
 /// The kind of command an entry point enqueues, `Other` for the rest.
 pub fn kind(api: &str) -> &'static str {
-    kind_of_verb(crate::sink::chrome::verb_name(api))
+    let verb = crate::sink::chrome::verb_name(api);
+    KINDS
+        .iter()
+        .find(|k| **k == verb)
+        .copied()
+        .unwrap_or("Other")
 }
 
 /// [`kind`] of an entry point clxfer intercepts (looked up: every enqueue asks).
@@ -37,14 +42,6 @@ pub fn kind_of(api: crate::layer::Api) -> &'static str {
             .collect()
     });
     KIND[api as usize]
-}
-
-fn kind_of_verb(verb: &str) -> &'static str {
-    KINDS
-        .iter()
-        .find(|k| **k == verb)
-        .copied()
-        .unwrap_or("Other")
 }
 
 /// What the host side knows of one classified enqueue.
