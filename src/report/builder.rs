@@ -271,8 +271,11 @@ impl Builder {
             && matches!(e.kind, "Write" | "Read" | "Memcpy")
         {
             d.small.add(&e, time);
-            if d.small_sizes.len() < SIZES || d.small_sizes.contains_key(&e.bytes) {
-                *d.small_sizes.entry(e.bytes).or_default() += 1;
+            // One lookup: nearly every small transfer repeats a size already counted.
+            if let Some(n) = d.small_sizes.get_mut(&e.bytes) {
+                *n += 1;
+            } else if d.small_sizes.len() < SIZES {
+                d.small_sizes.insert(e.bytes, 1);
             }
         }
         if e.misaligned {
