@@ -604,16 +604,21 @@ fn every_entry_point_called_with_nulls_returns_what_the_driver_returns() {
             assert!(plain.stdout.contains(&offered), "{}", plain.stdout);
         }
         for load in [Load::Layer, Load::Preload, Load::Both] {
-            let r = go(load);
-            assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
-            assert_eq!(r.stdout, plain.stdout, "{load:?}");
-            assert!(
-                !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
-                "{}",
-                r.stderr
-            );
+            runs_as_without(&go(load), &plain, &format!("{load:?}"));
         }
     }
+}
+
+/// `r`, a run under clxfer, exits 0 with the output of `plain`, the run without it, and no
+/// panic or internal error.
+fn runs_as_without(r: &Run, plain: &Run, what: &str) {
+    assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
+    assert_eq!(r.stdout, plain.stdout, "{what}");
+    assert!(
+        !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// The transfers in the one list: entry points whose hook classifies a command (every
@@ -683,13 +688,7 @@ fn every_transfer_called_with_huge_sizes_returns_what_the_driver_returns() {
         (Load::Both, &summary[..]),
     ] {
         let r = run(&prog, load, env);
-        assert_eq!(r.code, Some(0), "{load:?}: {}", r.stderr);
-        assert_eq!(r.stdout, plain.stdout, "{load:?} {env:?}");
-        assert!(
-            !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
-            "{}",
-            r.stderr
-        );
+        runs_as_without(&r, &plain, &format!("{load:?} {env:?}"));
         assert!(!r.reports().is_empty(), "{}", r.stderr);
     }
 }

@@ -149,13 +149,10 @@ impl<W: Write + Send> Chrome<W> {
             self.track_ids.clear();
         }
         let ids = self.track_ids.entry((pid, tid)).or_insert_with(|| {
-            let mut t = Json::default();
-            t.open();
-            t.qkey(quoted!("pid")).u64(pid as u64);
-            t.qkey(quoted!("tid")).u64(tid as u64);
-            t.buf[1..].into()
+            // Both below 2^32: plain JSON numbers.
+            format!("\"pid\":{pid},\"tid\":{tid}").into_bytes().into()
         });
-        j.raw_members(ids);
+        j.raw_bytes(ids);
         j.qkey(quoted!("ts")).us(ts);
         j
     }

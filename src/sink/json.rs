@@ -235,13 +235,8 @@ impl Json {
         self
     }
 
-    /// Raw JSON members (`"a":1,"b":2`) inside an object, as if written one by one.
-    #[inline]
-    pub fn raw_members(&mut self, json: &[u8]) -> &mut Self {
-        self.raw_bytes(json)
-    }
-
-    /// Raw JSON bytes, as one value.
+    /// Raw JSON bytes: one value, or members inside an object (`"a":1,"b":2`) as if written one
+    /// by one.
     #[inline]
     pub fn raw_bytes(&mut self, json: &[u8]) -> &mut Self {
         self.sep();
