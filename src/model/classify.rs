@@ -112,7 +112,7 @@ struct Ctx<'a> {
     dev: &'a DeviceProfile,
     rules: &'a RuleSet,
     device: usize,
-    out: Classification,
+    out: &'a mut Classification,
 }
 
 impl Ctx<'_> {
@@ -135,10 +135,9 @@ impl Ctx<'_> {
         self.out.bytes = bytes;
     }
 
-    fn unknown(mut self, rule: &'static str, text: Why) -> Classification {
+    fn unknown(mut self, rule: &'static str, text: Why) {
         self.out.path = Path::Unknown;
         self.why(rule, text);
-        self.out
     }
 
     /// Where a resolved object's storage lives, citing the sub-buffer and flag rules it took.
@@ -304,15 +303,7 @@ impl Ctx<'_> {
     }
 
     /// Read or write between host memory and a memory object.
-    fn host(
-        mut self,
-        mem: usize,
-        to_device: bool,
-        ptr: usize,
-        bytes: u64,
-        span: u64,
-        rect: bool,
-    ) -> Classification {
+    fn host(mut self, mem: usize, to_device: bool, ptr: usize, bytes: u64, span: u64, rect: bool) {
         let Some(view) = self.mem.resolve(mem) else {
             return self.unknown(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
         };
@@ -353,17 +344,16 @@ impl Ctx<'_> {
             (Placement::Device, _) if host.kind == RangeKind::UsmDevice.word() => {
                 self.set(Direction::D2D, Path::Device, bytes);
                 self.out.host = Some(host);
-                return self.out;
+                return;
             }
             (Placement::Device, _) => self.pageable_or_pinned(&host, bytes),
         };
         self.set(direction, path, bytes);
         self.notes(&host, bytes);
         self.out.host = Some(host);
-        self.out
     }
 
-    fn copy(mut self, src: usize, dst: usize, bytes: u64) -> Classification {
+    fn copy(mut self, src: usize, dst: usize, bytes: u64) {
         let (Some(s), Some(d)) = (self.mem.resolve(src), self.mem.resolve(dst)) else {
             let missing = if self.mem.resolve(src).is_none() {
                 src
@@ -403,11 +393,10 @@ impl Ctx<'_> {
             (Placement::Device, Placement::Host) => (Direction::D2H, Path::Pinned),
         };
         self.set(direction, path, bytes);
-        self.out
     }
 
     /// The contents of `view` are on another device than the queue's.
-    fn cross_device(mut self, view: View, bytes: u64) -> Classification {
+    fn cross_device(mut self, view: View, bytes: u64) {
         let rule = self.rules.between_devices;
         let path = match rule.value {
             CrossDevice::ViaHost => Path::ViaHost,
@@ -422,28 +411,26 @@ impl Ctx<'_> {
         );
         let moved = if path == Path::None { 0 } else { bytes };
         self.set(Direction::D2D, path, moved);
-        self.out
     }
 
-    fn fill(mut self, bytes: u64) -> Classification {
+    fn fill(mut self, bytes: u64) {
         self.why(any::FILL.id, "the device writes the pattern");
         self.set(Direction::D2D, Path::Device, bytes);
-        self.out
     }
 
-    fn map(mut self, mem: usize, flags: u64, bytes: u64) -> Classification {
+    fn map(mut self, mem: usize, flags: u64, bytes: u64) {
         let Some(view) = self.mem.resolve(mem) else {
             return self.unknown(any::UNKNOWN_OBJECT.id, Why::UnknownObject { handle: mem });
         };
         if self.placement(view) == Placement::Host {
             self.host_resident("map returns host memory without a copy");
             self.set(Direction::D2H, Path::ZeroCopy, 0);
-            return self.out;
+            return;
         }
         self.map_device_memory(flags, bytes)
     }
 
-    fn map_device_memory(mut self, flags: u64, bytes: u64) -> Classification {
+    fn map_device_memory(mut self, flags: u64, bytes: u64) {
         let flags = if flags == 0 {
             CL_MAP_READ | CL_MAP_WRITE
         } else {
@@ -466,10 +453,9 @@ impl Ctx<'_> {
             );
             self.set(Direction::D2H, Path::None, 0);
         }
-        self.out
     }
 
-    fn unmap(mut self, mem: usize, ptr: usize) -> Classification {
+    fn unmap(mut self, mem: usize, ptr: usize) {
         let placement = if mem == SVM_MAPPINGS {
             if self.rules.unified.value {
                 Placement::Host
@@ -507,10 +493,9 @@ impl Ctx<'_> {
             );
             self.set(Direction::H2D, Path::None, 0);
         }
-        self.out
     }
 
-    fn migrate(mut self, mems: &[usize], flags: u64) -> Classification {
+    fn migrate(mut self, mems: &[usize], flags: u64) {
         let mut parts: Vec<(Direction, Path, u64)> = Vec::new();
         for &mem in mems {
             let Some(view) = self.mem.resolve(mem) else {
@@ -542,7 +527,6 @@ impl Ctx<'_> {
         if self.out.reasons.is_empty() {
             self.why(any::ALREADY_THERE.id, Why::NoObjects { flags });
         }
-        self.out
     }
 
     fn migrate_one(&mut self, view: View, flags: u64) -> (Direction, Path, u64) {
@@ -635,7 +619,7 @@ impl Ctx<'_> {
         )
     }
 
-    fn ptr_copy(mut self, dst: usize, src: usize, bytes: u64) -> Classification {
+    fn ptr_copy(mut self, dst: usize, src: usize, bytes: u64) {
         let (src_dev, dst_dev) = (self.ptr_side(src), self.ptr_side(dst));
         let (direction, host_ptr) = match (src_dev, dst_dev) {
             (false, true) => (Direction::H2D, Some(src)),
@@ -667,10 +651,9 @@ impl Ctx<'_> {
             }
         };
         self.set(direction, path, bytes);
-        self.out
     }
 
-    fn ptr_map(mut self, ptr: usize, flags: u64, bytes: u64) -> Classification {
+    fn ptr_map(mut self, ptr: usize, flags: u64, bytes: u64) {
         let fine = matches!(
             self.mem.host_range(ptr, 1).map(|h| h.range.kind),
             Some(RangeKind::Svm { flags }) if flags & opencl_sys::CL_MEM_SVM_FINE_GRAIN_BUFFER != 0
@@ -685,12 +668,12 @@ impl Ctx<'_> {
         }
         if fine || self.rules.unified.value {
             self.set(Direction::D2H, Path::ZeroCopy, 0);
-            return self.out;
+            return;
         }
         self.map_device_memory(flags, bytes)
     }
 
-    fn ptr_migrate(mut self, ptrs: &[(usize, u64)], flags: u64) -> Classification {
+    fn ptr_migrate(mut self, ptrs: &[(usize, u64)], flags: u64) {
         let bytes = ptrs.iter().fold(0u64, |n, p| n.saturating_add(p.1));
         let direction = if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 {
             Direction::D2H
@@ -711,10 +694,9 @@ impl Ctx<'_> {
             self.why(any::SVM.id, "SVM/USM pages migrate by DMA");
             self.set(direction, Path::Pinned, bytes);
         }
-        self.out
     }
 
-    fn kernel(mut self, mems: &[usize]) -> Classification {
+    fn kernel(mut self, mems: &[usize]) {
         let mut moved = 0;
         let rule = self.rules.between_devices;
         for &mem in mems {
@@ -743,7 +725,6 @@ impl Ctx<'_> {
         }
         let moved = if path == Path::None { 0 } else { moved };
         self.set(Direction::D2D, path, moved);
-        self.out
     }
 }
 
@@ -754,12 +735,27 @@ pub fn classify(
     dev: &DeviceProfile,
     rules: &RuleSet,
 ) -> Classification {
+    let mut slot = None;
+    classify_in(req, mem, dev, rules, &mut slot);
+    slot.unwrap_or_else(|| blank(rules, req.blocking))
+}
+
+/// [`classify`], built where it is kept: a classification is some 600 bytes, and moving it
+/// out of the classifier and into the call's record cost two copies per enqueue.
+pub fn classify_in<'s>(
+    req: &Request,
+    mem: &Registry,
+    dev: &DeviceProfile,
+    rules: &RuleSet,
+    slot: &'s mut Option<Classification>,
+) -> &'s Classification {
+    let out = slot.insert(blank(rules, req.blocking));
     let ctx = Ctx {
         mem,
         dev,
         rules,
         device: req.device,
-        out: blank(rules, req.blocking),
+        out: &mut *out,
     };
     match &req.op {
         &Op::Host {
@@ -783,6 +779,7 @@ pub fn classify(
         Op::PtrMigrate { ptrs, flags } => ctx.ptr_migrate(ptrs, *flags),
         Op::Kernel { mems } => ctx.kernel(mems),
     }
+    out
 }
 
 /// A command the driver refused (`code`, when it said which error): nothing was enqueued.

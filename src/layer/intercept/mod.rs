@@ -163,7 +163,7 @@ fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut E
     let trace = crate::sink::records_every_call();
     let usage = {
         let mut memory = WORLD.memory.lock();
-        e.class = Some(classify::classify(&req, &memory, &dev.profile, dev.rules));
+        classify::classify_in(&req, &memory, &dev.profile, dev.rules, &mut e.class);
         e.flags = match req.op {
             Op::Map { flags, .. } | Op::PtrMap { flags, .. } => CallFlags::Map(flags),
             Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),
