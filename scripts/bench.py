@@ -2,6 +2,7 @@
 figure comes from a real run of a real program under the real ICD loader and PoCL."""
 
 import datetime
+import glob
 import os
 import re
 import resource
@@ -60,22 +61,32 @@ def storm(threads, extra, mode=None):
 
 
 def instructions(extra, usm):
-    """Instructions per enqueue, every thread counted, under callgrind: deterministic where this
-    VM's clock is not. 2n enqueues minus n, so start-up and exit cancel out (n = 20,000 USM
-    enqueues, or 8,000 on PoCL, whose own work is counted too and is slower under valgrind)."""
+    """Instructions per enqueue under callgrind, deterministic where this VM's clock is not: every
+    thread counted, and the calling thread alone (the one running the storm: the program's own
+    thread, whose every instruction delays its next enqueue). 2n enqueues minus n, so start-up
+    and exit cancel out (n = 20,000 USM enqueues, or 8,000 on PoCL, whose own work is counted too
+    and is slower under valgrind)."""
     n = 20_000 if usm else 8_000
     if usm:
         extra = dict(extra, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
-    refs = []
+    counts = []
     for count in (n, 2 * n):
         with tempfile.TemporaryDirectory() as out:
-            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/callgrind.out",
-                   STORM, str(count), "1"] + (["usm"] if usm else [])
+            cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                   f"--callgrind-out-file={out}/callgrind.out", STORM, str(count), "1"] + (["usm"] if usm else [])
             p = subprocess.run(cmd, env=env_for(extra, out), capture_output=True, text=True)
             if p.returncode != 0:
                 sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
-            refs.append(int(re.search(r"Collected : (\d+)", p.stderr).group(1)))
-    return (refs[1] - refs[0]) / n
+            total = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
+            caller = None
+            for f in glob.glob(f"{out}/callgrind.out-*"):
+                text = open(f).read()
+                if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
+                    caller = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
+            if caller is None:
+                sys.exit(f"bench: no thread ran the storm in {cmd}")
+            counts.append((total, caller))
+    return tuple((b - a) / n for a, b in zip(*counts))
 
 
 def calls(extra):
@@ -136,11 +147,17 @@ def main():
     names = ["none", "layer off", "layer summary", "layer trace"]
     usm = {c: instructions(CONFIGS[c], True) for c in names}
     pocl = {c: instructions(CONFIGS[c], False) for c in names}
-    lines = ["instructions per enqueue, every thread (callgrind; deterministic): the usm storm, and "
-             "the 1-thread PoCL storm (PoCL's own work included)",
-             f"  {'configuration':<18}{'usm':>12}{'added':>10}{'PoCL storm':>14}{'added':>10}"]
-    lines += [f"  {c:<18}{usm[c]:>12.0f}{usm[c] - usm['none']:>+10.0f}"
-              f"{pocl[c]:>14.0f}{pocl[c] - pocl['none']:>+10.0f}" for c in names]
+    lines = ["instructions per enqueue (callgrind; deterministic), every thread and the calling thread "
+             "alone: the usm storm, and the 1-thread PoCL storm (PoCL's own work included)",
+             f"  {'configuration':<18}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}"
+             f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}"]
+    for c in names:
+        line = f"  {c:<18}"
+        for storm_ in (usm, pocl):
+            (total, caller), (total0, caller0) = storm_[c], storm_["none"]
+            line += f"{total:>{12 if storm_ is pocl else 10}.0f}{total - total0:>+9.0f}"
+            line += f"{caller:>10.0f}{caller - caller0:>+9.0f}"
+        lines.append(line)
     for l in lines + [""]:
         print(l, flush=True)
     out += lines + [""]
