@@ -58,6 +58,10 @@ impl<W: Write + Send> Chrome<W> {
         let Some(lanes) = self.queues.get_mut(&queue) else {
             return;
         };
+        // Called for every device slice: nothing new to name, almost always.
+        if lanes.named == lanes.count() {
+            return;
+        }
         let Some(label) = lanes.label.clone() else {
             return;
         };
