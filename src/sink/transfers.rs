@@ -1,5 +1,6 @@
 //! How many transfers took each path, and their bytes: a one-line tally at exit with
 //! `CLXFER_LOG=info`, beside the call counts (the report, `src/report/`, has the whole picture).
+//! Nothing is counted at other log levels.
 
 use crate::model::classification::{Classification, Path};
 use crate::units;
@@ -9,7 +10,11 @@ const N: usize = Path::ALL.len();
 static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
 static BYTES: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
 
+/// Counted only for the tally `CLXFER_LOG=info` prints (two locked adds on shared lines else).
 pub fn record(c: &Classification) {
+    if !crate::diag::enabled(crate::config::LogLevel::Info) {
+        return;
+    }
     COUNT[c.path as usize].fetch_add(1, Ordering::Relaxed);
     BYTES[c.path as usize].fetch_add(c.bytes, Ordering::Relaxed);
 }
