@@ -305,6 +305,33 @@ fn a_killed_program_leaves_a_loadable_trace() {
 }
 
 #[test]
+fn commands_waiting_at_exit_are_counted_and_reported_without_device_time() {
+    let r = run(program("in_flight"), Load::Layer, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    assert_eq!(ev.last().unwrap()["args"]["incomplete_at_exit"], 2);
+    // Only the first, blocking write has a device slice.
+    let host = host_pid(&ev);
+    let device_slices = ev.iter().filter(|e| e["ph"] == "X" && e["pid"] != host);
+    assert_eq!(device_slices.count(), 1);
+    // Summary mode: all three transfers, the two waiting ones without a device time.
+    let r = run(
+        program("in_flight"),
+        Load::Layer,
+        &[("CLXFER_MODE", "summary")],
+    );
+    let row = |dir: &str| {
+        let line = r.stderr.lines().map(str::split_whitespace);
+        line.filter_map(|mut w| (w.next() == Some(dir)).then(|| w.collect::<Vec<_>>()))
+            .next()
+            .unwrap_or_else(|| panic!("no {dir} row:\n{}", r.stderr))
+    };
+    // Path, calls, bytes (two words), device time: the writes' is the blocking one's.
+    assert_eq!(row("H2D")[1..4], ["2", "2.00", "KiB"], "{}", r.stderr);
+    assert_eq!(row("D2H")[1..5], ["1", "1.00", "KiB", "-"], "{}", r.stderr);
+}
+
+#[test]
 fn after_fork_the_child_writes_its_own_trace_with_only_its_calls() {
     let r = run(program("fork"), Load::Layer, &[]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -315,6 +342,8 @@ fn after_fork_the_child_writes_its_own_trace_with_only_its_calls() {
         .iter()
         .map(|t| {
             let ev = events(t);
+            // The parent's read still waiting at the fork is not the child's to count.
+            assert_eq!(ev.last().unwrap()["args"]["incomplete_at_exit"], 0);
             let pid = host_pid(&ev);
             let names: Vec<String> = ev
                 .iter()

@@ -103,13 +103,7 @@ impl Now {
     }
 }
 
-/// Commands whose completion has not arrived yet.
-static INCOMPLETE: AtomicU64 = AtomicU64::new(0);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-pub fn incomplete() -> u64 {
-    INCOMPLETE.load(Ordering::Relaxed)
-}
 
 /// The first command id of this process: lower ones were enqueued by the parent before a fork,
 /// and are the parent's to report.
@@ -118,7 +112,6 @@ static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
 /// In a forked child: the parent's commands never complete here and are not this process's.
 pub fn forget_after_fork() {
     FIRST_OURS.store(NEXT_ID.load(Ordering::Relaxed), Ordering::Relaxed);
-    INCOMPLETE.store(0, Ordering::Relaxed);
 }
 
 /// What the device slice will say about the command.
@@ -200,7 +193,6 @@ pub unsafe fn track(
     }
     what.facts = facts.take();
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    INCOMPLETE.fetch_add(1, Ordering::Relaxed);
     counters::in_flight_add(what.bytes as i64, || span.end);
     let pending = Pending {
         event: handle as usize,
@@ -359,22 +351,31 @@ pub unsafe fn synced(queue: &QueueInfo) {
     }
 }
 
-/// At the end (summary mode): the facts of this process's commands still waiting for their
-/// completion go to the report without a device time.
-pub fn report_waiting(queues: &[Arc<QueueInfo>]) {
+/// At the end: how many of this process's commands have not completed (counted here rather than
+/// kept in a shared counter every enqueue and completion would write). Their report facts (summary
+/// mode) go to the report without a device time.
+pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
     let first = FIRST_OURS.load(Ordering::Relaxed);
     let mut left = Vec::new();
+    let mut incomplete = 0;
     for q in queues {
         // Bounded: in a forked child, a lock the parent's thread held at the fork stays held.
         let Some(mut waiting) = q.waiting.try_lock_for(std::time::Duration::from_millis(50)) else {
             continue;
         };
-        let ours = waiting.list.iter_mut().filter(|p| p.id >= first);
-        left.extend(ours.filter_map(|p| p.what.facts.take()));
+        let ours = waiting
+            .list
+            .iter_mut()
+            .filter(|p| p.id >= first && !p.reported);
+        for p in ours {
+            incomplete += 1;
+            left.extend(p.what.facts.take());
+        }
     }
     for facts in left {
         buffer::push_with(|_| Record::Transfer(facts, None));
     }
+    incomplete
 }
 
 /// One command completed with `status`: hand its device record to the writer (once), and
@@ -413,7 +414,6 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
     if release {
         unsafe { driver::release_event(event) };
     }
-    INCOMPLETE.fetch_sub(1, Ordering::Relaxed);
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let dev: &Device = &queue.device;
     if summary {

@@ -12,7 +12,7 @@ mod objects;
 mod queues;
 
 pub use commands::*;
-pub use events::{EnqueueArgs, forget_after_fork, incomplete};
+pub use events::{EnqueueArgs, forget_after_fork};
 pub use map::*;
 pub use objects::*;
 pub use queues::QueueCreated;
@@ -411,7 +411,7 @@ fn devices_by_index() -> Vec<(usize, Arc<Device>)> {
 pub fn end() -> End {
     use std::sync::atomic::Ordering::Relaxed;
     let queues: Vec<Arc<QueueInfo>> = WORLD.queues.read().values().cloned().collect();
-    events::report_waiting(&queues);
+    let incomplete = events::report_waiting(&queues);
     let devices = devices_by_index();
     let memory = WORLD.memory.lock();
     End {
@@ -434,7 +434,7 @@ pub fn end() -> End {
                 }
             })
             .collect(),
-        incomplete: events::incomplete(),
+        incomplete,
     }
 }
 
