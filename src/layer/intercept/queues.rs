@@ -9,8 +9,9 @@ use crate::sink::buffer;
 use crate::sink::record::{QueueRef, QueueTrack, Record, Timing};
 use opencl_sys::*;
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// What clxfer knows of a queue.
 pub struct QueueInfo {
@@ -24,6 +25,15 @@ pub struct QueueInfo {
 }
 
 static NEXT_QUEUE: AtomicU32 = AtomicU32::new(1);
+
+/// Bumped after every change to the queue map, so that a thread's cached lookup looks again.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's last queue (handle, generation, info): a program enqueues on few queues per
+    /// thread, and the map's read lock is a line every enqueuing thread writes.
+    static LAST: RefCell<Option<(usize, u64, Arc<QueueInfo>)>> = const { RefCell::new(None) };
+}
 
 /// Records a queue: numbers it, names its track.
 fn add(
@@ -46,6 +56,7 @@ fn add(
         waiting: Mutex::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
+    GENERATION.fetch_add(1, Ordering::Release);
     buffer::push_with(|_| {
         Record::Queue(QueueTrack {
             queue: r,
@@ -58,8 +69,22 @@ fn add(
 
 /// The queue's info; a queue clxfer did not see created is asked about (it was accepted).
 pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
-    if let Some(known) = WORLD.queues.read().get(&queue) {
-        return Some(known.clone());
+    let generation = GENERATION.load(Ordering::Acquire);
+    let cached = LAST.try_with(|last| match &*last.try_borrow().ok()? {
+        Some((q, g, info)) if *q == queue && *g == generation => Some(info.clone()),
+        _ => None,
+    });
+    if let Ok(Some(info)) = cached {
+        return Some(info);
+    }
+    let known = WORLD.queues.read().get(&queue).cloned();
+    if let Some(info) = &known {
+        let _ = LAST.try_with(|last| {
+            if let Ok(mut last) = last.try_borrow_mut() {
+                *last = Some((queue, generation, info.clone()));
+            }
+        });
+        return known;
     }
     // SAFETY: the driver accepted a call on this queue.
     let (device, props) = unsafe { driver::queue_info(queue as cl_command_queue) }?;
