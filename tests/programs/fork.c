@@ -1,6 +1,6 @@
 /* fork after OpenCL work, with a command still waiting: the child makes three calls of its own and
- * exits normally (running exit handlers), then a second child execs /bin/true. clxfer must report the parent's calls once, in the
- * parent, and only the child's own calls in the child. */
+ * exits normally (running exit handlers), then a second child execs /bin/true. clxfer must report
+ * the parent's calls once, in the parent, and only the child's own calls in the child. */
 #include "common.h"
 #include <sys/wait.h>
 #include <unistd.h>

@@ -388,16 +388,34 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         }
         return;
     }
-    // Summary mode needs the duration only: two queries, not four.
-    let summary = !crate::sink::records_every_call();
-    let times = match status {
-        CL_COMPLETE if summary => unsafe {
-            driver::profiling(
-                event,
-                [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
-            )
+    let dev: &Device = &queue.device;
+    if !crate::sink::records_every_call() {
+        // Summary mode: the report needs the duration only (two queries, not four) and no device
+        // slice; the in-flight counter is the trace's.
+        let times = match status {
+            CL_COMPLETE => unsafe {
+                driver::profiling(
+                    event,
+                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
+                )
+            },
+            _ => None,
+        };
+        if release {
+            unsafe { driver::release_event(event) };
         }
-        .map(|[start, end]| [start, start, start, end]),
+        let device_ns = times
+            .filter(|&[start, end]| start != 0 && start < end)
+            .map(|[start, end]| end - start);
+        if device_ns.is_none() {
+            dev.unavailable.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(facts) = p.what.facts.take() {
+            buffer::push_with(|_| Record::Transfer(facts, device_ns));
+        }
+        return;
+    }
+    let times = match status {
         CL_COMPLETE => unsafe {
             driver::profiling(
                 event,
@@ -415,21 +433,6 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         unsafe { driver::release_event(event) };
     }
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
-    let dev: &Device = &queue.device;
-    if summary {
-        // Summary mode: the report needs the duration only, and no device slice.
-        let device_ns = match times {
-            Some([_, _, start, end]) if start != 0 && start < end => Some(end - start),
-            _ => None,
-        };
-        if device_ns.is_none() {
-            dev.unavailable.fetch_add(1, Ordering::Relaxed);
-        }
-        if let Some(facts) = p.what.facts.take() {
-            buffer::push_with(|_| Record::Transfer(facts, device_ns));
-        }
-        return;
-    }
     let (queued, submit, start, end, time) = match times {
         Some([q, s, st, e]) if st != 0 && st <= e => {
             // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
