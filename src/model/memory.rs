@@ -186,6 +186,24 @@ impl Usage {
 /// map and unmap, and a heap allocation there costs more than the rest of the update.
 type Ids = SmallVec<[u64; 2]>;
 
+/// The mappings of one (object, pointer): the live ones, a stack (a region may be mapped twice),
+/// and the last ended one, still in `cover`. Programs map and unmap one region over and over:
+/// reviving it costs a hash lookup where adding it anew and removing it again split and merge
+/// address segments (about 2,000 instructions a map and unmap, measured); and one entry for
+/// both, found once per map or unmap, saves the lookups of two maps (about 100 instructions).
+#[derive(Default)]
+struct Region {
+    live: Ids,
+    dormant: Option<u64>,
+}
+
+/// What an unmap ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ended {
+    pub kind: RangeKind,
+    pub len: u64,
+}
+
 pub struct Registry {
     /// [`MAX_ENTRIES`], smaller in tests.
     limit: usize,
@@ -195,13 +213,10 @@ pub struct Registry {
     next_range: u64,
     /// Disjoint address segments → the ids of the ranges covering them.
     cover: RangeMap<usize, Ids>,
-    /// Live mappings by (object, pointer): a stack, since a region may be mapped twice.
-    mappings: HashMap<(usize, usize), Ids>,
-    /// The last ended mapping of each (object, pointer), still in `cover`: programs map and
-    /// unmap one region over and over, and reviving it costs a few hash lookups where adding it
-    /// anew and removing it again split and merge address segments (about 2,000 instructions a
-    /// map and unmap, measured).
-    dormant: HashMap<(usize, usize), u64>,
+    /// The mappings of each (object, pointer), live and ended ([`Region`]).
+    mappings: HashMap<(usize, usize), Region>,
+    /// How many ranges are dormant.
+    dormant: usize,
     /// SVM/USM allocations by start pointer.
     allocations: HashMap<usize, u64>,
     /// Objects and ranges not tracked because the registry was full.
@@ -224,7 +239,7 @@ impl Registry {
             next_range: 0,
             cover: RangeMap::new(),
             mappings: HashMap::default(),
-            dormant: HashMap::default(),
+            dormant: 0,
             allocations: HashMap::default(),
             untracked: 0,
             pinned: Usage::default(),
@@ -241,7 +256,7 @@ impl Registry {
     }
 
     pub fn ranges(&self) -> usize {
-        self.ranges.len() - self.dormant.len()
+        self.ranges.len() - self.dormant
     }
 
     /// The object and, for a sub-buffer, its parent.
@@ -372,8 +387,17 @@ impl Registry {
             self.cover_remove(range.start..range.start + range.len as usize, id);
         }
         if range.dormant {
+            self.dormant -= 1;
             if let Some((handle, _)) = range.owner {
-                self.dormant.remove(&(handle, range.start));
+                let key = (handle, range.start);
+                if let Some(region) = self.mappings.get_mut(&key)
+                    && region.dormant == Some(id)
+                {
+                    region.dormant = None;
+                    if region.live.is_empty() {
+                        self.mappings.remove(&key);
+                    }
+                }
             }
         } else if counts_as_pinned(range.kind, range.owner) {
             self.pinned.sub(range.len);
@@ -443,39 +467,40 @@ impl Registry {
     /// A map call returned `ptr` for `len` bytes of `handle`.
     pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
         let kind = RangeKind::Mapping { map_flags };
-        let id = match self.revive(handle, ptr, len, kind) {
-            Some(id) => Some(id),
-            None => self.add_range(ptr, len, kind, Some(handle)),
-        };
-        if let Some(id) = id {
-            self.mappings.entry((handle, ptr)).or_default().push(id);
+        let region = self.mappings.entry((handle, ptr)).or_default();
+        // The region's ended mapping made live again, if it spans `len` bytes (else it goes).
+        if let Some(id) = region.dormant.take() {
+            let seq = self.next_range + 1;
+            match self.ranges.get_mut(&id) {
+                Some(range) if range.len == len => {
+                    range.seq = seq;
+                    range.kind = kind;
+                    range.dormant = false;
+                    region.live.push(id);
+                    self.next_range = seq;
+                    self.dormant -= 1;
+                    if counts_as_pinned(kind, range.owner) {
+                        self.pinned.add(len);
+                    }
+                    return;
+                }
+                _ => {
+                    self.remove_range(id);
+                }
+            }
         }
-    }
-
-    /// The dormant mapping of `handle` at `ptr` made live again, if it spans `len` bytes (else it
-    /// goes for good).
-    fn revive(&mut self, handle: usize, ptr: usize, len: u64, kind: RangeKind) -> Option<u64> {
-        let id = self.dormant.remove(&(handle, ptr))?;
-        let seq = self.next_range + 1;
-        let range = self.ranges.get_mut(&id)?;
-        if range.len != len {
-            self.remove_range(id);
-            return None;
+        if let Some(id) = self.add_range(ptr, len, kind, Some(handle)) {
+            self.mappings
+                .entry((handle, ptr))
+                .or_default()
+                .live
+                .push(id);
         }
-        range.seq = seq;
-        range.kind = kind;
-        range.dormant = false;
-        let pinned = counts_as_pinned(kind, range.owner);
-        self.next_range = seq;
-        if pinned {
-            self.pinned.add(len);
-        }
-        Some(id)
     }
 
     /// The newest live mapping of `handle` at `ptr`.
     pub fn mapping(&self, handle: usize, ptr: usize) -> Option<&HostRange> {
-        let id = self.mappings.get(&(handle, ptr))?.last()?;
+        let id = self.mappings.get(&(handle, ptr))?.live.last()?;
         self.ranges.get(id)
     }
 
@@ -483,23 +508,34 @@ impl Registry {
     ///
     /// A buffer's or image's range stays, dormant, for the next map of the same region (the one
     /// dormant before it goes).
-    pub fn end_mapping(&mut self, handle: usize, ptr: usize) -> Option<HostRange> {
-        let stack = self.mappings.get_mut(&(handle, ptr))?;
-        let id = stack.pop()?;
-        if stack.is_empty() {
-            self.mappings.remove(&(handle, ptr));
-        }
-        let range = self.ranges.get_mut(&id)?;
+    pub fn end_mapping(&mut self, handle: usize, ptr: usize) -> Option<Ended> {
+        let region = self.mappings.get_mut(&(handle, ptr))?;
+        let id = region.live.pop()?;
+        let Some(range) = self.ranges.get_mut(&id) else {
+            if region.live.is_empty() && region.dormant.is_none() {
+                self.mappings.remove(&(handle, ptr));
+            }
+            return None;
+        };
+        let ended = Ended {
+            kind: range.kind,
+            len: range.len,
+        };
         if range.owner.is_none() {
             // An SVM mapping: in no address segment, nothing to keep.
-            return self.remove_range(id);
+            if region.live.is_empty() && region.dormant.is_none() {
+                self.mappings.remove(&(handle, ptr));
+            }
+            self.remove_range(id);
+            return Some(ended);
         }
         range.dormant = true;
-        let ended = range.clone();
-        if counts_as_pinned(ended.kind, ended.owner) {
-            self.pinned.sub(ended.len);
+        if counts_as_pinned(range.kind, range.owner) {
+            self.pinned.sub(range.len);
         }
-        if let Some(old) = self.dormant.insert((handle, ptr), id) {
+        let old = region.dormant.replace(id);
+        self.dormant += 1;
+        if let Some(old) = old {
             self.remove_range(old);
         }
         Some(ended)

@@ -148,6 +148,13 @@ fn mappings_stack_and_overlap() {
     r.end_mapping(0x10, 0x5000);
     assert!(r.mapping(0x10, 0x5000).is_none());
     assert!(r.host_range(0x5000, 1).is_none());
+    // The region keeps one ended mapping (the first ended went when the second did), and the
+    // next map of it revives that one.
+    assert_eq!(r.ranges.len(), 1);
+    r.add_mapping(0x10, 0x5000, 100, CL_MAP_WRITE);
+    assert_eq!((r.ranges.len(), r.ranges()), (1, 1));
+    assert!(r.host_range(0x5000 + 99, 1).is_some());
+    r.end_mapping(0x10, 0x5000);
     // Partly overlapping ranges: each address answers with the innermost live one.
     r.add_allocation(0x1000, 0x1000, RangeKind::Svm { flags: 0 });
     r.add_allocation(0x1800, 0x1000, RangeKind::UsmHost);
