@@ -213,6 +213,10 @@ pub struct Registry {
     next_range: u64,
     /// Disjoint address segments → the ids of the ranges covering them.
     cover: RangeMap<usize, Ids>,
+    /// Addresses outside these bounds are in no segment: most transfers are from `malloc` memory,
+    /// away from every range, and this answers them without a tree search. Widened as segments
+    /// are added, reset when none is left.
+    bounds: Range<usize>,
     /// The mappings of each (object, pointer), live and ended ([`Region`]).
     mappings: HashMap<(usize, usize), Region>,
     /// How many ranges are dormant.
@@ -238,6 +242,7 @@ impl Registry {
             ranges: HashMap::default(),
             next_range: 0,
             cover: RangeMap::new(),
+            bounds: 0..0,
             mappings: HashMap::default(),
             dormant: 0,
             allocations: HashMap::default(),
@@ -406,6 +411,10 @@ impl Registry {
     }
 
     fn cover_add(&mut self, span: Range<usize>, id: u64) {
+        self.bounds = match self.bounds.is_empty() {
+            true => span.clone(),
+            false => self.bounds.start.min(span.start)..self.bounds.end.max(span.end),
+        };
         let mut pieces: SmallVec<[(Range<usize>, Ids); 4]> = SmallVec::new();
         let mut cursor = span.start;
         for (segment, ids) in self.cover.overlapping(&span) {
@@ -445,11 +454,17 @@ impl Registry {
                 self.cover.insert(range, ids);
             }
         }
+        if self.cover.is_empty() {
+            self.bounds = 0..0;
+        }
     }
 
     /// The innermost pinned or registered range holding `ptr`, and whether `span` bytes from
     /// `ptr` stay inside it.
     pub fn host_range(&self, ptr: usize, span: u64) -> Option<Hit<'_>> {
+        if !self.bounds.contains(&ptr) {
+            return None;
+        }
         let (_, ids) = self.cover.get_key_value(&ptr)?;
         let range = ids
             .iter()

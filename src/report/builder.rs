@@ -44,6 +44,21 @@ pub fn kind_of(api: crate::layer::Api) -> &'static str {
     KIND[api as usize]
 }
 
+/// What the report reads from the rule ids a classification cited: (misaligned, holds_host), a
+/// rule about pointer alignment and one saying that non-blocking pageable transfers hold the host.
+/// The last byte of an id sorts most of them out before a suffix is compared (every enqueue asks).
+pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> (bool, bool) {
+    let (mut misaligned, mut holds_host) = (false, false);
+    for id in rule_ids {
+        match id.as_bytes().last() {
+            Some(b't') => misaligned |= id.ends_with(".alignment"),
+            Some(b'g') => holds_host |= id.ends_with(".nonblocking"),
+            _ => {}
+        }
+    }
+    (misaligned, holds_host)
+}
+
 /// What the host side knows of one classified enqueue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enqueue {

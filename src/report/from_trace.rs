@@ -1,7 +1,7 @@
 //! The report of a saved trace: its events turned back into the facts the live summary gets
 //! (`sink/summary.rs`), fed to the same [`Builder`].
 
-use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, kind};
+use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, cited, kind};
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::sink::schema::{self as s, DEVICE_PID_BASE};
@@ -45,12 +45,8 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         .next()?
         .parse()
         .ok()?;
-    let rule_ids: Vec<&str> = args
-        .get(s::RULE_IDS.name)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let cites = |suffix: &str| rule_ids.iter().any(|id| id.ends_with(suffix));
+    let rule_ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
+    let (misaligned, holds_host) = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
     let flags = match (
         args.get(s::MAP_FLAGS.name),
         args.get(s::MIGRATION_FLAGS.name),
@@ -68,8 +64,8 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         blocking: args.get(s::BLOCKING.name).and_then(Value::as_bool) == Some(true),
         host_ns,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
-        misaligned: cites(".alignment"),
-        holds_host: cites(".nonblocking"),
+        misaligned,
+        holds_host,
         flags,
     })
 }

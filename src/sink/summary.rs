@@ -3,22 +3,22 @@
 //! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
 
 use super::buffer;
-use super::record::{CallFlags, DeviceTime, End, Enqueued, KINDS, Record};
+use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
 use super::trace_file;
 use super::writer::Output;
 use crate::layer::Api;
+use crate::model::classification::Classification;
 use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format, Report};
 use crate::timing::clock;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// What the report needs of a classified enqueue (`None` for one that is not a transfer): from the
-/// calling thread in summary mode, from the call's record when a trace is written too.
-pub fn facts(api: Api, e: &Enqueued, host_ns: u64) -> Option<Enqueue> {
-    let c = e.class.as_ref()?;
-    let cites = |suffix: &str| c.reasons.iter().any(|r| r.rule.ends_with(suffix));
-    Some(Enqueue {
-        device: e.queue.device,
+/// What the report needs of a classified enqueue on a queue of device `device`: from the calling
+/// thread in summary mode, from the call's record when a trace is written too.
+pub fn facts(api: Api, device: u32, c: &Classification, flags: CallFlags, host_ns: u64) -> Enqueue {
+    let (misaligned, holds_host) = crate::report::cited(c.reasons.iter().map(|r| r.rule));
+    Enqueue {
+        device,
         kind: crate::report::kind_of(api),
         direction: c.direction,
         path: c.path,
@@ -26,13 +26,13 @@ pub fn facts(api: Api, e: &Enqueued, host_ns: u64) -> Option<Enqueue> {
         blocking: c.blocking,
         host_ns,
         pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
-        misaligned: cites(".alignment"),
-        holds_host: cites(".nonblocking"),
-        flags: match e.flags {
+        misaligned,
+        holds_host,
+        flags: match flags {
             CallFlags::None => None,
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),
         },
-    })
+    }
 }
 
 pub struct Summary {
@@ -60,9 +60,10 @@ impl Summary {
         match r {
             Record::Call(call) => {
                 if let Some(e) = &call.command
-                    && let Some(facts) = facts(call.api, e, call.end.saturating_sub(call.begin))
+                    && let Some(c) = &e.class
                 {
-                    b.enqueue(e.id, facts);
+                    let host_ns = call.end.saturating_sub(call.begin);
+                    b.enqueue(e.id, facts(call.api, e.queue.device, c, e.flags, host_ns));
                 }
             }
             Record::Transfer(facts, device_ns) => b.add(facts.clone(), *device_ns),

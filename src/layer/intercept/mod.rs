@@ -18,7 +18,7 @@ pub use objects::*;
 pub use queues::QueueCreated;
 
 use super::{Call, Hook, Span, driver};
-use crate::model::classification::{Classification, Path};
+use crate::model::classification::{Classification, ObjRef, Path};
 use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
@@ -149,48 +149,55 @@ fn device(device: usize) -> Option<Arc<Device>> {
     Some(entry)
 }
 
-/// Classifies a command the driver accepted on `queue`, updates the model and the counters (at
-/// `now`, the end of the call); the classification and the objects named go straight into the
-/// call's record `e`.
-fn record(call: Call, q: &QueueInfo, blocking: bool, op: Op, now: u64, e: &mut Enqueued) {
+/// Classifies a command the driver accepted on `queue` into `class` and updates the model. In
+/// trace mode (`trace`: where the objects the command names go, and the end of the call), also
+/// lists those objects and updates the counters. Returns whether the command is a transfer to
+/// report (`class` is then set).
+fn record(
+    call: Call,
+    q: &QueueInfo,
+    (blocking, op): (bool, Op),
+    class: &mut Option<Classification>,
+    flags: &mut CallFlags,
+    trace: Option<(&mut SmallVec<[ObjRef; 2]>, u64)>,
+) -> bool {
     let dev = &q.device;
     let req = Request {
         op,
         device: q.device_handle,
         blocking,
     };
-    // The objects named and the counters are drawn in the trace only.
-    let trace = crate::sink::records_every_call();
+    let (mems, now) = trace.unzip();
     let usage = {
         let mut memory = WORLD.memory.lock();
-        classify::classify_in(&req, &memory, &dev.profile, dev.rules, &mut e.class);
-        e.flags = match req.op {
+        classify::classify_in(&req, &memory, &dev.profile, dev.rules, class);
+        *flags = match req.op {
             Op::Map { flags, .. } | Op::PtrMap { flags, .. } => CallFlags::Map(flags),
             Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),
             _ => CallFlags::None,
         };
-        if trace {
+        if let Some(mems) = mems {
             let named = req.op.objects().filter_map(|m| memory.object(m));
-            e.mems.extend(named.map(|o| o.obj_ref()));
+            mems.extend(named.map(|o| o.obj_ref()));
         }
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
-        trace.then(|| {
+        now.map(|now| {
             let pinned = memory.pinned_bytes().now;
-            (pinned, memory.device_bytes(q.device_handle).now)
+            (pinned, memory.device_bytes(q.device_handle).now, now)
         })
     };
-    if let Some((pinned, resident)) = usage {
+    if let Some((pinned, resident, now)) = usage {
         counters::set(Counter::PinnedHost, pinned, now);
         counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
     }
-    let Some(c) = &e.class else { return };
+    let Some(c) = class else { return false };
     // A kernel counts as a transfer (and is reported) only when it moves a buffer.
     if matches!(req.op, Op::Kernel { .. }) && c.path == Path::None {
-        e.class = None;
-        e.mems.clear();
-    } else {
-        report(call, Some(dev), c);
+        *class = None;
+        return false;
     }
+    report(call, Some(dev), c);
+    true
 }
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
@@ -249,15 +256,26 @@ unsafe fn enqueued(
     let Some(q) = queues::info(queue as usize) else {
         return;
     };
+    if !crate::sink::records_every_call() {
+        return unsafe { summarized(call, cap, event, &q, span, transfer) };
+    }
     let mut e = Enqueued {
         queue: q.r,
         kernel: kernel.and_then(kernel_name),
         ..Default::default()
     };
-    if let Some((blocking, op)) = transfer {
-        record(call, &q, blocking, op, span.end, &mut e);
+    if let Some(transfer) = transfer
+        && !record(
+            call,
+            &q,
+            transfer,
+            &mut e.class,
+            &mut e.flags,
+            Some((&mut e.mems, span.end)),
+        )
+    {
+        e.mems.clear();
     }
-    let trace = crate::sink::records_every_call();
     let what = What {
         api: call.api,
         class: e
@@ -269,20 +287,48 @@ unsafe fn enqueued(
         kernel: e.kernel.clone(),
         facts: None,
     };
-    // Summary mode: the report's facts only, ~50 bytes instead of the ~850 of the
-    // classification, which the calling thread would write into memory the writer reads.
-    let mut facts = match trace {
-        true => None,
-        false => summary::facts(call.api, &e, span.end.saturating_sub(span.begin)),
-    };
-    e.id = unsafe { events::track(cap, event, &q, span, what, &mut facts) };
-    span.facts = facts;
+    e.id = unsafe { events::track(cap, event, &q, span, what, &mut None) };
     // A blocking call returned: its command, and those before it, have completed.
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { events::synced(&q) };
     }
-    if trace {
-        span.command = Some(buffer::boxed(e));
+    span.command = Some(buffer::boxed(e));
+}
+
+/// [`enqueued`] in summary mode: a transfer's report facts (~50 bytes), to go with its device
+/// time; other commands are neither timed nor recorded.
+///
+/// # Safety
+/// As [`enqueued`].
+unsafe fn summarized(
+    call: Call,
+    cap: Capture,
+    event: *mut cl_event,
+    q: &Arc<QueueInfo>,
+    span: &mut Span,
+    transfer: Option<(bool, Op)>,
+) {
+    let host_ns = span.end.saturating_sub(span.begin);
+    let mut facts = transfer.and_then(|transfer| {
+        let (mut class, mut flags) = (None, CallFlags::None);
+        record(call, q, transfer, &mut class, &mut flags, None).then_some(())?;
+        let c = class.as_ref()?;
+        Some(summary::facts(call.api, q.r.device, c, flags, host_ns))
+    });
+    let blocking = facts.as_ref().is_some_and(|f| f.blocking);
+    let what = What {
+        api: call.api,
+        class: None,
+        bytes: 0,
+        blocking,
+        kernel: None,
+        facts: None,
+    };
+    let id = unsafe { events::track(cap, event, q, span, what, &mut facts) };
+    span.facts = facts;
+    // A blocking call returned: its command, and those before it, have completed.
+    if id != 0 && blocking {
+        unsafe { events::synced(q) };
     }
 }
 

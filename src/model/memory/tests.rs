@@ -274,3 +274,25 @@ fn an_ended_mapping_is_revived_by_the_next_map_of_its_region() {
     // 0x20's USE_HOST_PTR range and live mapping, and the mapping of a handle no object has.
     assert_eq!(r.ranges(), 3);
 }
+
+#[test]
+fn lookups_outside_every_range_and_between_ranges_find_nothing() {
+    let mut r = Registry::new();
+    r.add_allocation(0x1000, 0x100, RangeKind::UsmHost);
+    r.add_allocation(0x9000, 0x100, RangeKind::Svm { flags: 0 });
+    // Below, between (inside the bounds, in no segment), above.
+    for ptr in [0xfff, 0x1100, 0x5000, 0x9100, usize::MAX] {
+        assert!(r.host_range(ptr, 1).is_none(), "{ptr:#x}");
+    }
+    assert_eq!(
+        r.host_range(0x1000, 1).unwrap().range.kind,
+        RangeKind::UsmHost
+    );
+    assert!(r.host_range(0x90ff, 1).is_some());
+    // All gone, then one range elsewhere: only it answers.
+    assert!(r.remove_allocation(0x1000) && r.remove_allocation(0x9000));
+    assert!(r.host_range(0x1000, 1).is_none());
+    r.add_allocation(0x20000, 0x10, RangeKind::UsmShared);
+    assert!(r.host_range(0x9000, 1).is_none());
+    assert!(r.host_range(0x2000f, 1).is_some());
+}
