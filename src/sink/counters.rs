@@ -73,9 +73,12 @@ pub fn set(c: Counter, value: u64, now: u64) {
     if !super::records_every_call() {
         return;
     }
+    // Read before written: most calls change nothing, and a store (or a swap) would take the
+    // cache line from every other enqueuing thread.
     if let Some(g) = gauge(c)
-        && g.value.swap(value, Ordering::Relaxed) != value
+        && g.value.load(Ordering::Relaxed) != value
     {
+        g.value.store(value, Ordering::Relaxed);
         maybe_sample(c, g, || value, now);
     }
 }

@@ -177,8 +177,9 @@ fn record(
             _ => CallFlags::None,
         };
         if let Some(mems) = mems {
-            let named = req.op.objects().filter_map(|m| memory.object(m));
-            mems.extend(named.map(|o| o.obj_ref()));
+            for m in req.op.objects() {
+                mems.extend(memory.object(m).map(|o| o.obj_ref()));
+            }
         }
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
         now.map(|now| {
