@@ -22,6 +22,11 @@ CONFIGS = {"none": {}}
 for load, var in [("layer", "OPENCL_LAYERS"), ("preload", "LD_PRELOAD")]:
     for mode in ["off", "summary", "trace"]:
         CONFIGS[f"{load} {mode}"] = {var: LIB, "CLXFER_MODE": mode}
+# clxfer's own work without the driver's charge for device timing (profiling, events), which the
+# storm's "own" rows measure alone.
+for mode in ["summary", "trace"]:
+    CONFIGS[f"layer {mode} untimed"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
+                                        "CLXFER_DEVICE_TIMING": "off"}
 
 
 def env_for(extra, out_dir):
@@ -115,13 +120,13 @@ def bench(title, fn, metric, unit, rounds):
             results[c].append(fn(extra))
     base = results["none"]
     lines = [f"{title}, {rounds} interleaved rounds",
-             f"  {'configuration':<18}{'median ' + unit:>20}{'added':>10}{'median ratio':>14}"
+             f"  {'configuration':<22}{'median ' + unit:>20}{'added':>10}{'median ratio':>14}"
              + ("" if metric != "us" else f"{'caller CPU us':>15}{'trace B/enq':>13}{'peak RSS MiB':>14}")]
     base_med = statistics.median(r[metric] for r in base)
     for c, rs in results.items():
         med = statistics.median(r[metric] for r in rs)
         ratio = statistics.median(r[metric] / b[metric] for r, b in zip(rs, base))
-        line = f"  {c:<18}{med:>20.3f}{med - base_med:>+10.3f}{ratio:>14.3f}"
+        line = f"  {c:<22}{med:>20.3f}{med - base_med:>+10.3f}{ratio:>14.3f}"
         if metric == "us":
             line += f"{statistics.median(r['cpu'] for r in rs):>15.3f}"
             line += f"{statistics.median(r['bytes'] for r in rs):>13.0f}"
@@ -163,16 +168,18 @@ def main():
     out += lines + [""]
     # What PoCL itself charges for device timing (the storm timing its commands on its own), and for
     # any work between enqueues (the storm spinning after each one).
-    own = [("none", []), ("own events", ["events"]), ("own callbacks", ["callbacks"]),
+    own = [("none", []), ("own profiling", ["profiling"]), ("own events", ["events"]),
+           ("own callbacks", ["callbacks"]),
            ("own 300 ns spin", ["spin:300"]), ("own 1000 ns spin", ["spin:1000"])]
     results = {c: [] for c, _ in own}
     for _ in range(ROUNDS):
         for c, extra in own:
             out_, _, _ = run([STORM, str(ENQUEUES), "1"] + extra, {})
             results[c].append([float(x) for x in re.findall(r"us_per_enqueue (\S+)", out_)])
-    lines = [f"driver cost of device timing (storm without clxfer timing its commands itself: an event "
-             f"and four profiling queries per command, read after each clFinish or in a callback per "
-             f"command), and of the program's own work between enqueues (a busy spin after each), "
+    lines = [f"driver cost of device timing (storm without clxfer timing its commands itself: profiling "
+             f"on alone; an event and four profiling queries per command, read after each clFinish or "
+             f"in a callback per command), and of the program's own work between enqueues (a busy "
+             f"spin after each), "
              f"{ROUNDS} rounds",
              f"  {'configuration':<18}{'median us/enqueue':>20}{'added':>10}{'caller CPU us':>15}"]
     base = statistics.median(r[0] for r in results["none"])
@@ -185,20 +192,22 @@ def main():
     lines, _ = bench("calls: 2000000 x (clRetainMemObject + clReleaseMemObject)", calls, "ns",
                      "ns/call", ROUNDS)
     out += lines + [""]
-    results = {c: [] for c in CONFIGS}
+    # clpeak's transfers take milliseconds: the untimed configurations would tell nothing more.
+    timed = {c: e for c, e in CONFIGS.items() if not c.endswith("untimed")}
+    results = {c: [] for c in timed}
     rounds = max(1, ROUNDS // 2)
     for _ in range(rounds):
-        for c, extra in CONFIGS.items():
+        for c, extra in timed.items():
             results[c].append(clpeak(extra))
     lines = [f"clpeak --transfer-bandwidth, {rounds} interleaved rounds: median GB/s (ratio to none)",
-             f"  {'configuration':<18}" + "".join(f"{k.replace('enqueue', ''):>30}" for k in CLPEAK_KEYS)]
+             f"  {'configuration':<22}" + "".join(f"{k.replace('enqueue', ''):>30}" for k in CLPEAK_KEYS)]
     for c, rs in results.items():
         cells = []
         for k in CLPEAK_KEYS:
             med = statistics.median(r[k] for r in rs)
             ratio = statistics.median(r[k] / b[k] for r, b in zip(rs, results["none"]))
             cells.append(f"{med:.2f} ({ratio:.3f})")
-        lines.append(f"  {c:<18}" + "".join(f"{x:>30}" for x in cells))
+        lines.append(f"  {c:<22}" + "".join(f"{x:>30}" for x in cells))
     for l in lines + [""]:
         print(l, flush=True)
     out += lines + [""]

@@ -10,6 +10,8 @@
  * callback that reads the four profiling timestamps and releases the event (what a tracer with a
  * callback per command pays); "events" gives each command an event whose four timestamps are read
  * and which is released after each clFinish (the least any completion-time collection can pay).
+ * "profiling" only turns profiling on for the queue (no events): what the driver charges for
+ * keeping the timestamps that any device timing needs.
  * "spin:NS" makes the program itself busy for NS nanoseconds after each enqueue, with no device
  * timing: what any work between enqueues costs on this driver (PoCL's workers go idle in the gap
  * and each enqueue must wake them), to read clxfer's figures against.
@@ -17,7 +19,7 @@
  * platform offering cl_intel_unified_shared_memory (the test ICD, whose commands complete at once
  * and whose driver does nothing else): what is left is clxfer's own cost per enqueue, without
  * PoCL's worker threads.
- * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | spin:NS | usm] */
+ * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | profiling | spin:NS | usm] */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <pthread.h>
@@ -34,7 +36,7 @@ static pthread_barrier_t g_start;
 static double g_cpu_us; /* CPU time of the storm threads themselves, summed */
 static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int g_callbacks, g_events;
+static int g_callbacks, g_events, g_profiling;
 
 static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
     (void)status, (void)user;
@@ -134,7 +136,7 @@ static void *storm(void *arg) {
     (void)arg;
     if (g_usm) return usm_storm();
     cl_int err;
-    cl_command_queue q = make_queue(g_callbacks || g_events ? CL_QUEUE_PROFILING_ENABLE : 0);
+    cl_command_queue q = make_queue(g_callbacks || g_events || g_profiling ? CL_QUEUE_PROFILING_ENABLE : 0);
     static __thread char host[4096];
     cl_event e = NULL;
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
@@ -185,6 +187,7 @@ int main(int argc, char **argv) {
     if (threads < 1 || threads > 64) threads = 1;
     g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
     g_events = argc > 3 && !strcmp(argv[3], "events");
+    g_profiling = argc > 3 && !strcmp(argv[3], "profiling");
     g_spin_ns = argc > 3 && !strncmp(argv[3], "spin:", 5) ? atol(argv[3] + 5) : 0;
     g_usm = argc > 3 && !strcmp(argv[3], "usm");
     g_enqueues = n;
