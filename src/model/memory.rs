@@ -482,9 +482,10 @@ impl Registry {
     /// A map call returned `ptr` for `len` bytes of `handle`.
     pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
         let kind = RangeKind::Mapping { map_flags };
-        let region = self.mappings.entry((handle, ptr)).or_default();
         // The region's ended mapping made live again, if it spans `len` bytes (else it goes).
-        if let Some(id) = region.dormant.take() {
+        if let Some(region) = self.mappings.get_mut(&(handle, ptr))
+            && let Some(id) = region.dormant.take()
+        {
             let seq = self.next_range + 1;
             match self.ranges.get_mut(&id) {
                 Some(range) if range.len == len => {
@@ -504,12 +505,15 @@ impl Registry {
                 }
             }
         }
-        if let Some(id) = self.add_range(ptr, len, kind, Some(handle)) {
-            self.mappings
-                .entry((handle, ptr))
-                .or_default()
-                .live
-                .push(id);
+        let added = self.add_range(ptr, len, kind, Some(handle));
+        let region = self.mappings.entry((handle, ptr)).or_default();
+        match added {
+            Some(id) => region.live.push(id),
+            // Not tracked (the registry is full): no entry is left empty.
+            None if region.live.is_empty() => {
+                self.mappings.remove(&(handle, ptr));
+            }
+            None => {}
         }
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::classify::SVM_MAPPINGS;
 use opencl_sys::{
     CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR,
 };
@@ -215,6 +216,11 @@ fn bounded_and_safe_with_wild_values() {
     r.set_residence(0xdead, Place::Host, Some(1));
     r.remove_object(0xdead, 1);
     assert!(r.end_mapping(0xdead, 0).is_none());
+    // Mappings past the limit are not tracked, and leave no entry behind.
+    for i in 0..10 {
+        r.add_mapping(SVM_MAPPINGS, 0x10_0000 + i * 0x1000, 64, 0);
+    }
+    assert_eq!((r.ranges(), r.mappings.len()), (3, 3));
 }
 
 #[test]
