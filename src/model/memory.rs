@@ -219,8 +219,6 @@ pub struct Registry {
     bounds: Range<usize>,
     /// The mappings of each (object, pointer), live and ended ([`Region`]).
     mappings: HashMap<(usize, usize), Region>,
-    /// How many ranges are dormant.
-    dormant: usize,
     /// SVM/USM allocations by start pointer.
     allocations: HashMap<usize, u64>,
     /// Objects and ranges not tracked because the registry was full.
@@ -244,7 +242,6 @@ impl Registry {
             cover: RangeMap::new(),
             bounds: 0..0,
             mappings: HashMap::default(),
-            dormant: 0,
             allocations: HashMap::default(),
             untracked: 0,
             pinned: Usage::default(),
@@ -260,8 +257,11 @@ impl Registry {
         self.objects.len()
     }
 
+    /// Ranges that answer lookups (dormant ones are kept but not counted). A walk over the
+    /// regions: only tests and benchmarks ask.
     pub fn ranges(&self) -> usize {
-        self.ranges.len() - self.dormant
+        let dormant = self.mappings.values().filter(|r| r.dormant.is_some());
+        self.ranges.len() - dormant.count()
     }
 
     /// The object and, for a sub-buffer, its parent.
@@ -392,7 +392,6 @@ impl Registry {
             self.cover_remove(range.start..range.start + range.len as usize, id);
         }
         if range.dormant {
-            self.dormant -= 1;
             if let Some((handle, _)) = range.owner {
                 let key = (handle, range.start);
                 if let Some(region) = self.mappings.get_mut(&key)
@@ -494,7 +493,6 @@ impl Registry {
                     range.dormant = false;
                     region.live.push(id);
                     self.next_range = seq;
-                    self.dormant -= 1;
                     if counts_as_pinned(kind, range.owner) {
                         self.pinned.add(len);
                     }
@@ -552,9 +550,7 @@ impl Registry {
         if counts_as_pinned(range.kind, range.owner) {
             self.pinned.sub(range.len);
         }
-        let old = region.dormant.replace(id);
-        self.dormant += 1;
-        if let Some(old) = old {
+        if let Some(old) = region.dormant.replace(id) {
             self.remove_range(old);
         }
         Some(ended)

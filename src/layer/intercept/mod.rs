@@ -151,8 +151,8 @@ fn device(device: usize) -> Option<Arc<Device>> {
 
 /// Classifies a command the driver accepted on `queue` into `class` and updates the model. In
 /// trace mode (`trace`: where the objects the command names go, and the end of the call), also
-/// lists those objects and updates the counters. Returns whether the command is a transfer to
-/// report (`class` is then set).
+/// lists those objects and updates the counters. `class` is left `None` when the command is not
+/// a transfer to report.
 fn record(
     call: Call,
     q: &QueueInfo,
@@ -160,7 +160,7 @@ fn record(
     class: &mut Option<Classification>,
     flags: &mut CallFlags,
     trace: Option<(&mut SmallVec<[ObjRef; 2]>, u64)>,
-) -> bool {
+) {
     let dev = &q.device;
     let req = Request {
         op,
@@ -191,14 +191,13 @@ fn record(
         counters::set(Counter::PinnedHost, pinned, now);
         counters::set(Counter::DeviceResident(dev.profile.index), resident, now);
     }
-    let Some(c) = class else { return false };
+    let Some(c) = class else { return };
     // A kernel counts as a transfer (and is reported) only when it moves a buffer.
     if matches!(req.op, Op::Kernel { .. }) && c.path == Path::None {
         *class = None;
-        return false;
+        return;
     }
     report(call, Some(dev), c);
-    true
 }
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
@@ -265,17 +264,12 @@ unsafe fn enqueued(
         kernel: kernel.and_then(kernel_name),
         ..Default::default()
     };
-    if let Some(transfer) = transfer
-        && !record(
-            call,
-            &q,
-            transfer,
-            &mut e.class,
-            &mut e.flags,
-            Some((&mut e.mems, span.end)),
-        )
-    {
-        e.mems.clear();
+    if let Some(transfer) = transfer {
+        let trace = Some((&mut e.mems, span.end));
+        record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
+        if e.class.is_none() {
+            e.mems.clear();
+        }
     }
     let what = What {
         api: call.api,
@@ -312,7 +306,7 @@ unsafe fn summarized(
     let host_ns = span.end.saturating_sub(span.begin);
     let mut facts = transfer.and_then(|transfer| {
         let (mut class, mut flags) = (None, CallFlags::None);
-        record(call, q, transfer, &mut class, &mut flags, None).then_some(())?;
+        record(call, q, transfer, &mut class, &mut flags, None);
         let c = class.as_ref()?;
         Some(summary::facts(call.api, q.r.device, c, flags, host_ns))
     });
