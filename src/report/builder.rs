@@ -18,24 +18,64 @@ const SIZES: usize = 4096;
 /// Transfers smaller than this are latency-bound.
 pub const SMALL: u64 = 64 << 10;
 
-/// The kinds of command a transfer can be (see [`kind`]).
-const KINDS: [&str; 9] = [
-    "Write", "Read", "Copy", "Fill", "Map", "Unmap", "Migrate", "Memcpy", "Kernel",
-];
+/// The kind of command a transfer is, by its entry point's verb (an enum, not the verb: the
+/// writer compares it for every enqueue).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Write,
+    Read,
+    Copy,
+    Fill,
+    Map,
+    Unmap,
+    Migrate,
+    Memcpy,
+    Kernel,
+    Other,
+}
+
+impl Kind {
+    const ALL: [Kind; 10] = [
+        Kind::Write,
+        Kind::Read,
+        Kind::Copy,
+        Kind::Fill,
+        Kind::Map,
+        Kind::Unmap,
+        Kind::Migrate,
+        Kind::Memcpy,
+        Kind::Kernel,
+        Kind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Write => "Write",
+            Kind::Read => "Read",
+            Kind::Copy => "Copy",
+            Kind::Fill => "Fill",
+            Kind::Map => "Map",
+            Kind::Unmap => "Unmap",
+            Kind::Migrate => "Migrate",
+            Kind::Memcpy => "Memcpy",
+            Kind::Kernel => "Kernel",
+            Kind::Other => "Other",
+        }
+    }
+}
 
 /// The kind of command an entry point enqueues, `Other` for the rest.
-pub fn kind(api: &str) -> &'static str {
+pub fn kind(api: &str) -> Kind {
     let verb = crate::sink::chrome::verb_name(api);
-    KINDS
-        .iter()
-        .find(|k| **k == verb)
-        .copied()
-        .unwrap_or("Other")
+    Kind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == verb)
+        .unwrap_or(Kind::Other)
 }
 
 /// [`kind`] of an entry point clxfer intercepts (looked up: every enqueue asks).
-pub fn kind_of(api: crate::layer::Api) -> &'static str {
-    static KIND: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+pub fn kind_of(api: crate::layer::Api) -> Kind {
+    static KIND: std::sync::LazyLock<Vec<Kind>> = std::sync::LazyLock::new(|| {
         crate::layer::Api::ALL
             .iter()
             .map(|a| kind(a.name()))
@@ -63,8 +103,7 @@ pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> (bool, bool) {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enqueue {
     pub device: u32,
-    /// `Write`, `Read`, `Map`, `Unmap`, `Migrate`, `Fill`, `Copy`, `Memcpy`, `Kernel`, …
-    pub kind: &'static str,
+    pub kind: Kind,
     pub direction: Direction,
     pub path: Path,
     pub bytes: u64,
@@ -143,12 +182,46 @@ struct Acc {
     gbps: Hist,
 }
 
+/// An [`Acc`] per (kind, direction, path) that occurred, found by index (the writer adds to one
+/// per transfer), listed in that order.
+#[derive(Debug, Default)]
+struct Rows(Vec<Acc>);
+
+impl Rows {
+    const DIRECTIONS: usize = Direction::ALL.len();
+    const PATHS: usize = Path::ALL.len();
+
+    fn get(&mut self, kind: Kind, dir: Direction, path: Path) -> &mut Acc {
+        if self.0.is_empty() {
+            self.0.resize_with(
+                Kind::ALL.len() * Self::DIRECTIONS * Self::PATHS,
+                Acc::default,
+            );
+        }
+        let i = (kind as usize * Self::DIRECTIONS + dir as usize) * Self::PATHS + path as usize;
+        &mut self.0[i]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = ((Kind, Direction, Path), &Acc)> {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.calls > 0)
+            .map(|(i, a)| {
+                let kind = Kind::ALL[i / (Self::DIRECTIONS * Self::PATHS)];
+                let dir = Direction::ALL[i / Self::PATHS % Self::DIRECTIONS];
+                ((kind, dir, Path::ALL[i % Self::PATHS]), a)
+            })
+    }
+}
+
 /// Everything the findings need, per device.
 #[derive(Debug, Default)]
 pub(super) struct DeviceAcc {
     pub facts: DeviceFacts,
     pub end: DeviceEndFacts,
-    rows: BTreeMap<(&'static str, Direction, Path), Acc>,
+    /// By (kind, direction, path), [`Rows`].
+    rows: Rows,
     /// Best pinned GB/s per direction (index: `Direction as usize`).
     pub best_pinned: [Option<f64>; 4],
     /// Best GB/s of a transfer of any path, for devices without a bus (no pinned path).
@@ -236,7 +309,7 @@ impl Builder {
         let gbps = time
             .filter(|_| e.bytes > 0)
             .map(|t| e.bytes as f64 / t as f64);
-        let acc = d.rows.entry((e.kind, e.direction, e.path)).or_default();
+        let acc = d.rows.get(e.kind, e.direction, e.path);
         acc.calls += 1;
         acc.bytes = acc.bytes.saturating_add(e.bytes);
         acc.device_ns = acc.device_ns.saturating_add(device_ns.unwrap_or(0));
@@ -266,14 +339,14 @@ impl Builder {
         const WRITE: u64 = opencl_sys::CL_MAP_WRITE;
         const READ_OR_INVALIDATE: u64 =
             opencl_sys::CL_MAP_READ | opencl_sys::CL_MAP_WRITE_INVALIDATE_REGION;
-        if e.kind == "Map"
+        if e.kind == Kind::Map
             && moves
             && e.flags.is_some_and(|f| f & WRITE != 0)
             && e.flags.is_some_and(|f| f & READ_OR_INVALIDATE == 0)
         {
             d.map_write.add(&e, time);
         }
-        if e.kind == "Migrate" {
+        if e.kind == Kind::Migrate {
             if e.path == Path::ViaHost {
                 d.via_host_migrations.add(&e, time);
             } else if e.path == Path::None && e.flags == Some(0) {
@@ -283,7 +356,7 @@ impl Builder {
         if e.bytes > 0
             && e.bytes < SMALL
             && matches!(e.direction, Direction::H2D | Direction::D2H)
-            && matches!(e.kind, "Write" | "Read" | "Memcpy")
+            && matches!(e.kind, Kind::Write | Kind::Read | Kind::Memcpy)
         {
             d.small.add(&e, time);
             // One lookup: nearly every small transfer repeats a size already counted.
@@ -327,11 +400,17 @@ impl Builder {
 }
 
 /// Kinds of command shown in the operations table.
-const OPERATIONS: [&str; 5] = ["Map", "Unmap", "Migrate", "Fill", "Copy"];
+const OPERATIONS: [Kind; 5] = [
+    Kind::Map,
+    Kind::Unmap,
+    Kind::Migrate,
+    Kind::Fill,
+    Kind::Copy,
+];
 
 fn device_report(d: &DeviceAcc) -> DeviceReport {
-    let row = |kind: Option<&str>, dir: Direction, path: Path, acc: &Acc| Row {
-        kind: kind.map(str::to_string),
+    let row = |kind: Option<Kind>, dir: Direction, path: Path, acc: &Acc| Row {
+        kind: kind.map(|k| k.as_str().to_string()),
         direction: dir.as_str().into(),
         path: path.as_str().into(),
         calls: acc.calls,
@@ -342,7 +421,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
         p90_gbps: acc.gbps.quantile(0.9),
     };
     let mut by_class: BTreeMap<(Direction, Path), Acc> = BTreeMap::new();
-    for (&(_, dir, path), acc) in &d.rows {
+    for ((_, dir, path), acc) in d.rows.iter() {
         let sum = by_class.entry((dir, path)).or_default();
         sum.calls += acc.calls;
         sum.bytes = sum.bytes.saturating_add(acc.bytes);
@@ -356,7 +435,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
         .collect();
     let mut operations: Vec<Row> = Vec::new();
     for kind in OPERATIONS {
-        for (&(k, dir, path), acc) in &d.rows {
+        for ((k, dir, path), acc) in d.rows.iter() {
             if k == kind {
                 operations.push(row(Some(kind), dir, path, acc));
             }
@@ -389,7 +468,7 @@ mod tests {
     fn write(bytes: u64, path: Path, blocking: bool) -> Enqueue {
         Enqueue {
             device: 1,
-            kind: "Write",
+            kind: Kind::Write,
             direction: Direction::H2D,
             path,
             bytes,

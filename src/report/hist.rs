@@ -1,13 +1,16 @@
 //! A log-scale histogram: quantiles in constant memory, however many values. Bins are
 //! 1/100 of a decade wide, so a quantile is reported within 1.2% of the true one.
 
-use std::collections::BTreeMap;
-
 const PER_DECADE: f64 = 100.0;
+/// Bins span 10^-20 to 10^20: at most 4,001 of them (32 KiB).
+const LIMIT: f64 = 2000.0;
 
+/// Counts in consecutive bins from `lo` up: an index, not a search, per value (the writer adds
+/// one per transfer). Values mostly fall within a few decades, so few bins are kept.
 #[derive(Debug, Clone, Default)]
 pub struct Hist {
-    bins: BTreeMap<i32, u64>,
+    lo: i32,
+    bins: Vec<u64>,
     count: u64,
 }
 
@@ -15,17 +18,37 @@ impl Hist {
     /// Adds a positive, finite value (others are ignored).
     pub fn add(&mut self, v: f64) {
         if v > 0.0 && v.is_finite() {
-            let bin = (v.log10() * PER_DECADE).floor().clamp(-2000.0, 2000.0) as i32;
-            *self.bins.entry(bin).or_default() += 1;
-            self.count += 1;
+            let bin = (v.log10() * PER_DECADE).floor().clamp(-LIMIT, LIMIT) as i32;
+            self.add_n(bin, 1);
         }
     }
 
-    pub fn merge(&mut self, other: &Hist) {
-        for (&b, &n) in &other.bins {
-            *self.bins.entry(b).or_default() += n;
+    fn add_n(&mut self, bin: i32, n: u64) {
+        if self.bins.is_empty() {
+            self.lo = bin;
+        } else if bin < self.lo {
+            let grow = (self.lo - bin) as usize;
+            self.bins.splice(0..0, std::iter::repeat_n(0, grow));
+            self.lo = bin;
         }
-        self.count += other.count;
+        let i = (bin - self.lo) as usize;
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, 0);
+        }
+        self.bins[i] += n;
+        self.count += n;
+    }
+
+    fn bins(&self) -> impl Iterator<Item = (i32, u64)> + '_ {
+        (self.lo..)
+            .zip(self.bins.iter().copied())
+            .filter(|&(_, n)| n > 0)
+    }
+
+    pub fn merge(&mut self, other: &Hist) {
+        for (b, n) in other.bins() {
+            self.add_n(b, n);
+        }
     }
 
     #[cfg(test)]
@@ -40,7 +63,7 @@ impl Hist {
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
-        for (&b, &n) in &self.bins {
+        for (b, n) in self.bins() {
             seen += n;
             if seen >= rank {
                 return Some(10f64.powf((b as f64 + 0.5) / PER_DECADE));
@@ -72,5 +95,15 @@ mod tests {
         h.merge(&other);
         assert!(h.quantile(1.0).unwrap() > 9.8e5);
         assert!(Hist::default().quantile(0.5).is_none());
+        // Bins grow downwards as well as up, and the extremes are clamped, not lost.
+        let mut wide = Hist::default();
+        for v in [1e3, 1e-3, 1e300, 5e-300, 1e3] {
+            wide.add(v);
+        }
+        assert_eq!(wide.count(), 5);
+        assert!(wide.bins.len() <= 4001);
+        assert!((wide.quantile(0.6).unwrap() / 1e3 - 1.0).abs() < 0.012);
+        assert!(wide.quantile(0.2).unwrap() < 1.1e-20);
+        assert!(wide.quantile(1.0).unwrap() > 0.9e20);
     }
 }

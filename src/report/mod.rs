@@ -8,7 +8,9 @@ pub mod from_trace;
 mod hist;
 mod render;
 
-pub use builder::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, cited, kind, kind_of};
+pub use builder::{
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Kind, cited, kind, kind_of,
+};
 pub use render::Format;
 use serde::Serialize;
 

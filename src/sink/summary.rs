@@ -137,12 +137,22 @@ impl Summary {
 impl Output for Summary {
     fn write(&mut self, records: &mut Vec<Record>) {
         for r in records.drain(..) {
-            self.observe(&r);
-            if let Record::Call(super::record::Call {
-                command: Some(e), ..
-            }) = r
-            {
-                buffer::unbox(e);
+            match r {
+                // Summary mode's own records: the facts are taken, not copied.
+                Record::Transfer(facts, device_ns) => {
+                    if let Some(b) = &mut self.b {
+                        b.add(facts, device_ns);
+                    }
+                }
+                r => {
+                    self.observe(&r);
+                    if let Record::Call(super::record::Call {
+                        command: Some(e), ..
+                    }) = r
+                    {
+                        buffer::unbox(e);
+                    }
+                }
             }
         }
     }
