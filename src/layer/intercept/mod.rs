@@ -23,7 +23,7 @@ use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
-use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Enqueued, Record};
+use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record};
 use crate::sink::{buffer, counters, summary};
 use crate::timing::mapping::ClockMap;
 use crate::units;
@@ -259,11 +259,7 @@ unsafe fn enqueued(
     if !crate::sink::records_every_call() {
         return unsafe { summarized(call, cap, event, &q, span, transfer) };
     }
-    let mut e = Enqueued {
-        queue: q.r,
-        kernel: kernel.and_then(kernel_name),
-        ..Default::default()
-    };
+    let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     if let Some(transfer) = transfer {
         let trace = Some((&mut e.mems, span.end));
         record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
@@ -287,7 +283,7 @@ unsafe fn enqueued(
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { events::synced(&q) };
     }
-    span.command = Some(buffer::boxed(e));
+    span.command = Some(e);
 }
 
 /// [`enqueued`] in summary mode: a transfer's report facts (~50 bytes), to go with its device
