@@ -17,7 +17,7 @@ use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
 use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::timing::clock;
-use args::{CommandName, Name, REASONS_CACHED, ReasonsCache, classification, gbps};
+use args::{CommandName, Name, Rendered, classification, gbps};
 pub use args::{verb, verb_name};
 use lanes::Lanes;
 use rustc_hash::FxBuildHasher;
@@ -46,7 +46,7 @@ pub struct Chrome<W: Write + Send> {
     /// Commands whose host slice is written and device slice not yet, and the other way round.
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
-    reasons: ReasonsCache,
+    rendered: Rendered,
     /// Memory flags → their names (`READ_WRITE|ALLOC_HOST_PTR`).
     flag_names: HashMap<u64, Box<str>, FxBuildHasher>,
     /// (pid, tid) → `"pid":…,"tid":…`, written into every event of the track.
@@ -84,7 +84,7 @@ impl<W: Write + Send> Chrome<W> {
             counters: HashMap::default(),
             hosts: HashSet::default(),
             early: HashMap::default(),
-            reasons: ReasonsCache::default(),
+            rendered: Rendered::default(),
             flag_names: HashMap::default(),
             track_ids: HashMap::default(),
             events: 0,
@@ -248,9 +248,6 @@ impl<W: Write + Send> Chrome<W> {
         } else {
             s::CAT_CALL
         };
-        if self.reasons.len() > REASONS_CACHED {
-            self.reasons.clear();
-        }
         let api = [c.api.name()];
         let classed =
             (e.class.as_ref()).map(|cl| [c.api.name(), cl.direction.as_str(), cl.path.as_str()]);
@@ -273,7 +270,7 @@ impl<W: Write + Send> Chrome<W> {
             j.field(s::KERNEL).str(k);
         }
         if let Some(cl) = &e.class {
-            classification(j, cl, &mut self.reasons);
+            classification(j, c.api, cl, &mut self.rendered);
             j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
         }
         match e.flags {

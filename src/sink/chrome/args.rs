@@ -10,12 +10,50 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// Rendered reasons, by the reasons: a program repeats the same few classifications.
-pub(super) type ReasonsCache =
-    HashMap<SmallVec<[Reason; 4]>, (Box<[u8]>, Box<[u8]>), FxBuildHasher>;
-pub(super) const REASONS_CACHED: usize = 4096;
+type ReasonsCache = HashMap<SmallVec<[Reason; 4]>, (Box<[u8]>, Box<[u8]>), FxBuildHasher>;
+const REASONS_CACHED: usize = 4096;
 
-/// The classification's fields (the host slice's args).
-pub(super) fn classification(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
+/// Classifications already rendered. A program repeats its transfers (a loop writes the same
+/// buffer from the same pointer), so most host slices copy the args of the last classification
+/// of their entry point instead of rendering them again; the reasons of the others come cached.
+#[derive(Default)]
+pub(super) struct Rendered {
+    /// By entry point: its last classification and the JSON of its fields.
+    last: Vec<Option<(Classification, Vec<u8>)>>,
+    reasons: ReasonsCache,
+}
+
+/// The classification's fields (the host slice's args) of a call to `api`.
+pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &mut Rendered) {
+    if done.last.is_empty() {
+        done.last.resize_with(Api::ALL.len(), || None);
+    }
+    let slot = &mut done.last[api as usize];
+    if let Some((last, json)) = slot
+        && last == c
+    {
+        j.raw_bytes(json);
+        return;
+    }
+    if done.reasons.len() > REASONS_CACHED {
+        done.reasons.clear();
+    }
+    let (mut last, mut r) = match slot.take() {
+        Some((last, mut buf)) => {
+            buf.clear();
+            let mut r = Json::default();
+            r.buf = buf;
+            (last, r)
+        }
+        None => (c.clone(), Json::default()),
+    };
+    fields(&mut r, c, &mut done.reasons);
+    j.raw_bytes(&r.buf);
+    last.clone_from(c);
+    *slot = Some((last, r.buf));
+}
+
+fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     j.field(s::DIRECTION).word(c.direction.as_str());
     j.field(s::PATH).word(c.path.as_str());
     j.field(s::BYTES).u64(c.bytes);
