@@ -31,6 +31,9 @@ const JOIN_LIMIT: usize = 1 << 20;
 /// Tracks whose ids are kept rendered, at most (then the cache starts afresh).
 const TRACKS_CACHED: usize = 4096;
 
+/// An event's (cat, ph, pid, tid), `cat` as address and length, `ph` (one letter) as address.
+type Head = (usize, usize, usize, u32, u32);
+
 pub struct Chrome<W: Write + Send> {
     out: W,
     j: Json,
@@ -49,8 +52,9 @@ pub struct Chrome<W: Write + Send> {
     rendered: Rendered,
     /// Memory flags → their names (`READ_WRITE|ALLOC_HOST_PTR`).
     flag_names: HashMap<u64, Box<str>, FxBuildHasher>,
-    /// (pid, tid) → `"pid":…,"tid":…`, written into every event of the track.
-    track_ids: HashMap<(u32, u32), Box<[u8]>, FxBuildHasher>,
+    /// What follows an event's name, up to its timestamp: `"cat":…,"ph":…,"pid":…,"tid":…,"ts":`,
+    /// by (cat, ph, pid, tid), the strings by address (each is one of clxfer's constants).
+    heads: HashMap<Head, Box<[u8]>, FxBuildHasher>,
     events: u64,
     failed: Option<String>,
     what: String,
@@ -86,7 +90,7 @@ impl<W: Write + Send> Chrome<W> {
             early: HashMap::default(),
             rendered: Rendered::default(),
             flag_names: HashMap::default(),
-            track_ids: HashMap::default(),
+            heads: HashMap::default(),
             events: 0,
             failed: None,
             what,
@@ -143,18 +147,40 @@ impl<W: Write + Send> Chrome<W> {
             Name::Words(w) => j.words(w),
             Name::Shown(d) => j.display(d),
         };
-        j.qkey(quoted!("cat")).word(cat);
-        j.qkey(quoted!("ph")).word(ph);
-        if self.track_ids.len() >= TRACKS_CACHED {
-            self.track_ids.clear();
+        let key = (
+            cat.as_ptr() as usize,
+            cat.len(),
+            ph.as_ptr() as usize,
+            pid,
+            tid,
+        );
+        // One copy for five members; the timestamp follows its key. Looked up before the entry
+        // is made: nearly every event finds its head.
+        match self.heads.get(&key) {
+            Some(head) => j.raw_bytes(head),
+            None => {
+                let head = Self::head(cat, ph, pid, tid);
+                j.raw_bytes(&head);
+                if self.heads.len() >= TRACKS_CACHED {
+                    self.heads.clear();
+                }
+                self.heads.insert(key, head);
+                j
+            }
         }
-        let ids = self.track_ids.entry((pid, tid)).or_insert_with(|| {
-            // Both below 2^32: plain JSON numbers.
-            format!("\"pid\":{pid},\"tid\":{tid}").into_bytes().into()
-        });
-        j.raw_bytes(ids);
-        j.qkey(quoted!("ts")).us(ts);
-        j
+        .us_bare(ts)
+    }
+
+    #[cold]
+    fn head(cat: &str, ph: &'static str, pid: u32, tid: u32) -> Box<[u8]> {
+        let mut h = Json::default();
+        h.qkey(quoted!("cat")).str(cat);
+        h.qkey(quoted!("ph")).word(ph);
+        // Both below 2^32: plain JSON numbers.
+        h.qkey(quoted!("pid")).u64(pid.into());
+        h.qkey(quoted!("tid")).u64(tid.into());
+        h.qkey(quoted!("ts"));
+        h.buf.into()
     }
 
     fn end_event(&mut self) {

@@ -172,6 +172,13 @@ impl Json {
         self
     }
 
+    /// [`Json::us`] right after raw bytes that end with its key (no comma before it).
+    #[inline]
+    pub fn us_bare(&mut self, ns: u64) -> &mut Self {
+        self.us_digits(ns);
+        self
+    }
+
     #[inline]
     fn us_digits(&mut self, ns: u64) {
         let mut b = itoa::Buffer::new();
