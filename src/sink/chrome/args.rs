@@ -4,7 +4,7 @@ use super::super::json::Json;
 use super::super::record::Command;
 use super::super::schema as s;
 use crate::layer::Api;
-use crate::model::classification::{Classification, Reason};
+use crate::model::classification::{Classification, Direction, Reason};
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -15,20 +15,22 @@ const REASONS_CACHED: usize = 4096;
 
 /// Classifications already rendered. A program repeats its transfers (a loop writes the same
 /// buffer from the same pointer), so most host slices copy the args of the last classification
-/// of their entry point instead of rendering them again; the reasons of the others come cached.
+/// of their entry point and direction (one entry point, such as a USM memcpy, may alternate
+/// directions) instead of rendering them again; the reasons of the others come cached.
 #[derive(Default)]
 pub(super) struct Rendered {
-    /// By entry point: its last classification and the JSON of its fields.
+    /// By entry point and direction: the last classification and the JSON of its fields.
     last: Vec<Option<(Classification, Vec<u8>)>>,
     reasons: ReasonsCache,
 }
 
 /// The classification's fields (the host slice's args) of a call to `api`.
 pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &mut Rendered) {
+    const DIRECTIONS: usize = Direction::ALL.len();
     if done.last.is_empty() {
-        done.last.resize_with(Api::ALL.len(), || None);
+        done.last.resize_with(Api::ALL.len() * DIRECTIONS, || None);
     }
-    let slot = &mut done.last[api as usize];
+    let slot = &mut done.last[api as usize * DIRECTIONS + c.direction as usize];
     if let Some((last, json)) = slot
         && last == c
     {
