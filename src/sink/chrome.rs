@@ -31,8 +31,8 @@ const JOIN_LIMIT: usize = 1 << 20;
 /// Tracks whose ids are kept rendered, at most (then the cache starts afresh).
 const TRACKS_CACHED: usize = 4096;
 
-/// An event's (cat, ph, pid, tid), `cat` as address and length, `ph` (one letter) as address.
-type Head = (usize, usize, usize, u32, u32);
+/// An event's (cat, ph, pid, tid), the strings as address and length.
+type Head = ((usize, usize), (usize, usize), u32, u32);
 
 pub struct Chrome<W: Write + Send> {
     out: W,
@@ -147,13 +147,8 @@ impl<W: Write + Send> Chrome<W> {
             Name::Words(w) => j.words(w),
             Name::Shown(d) => j.display(d),
         };
-        let key = (
-            cat.as_ptr() as usize,
-            cat.len(),
-            ph.as_ptr() as usize,
-            pid,
-            tid,
-        );
+        let at = |s: &str| (s.as_ptr() as usize, s.len());
+        let key = (at(cat), at(ph), pid, tid);
         // One copy for five members; the timestamp follows its key. Looked up before the entry
         // is made: nearly every event finds its head.
         match self.heads.get(&key) {
