@@ -182,36 +182,30 @@ struct Acc {
     gbps: Hist,
 }
 
-/// An [`Acc`] per (kind, direction, path) that occurred, found by index (the writer adds to one
-/// per transfer), listed in that order.
+/// An [`Acc`] per (kind, direction, path) that occurred, by a small integer key (the writer adds
+/// to one per transfer), listed in that order. Sparse: a device read from a trace costs only the
+/// rows it has.
 #[derive(Debug, Default)]
-struct Rows(Vec<Acc>);
+struct Rows(FxHashMap<u16, Acc>);
 
 impl Rows {
     const DIRECTIONS: usize = Direction::ALL.len();
     const PATHS: usize = Path::ALL.len();
 
     fn get(&mut self, kind: Kind, dir: Direction, path: Path) -> &mut Acc {
-        if self.0.is_empty() {
-            self.0.resize_with(
-                Kind::ALL.len() * Self::DIRECTIONS * Self::PATHS,
-                Acc::default,
-            );
-        }
         let i = (kind as usize * Self::DIRECTIONS + dir as usize) * Self::PATHS + path as usize;
-        &mut self.0[i]
+        self.0.entry(i as u16).or_default()
     }
 
     fn iter(&self) -> impl Iterator<Item = ((Kind, Direction, Path), &Acc)> {
-        self.0
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.calls > 0)
-            .map(|(i, a)| {
-                let kind = Kind::ALL[i / (Self::DIRECTIONS * Self::PATHS)];
-                let dir = Direction::ALL[i / Self::PATHS % Self::DIRECTIONS];
-                ((kind, dir, Path::ALL[i % Self::PATHS]), a)
-            })
+        let mut keys: Vec<u16> = self.0.keys().copied().collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|key| {
+            let i = key as usize;
+            let kind = Kind::ALL[i / (Self::DIRECTIONS * Self::PATHS)];
+            let dir = Direction::ALL[i / Self::PATHS % Self::DIRECTIONS];
+            ((kind, dir, Path::ALL[i % Self::PATHS]), &self.0[&key])
+        })
     }
 }
 
