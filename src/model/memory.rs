@@ -197,6 +197,13 @@ struct Region {
     dormant: Option<u64>,
 }
 
+impl Region {
+    /// Nothing live and nothing ended: the region's entry goes.
+    fn is_empty(&self) -> bool {
+        self.live.is_empty() && self.dormant.is_none()
+    }
+}
+
 /// What an unmap ended.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ended {
@@ -398,7 +405,7 @@ impl Registry {
                     && region.dormant == Some(id)
                 {
                     region.dormant = None;
-                    if region.live.is_empty() {
+                    if region.is_empty() {
                         self.mappings.remove(&key);
                     }
                 }
@@ -508,7 +515,7 @@ impl Registry {
         match added {
             Some(id) => region.live.push(id),
             // Not tracked (the registry is full): no entry is left empty.
-            None if region.live.is_empty() => {
+            None if region.is_empty() => {
                 self.mappings.remove(&(handle, ptr));
             }
             None => {}
@@ -529,7 +536,7 @@ impl Registry {
         let region = self.mappings.get_mut(&(handle, ptr))?;
         let id = region.live.pop()?;
         let Some(range) = self.ranges.get_mut(&id) else {
-            if region.live.is_empty() && region.dormant.is_none() {
+            if region.is_empty() {
                 self.mappings.remove(&(handle, ptr));
             }
             return None;
@@ -540,7 +547,7 @@ impl Registry {
         };
         if range.owner.is_none() {
             // An SVM mapping: in no address segment, nothing to keep.
-            if region.live.is_empty() && region.dormant.is_none() {
+            if region.is_empty() {
                 self.mappings.remove(&(handle, ptr));
             }
             self.remove_range(id);

@@ -54,7 +54,8 @@ impl Summary {
         }
     }
 
-    /// Takes in one record's facts.
+    /// Takes in one record's facts. Summary mode's own `Transfer` records are taken by value in
+    /// [`Output::write`]; a trace carries whole calls instead (as `Chrome` does, it ignores them).
     pub fn observe(&mut self, r: &Record) {
         let Some(b) = &mut self.b else { return };
         match r {
@@ -66,7 +67,6 @@ impl Summary {
                     b.enqueue(e.id, facts(call.api, e.queue.device, c, e.flags, host_ns));
                 }
             }
-            Record::Transfer(facts, device_ns) => b.add(facts.clone(), *device_ns),
             Record::Command(c) => b.completed(
                 c.id,
                 (c.time == DeviceTime::Measured).then(|| c.end.saturating_sub(c.start)),

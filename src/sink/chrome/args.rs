@@ -40,18 +40,19 @@ pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &
     if done.reasons.len() > REASONS_CACHED {
         done.reasons.clear();
     }
-    let (mut last, mut r) = match slot.take() {
-        Some((last, mut buf)) => {
+    // The slot's classification and buffer are reused: no allocation once it has been filled.
+    let (last, buf) = match slot.take() {
+        Some((mut last, mut buf)) => {
+            last.clone_from(c);
             buf.clear();
-            let mut r = Json::default();
-            r.buf = buf;
-            (last, r)
+            (last, buf)
         }
-        None => (c.clone(), Json::default()),
+        None => (c.clone(), Vec::new()),
     };
+    let mut r = Json::default();
+    r.buf = buf;
     fields(&mut r, c, &mut done.reasons);
     j.raw_bytes(&r.buf);
-    last.clone_from(c);
     *slot = Some((last, r.buf));
 }
 
