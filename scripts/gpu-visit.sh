@@ -68,7 +68,7 @@ for round in $(seq "${ROUNDS:-3}"); do
     { echo "== round $round $cfg"; env "${e[@]}" CLXFER_DIR=/tmp/t TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 2000000 calls; } >> "$R/calls.txt" 2>&1
   done
   # What NVIDIA's driver itself charges for timing every command (the storm doing it, no clxfer).
-  for own in events callbacks; do
+  for own in profiling events callbacks; do
     { echo "== round $round own-$own"; TEST_PLATFORM=NVIDIA timeout 120 "$G/clxfer-storm" 200000 1 $own; } >> "$R/storm.txt" 2>&1
   done
 done

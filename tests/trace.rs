@@ -304,6 +304,66 @@ fn a_killed_program_leaves_a_loadable_trace() {
     assert!(trace.events.len() > 1000, "{}", trace.events.len());
 }
 
+/// A program that never waits through OpenCL (no clFinish, no wait, no blocking call) still gets
+/// its device slices while it runs: completion callbacks collect them, including those that
+/// NVIDIA's rules defer (at most one callback per queue every `callback_gap_us`), which the timer
+/// thread arms.
+#[test]
+fn device_slices_stream_out_while_a_program_that_never_waits_runs() {
+    use std::io::BufRead;
+    for rules in ["auto", "nvidia"] {
+        let mut cmd = command(program("no_wait"), Load::Layer);
+        cmd.env("CLXFER_RULES", rules);
+        let dir = cmd
+            .get_envs()
+            .find(|(k, _)| *k == "CLXFER_DIR")
+            .and_then(|(_, v)| v)
+            .unwrap()
+            .to_owned();
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "done 64 writes", "rules {rules}");
+        // The device slices (named without the entry point) reach the file while it runs.
+        let device_slices = || -> usize {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                return 0;
+            };
+            entries
+                .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+                .map(|t| {
+                    t.lines()
+                        .filter(|l| {
+                            l.starts_with(r#"{"name":"Write H2D"#) && l.contains(r#""ph":"X""#)
+                        })
+                        .count()
+                })
+                .sum()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut found = device_slices();
+        while found < 64 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            found = device_slices();
+        }
+        let alive = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            alive,
+            "rules {rules}: the program ended before its slices came"
+        );
+        assert_eq!(found, 64, "rules {rules}");
+        assert_eq!(checked_traces(Path::new(&dir)).len(), 1);
+    }
+}
+
 #[test]
 fn commands_waiting_at_exit_are_counted_and_reported_without_device_time() {
     let r = run(program("in_flight"), Load::Layer, &[]);

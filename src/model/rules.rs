@@ -122,6 +122,9 @@ pub struct RuleSet {
     pub reference: Option<Reference>,
     /// How to make a transfer's host side pinned on this kind of device (the report's fix).
     pub recipe: &'static str,
+    /// Device timing: the least time, µs, between two completion callbacks clxfer arms on one
+    /// queue (each collects every command completed by then). 0: whenever the last one has run.
+    pub callback_gap_us: u32,
 }
 
 /// A reference pinned bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
@@ -331,6 +334,8 @@ pub static NVIDIA: RuleSet = RuleSet {
         source: "transfer-rules.md §7 [X]",
     }),
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
+    // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
+    callback_gap_us: 1000,
 };
 
 pub static AMD: RuleSet = RuleSet {
@@ -407,6 +412,7 @@ pub static AMD: RuleSet = RuleSet {
     },
     reference: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
+    callback_gap_us: 0,
 };
 
 const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
@@ -489,6 +495,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     },
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
+    callback_gap_us: 0,
 };
 
 pub static INTEL_DGPU: RuleSet = RuleSet {
@@ -567,6 +574,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         source: "transfer-rules.md §7, compute-runtime#618",
     }),
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
+    callback_gap_us: 0,
 };
 
 const HOST_COPY: &str = "the device works in host memory: a read or write is one host memcpy \
@@ -643,6 +651,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     },
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
+    callback_gap_us: 0,
 };
 
 pub static CPU: RuleSet = RuleSet {
@@ -715,6 +724,7 @@ pub static CPU: RuleSet = RuleSet {
     },
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
+    callback_gap_us: 0,
 };
 
 pub static GENERIC: RuleSet = RuleSet {
@@ -792,6 +802,7 @@ pub static GENERIC: RuleSet = RuleSet {
         source: "transfer-rules.md §7, CUDA Best Practices §9.1.1 [D]",
     }),
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
+    callback_gap_us: 0,
 };
 
 /// Rules every set shares: the classifier's own logic, cited like the vendor rules.
@@ -879,6 +890,15 @@ pub fn markdown() -> String {
             "\nPinned recipe (the report's fix for staged transfers): {}.",
             set.recipe
         );
+        if set.callback_gap_us > 0 {
+            let _ = writeln!(
+                out,
+                "Device timing: at most one completion callback per queue every {} µs; each \
+                 collects every command completed by then (callbacks are dear on this driver: \
+                 docs/PERFORMANCE.md).",
+                set.callback_gap_us
+            );
+        }
         if let Some(r) = set.reference {
             let _ = writeln!(
                 out,

@@ -76,6 +76,13 @@ impl Drop for Local {
 
 thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    /// A thread of clxfer's own, whose records are other threads' commands: it gets no track.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as one of clxfer's own (no track of its own in the trace).
+pub fn quiet_thread() {
+    QUIET.set(true);
 }
 
 /// Recycled boxes for enqueue details (see [`Record`]): they are filled on the calling threads
@@ -241,10 +248,12 @@ pub fn push_with(make: impl FnOnce(u32) -> Record) {
             let Some(shared) = shared() else { return };
             let tid = gettid();
             let buf: Buffer = Arc::new(Mutex::new(Vec::with_capacity(BATCH)));
-            buf.lock().push(Record::Thread {
-                tid,
-                name: thread_name(),
-            });
+            if !QUIET.get() {
+                buf.lock().push(Record::Thread {
+                    tid,
+                    name: thread_name(),
+                });
+            }
             shared.threads.lock().push(buf.clone());
             let old = local.replace(Local {
                 generation,

@@ -3,8 +3,10 @@
 //! callback ([`Waiting`]). The callback reads the four profiling timestamps of each completed
 //! command, places them on the host clock (`timing::mapping`), releases the event and hands a
 //! device record to the writer, so device records stream out as commands finish and no events
-//! pile up. Summary mode times only transfers, reads START and END only, and hands the writer
-//! the transfer's report facts with its device duration instead of a device record.
+//! pile up. Where the vendor's callbacks are dear, they are rate-limited per queue and a timer
+//! thread arms the deferred ones ([`Waiting`]). Summary mode times only transfers, reads START
+//! and END only, and hands the writer the transfer's report facts with its device duration
+//! instead of a device record.
 
 use super::Device;
 use super::queues::QueueInfo;
@@ -15,13 +17,16 @@ use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
+use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// The arguments of an enqueue whose first argument is the queue and last the event out-pointer.
 pub trait EnqueueArgs {
@@ -105,6 +110,12 @@ impl Now {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Taken as `clFinish` starts: the commands numbered below it were enqueued before, so they are
+/// over once it returns.
+pub fn first_unfinished() -> u64 {
+    NEXT_ID.load(Ordering::Acquire)
+}
+
 /// The first command id of this process: lower ones were enqueued by the parent before a fork,
 /// and are the parent's to report.
 static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
@@ -112,6 +123,15 @@ static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
 /// In a forked child: the parent's commands never complete here and are not this process's.
 pub fn forget_after_fork() {
     FIRST_OURS.store(NEXT_ID.load(Ordering::Relaxed), Ordering::Relaxed);
+    // The parent's deferred commands are the parent's, and the timer thread was not forked: the
+    // child's own are deferred afresh.
+    if let Some(mut deferred) = DEFERRED.try_lock() {
+        for queue in deferred.drain(..) {
+            if let Some(mut waiting) = queue.waiting.try_lock() {
+                waiting.deferred = false;
+            }
+        }
+    }
 }
 
 /// What the device slice will say about the command.
@@ -128,13 +148,169 @@ pub struct What {
 /// A queue's commands that clxfer times and whose completion it has not collected yet. One
 /// completion callback at a time is armed per queue, on its newest command: when it runs, it
 /// collects every command that has completed, then arms itself again on the newest of the rest.
-/// A callback per command costs PoCL more than all of clxfer's own work on an enqueue (see
-/// docs/PERFORMANCE.md); one per queue keeps the streaming: records still leave as commands finish.
+/// A callback per command costs PoCL more than all of clxfer's own work on an enqueue, and one
+/// callback costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md). So where the vendor
+/// rules give a gap (`callback_gap_us`), one is armed at most every gap: the commands enqueued
+/// sooner wait, deferred, for the queue's next enqueue after the gap, for the program's next wait
+/// on the queue ([`synced`]), or for the timer thread ([`timer`]), whichever comes first. Records
+/// still stream out within about a gap of their commands' completion.
 #[derive(Default)]
 pub struct Waiting {
     list: VecDeque<Pending>,
     /// The event the callback is armed on; 0 while none is armed.
     armed_on: usize,
+    /// When the last callback was armed (host clock, ns).
+    last_armed: u64,
+    /// Listed in [`DEFERRED`], for the timer thread.
+    deferred: bool,
+}
+
+/// What to arm now that the queue's list changed at `now`: its newest command, if no callback is
+/// armed and none was armed within `gap` ns; otherwise nothing. `true` in the second place: the
+/// queue has just been deferred, and the caller lists it in [`DEFERRED`].
+fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
+    if waiting.armed_on != 0 {
+        return (None, false);
+    }
+    let Some(newest) = waiting.list.back().map(|p| p.event) else {
+        return (None, false);
+    };
+    if gap == 0 || now >= waiting.last_armed.saturating_add(gap) {
+        waiting.armed_on = newest;
+        waiting.last_armed = now;
+        return (Some(newest), false);
+    }
+    (None, !std::mem::replace(&mut waiting.deferred, true))
+}
+
+/// Arms what [`due`] said, and lists a deferred queue for the timer. Called without the lock.
+unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, bool)) {
+    if deferred {
+        defer(queue);
+    }
+    if let Some(event) = arm {
+        unsafe { arm_on(queue, event as cl_event) };
+    }
+}
+
+/// The queue's gap between callbacks, ns: its vendor's, if the timer thread can run (0 otherwise:
+/// every callback armed at once, as commands complete).
+fn gap(queue: &QueueInfo) -> u64 {
+    let us = queue.device.rules.callback_gap_us;
+    if us == 0 || !timer::available() {
+        return 0;
+    }
+    us as u64 * 1000
+}
+
+/// Queues whose waiting commands have no callback armed, for the timer thread.
+static DEFERRED: Mutex<Vec<Arc<QueueInfo>>> = Mutex::new(Vec::new());
+
+fn defer(queue: &Arc<QueueInfo>) {
+    let first = {
+        let mut deferred = DEFERRED.lock();
+        deferred.push(queue.clone());
+        deferred.len() == 1
+    };
+    if first {
+        timer::wake();
+    }
+}
+
+/// Arms the deferred callbacks that are due; returns when the next one left is. A command that
+/// has completed runs its callback at once, on the calling (timer) thread.
+fn round() -> Option<u64> {
+    let queues = std::mem::take(&mut *DEFERRED.lock());
+    let now = clock::now_ns();
+    for queue in queues {
+        let decided = {
+            let mut waiting = queue.waiting.lock();
+            waiting.deferred = false;
+            due(&mut waiting, now, gap(&queue))
+        };
+        unsafe { arm_or_defer(&queue, decided) };
+    }
+    DEFERRED
+        .lock()
+        .iter()
+        .map(|q| q.waiting.lock().last_armed.saturating_add(gap(q)))
+        .min()
+}
+
+/// The thread that arms deferred callbacks: asleep while none is deferred. Not the writer thread:
+/// a callback can wait for the writer's channel, and NVIDIA's `clSetEventCallback` for a callback
+/// in progress, so a writer arming callbacks could wait for itself. It stops at exit before the
+/// driver's own exit handlers run ([`timer::stop`]), so that it never calls a driver being torn
+/// down.
+mod timer {
+    use super::*;
+
+    /// The thread and the process it belongs to (a forked child has none until it needs one).
+    static THREAD: Mutex<Option<(u32, std::thread::Thread)>> = Mutex::new(None);
+    static STOPPED: AtomicBool = AtomicBool::new(false);
+    /// Held while the thread calls the driver.
+    static BUSY: Mutex<()> = Mutex::new(());
+
+    /// Whether deferred callbacks can be armed by the timer thread: only where clxfer can stop it
+    /// at exit before the driver's exit handlers. An `atexit` handler registered now, after the
+    /// driver loaded, runs before them; under the Khronos loader's deinit path clxfer registers
+    /// none (`lifecycle.rs`), and callbacks are armed at once there.
+    pub(super) fn available() -> bool {
+        static OK: OnceLock<bool> = OnceLock::new();
+        let ok = *OK.get_or_init(|| {
+            // SAFETY: a plain extern "C" function that lives as long as the process.
+            !crate::layer::loader_layer::deinit_managed() && unsafe { libc::atexit(stop) } == 0
+        });
+        ok && !STOPPED.load(Ordering::Relaxed)
+    }
+
+    /// Wakes the thread (starting it in this process if need be).
+    pub(super) fn wake() {
+        let pid = std::process::id();
+        let mut thread = THREAD.lock();
+        if let Some((p, t)) = thread.as_ref()
+            && *p == pid
+        {
+            t.unpark();
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("clxfer-timer".into())
+            .spawn(run);
+        match spawned {
+            Ok(handle) => *thread = Some((pid, handle.thread().clone())),
+            // No thread: the deferred commands wait for the queue's next enqueue or wait.
+            Err(_) => crate::warn!("device timing: no timer thread; deferred callbacks wait"),
+        }
+    }
+
+    fn run() {
+        buffer::quiet_thread();
+        loop {
+            loop {
+                let next = {
+                    let _busy = BUSY.lock();
+                    if STOPPED.load(Ordering::Acquire) {
+                        return;
+                    }
+                    catch_unwind(round).ok().flatten()
+                };
+                let Some(at) = next else { break };
+                let wait = at.saturating_sub(clock::now_ns());
+                std::thread::park_timeout(Duration::from_nanos(wait.max(50_000)));
+            }
+            // Until a queue is deferred again (`defer` wakes it).
+            std::thread::park();
+        }
+    }
+
+    /// At exit, before the driver's own exit handlers: the thread calls the driver no more.
+    extern "C" fn stop() {
+        STOPPED.store(true, Ordering::Release);
+        // Waits for a round in progress to leave the driver; bounded, in case the exiting thread
+        // holds a lock of the driver's that the round waits for.
+        drop(BUSY.try_lock_for(Duration::from_millis(100)));
+    }
 }
 
 struct Pending {
@@ -203,18 +379,13 @@ pub unsafe fn track(
         host_end: span.end,
         reported: false,
     };
-    let arm = {
+    let gap = gap(queue);
+    let decided = {
         let mut waiting = queue.waiting.lock();
         waiting.list.push_back(pending);
-        let arm = waiting.armed_on == 0;
-        if arm {
-            waiting.armed_on = handle as usize;
-        }
-        arm
+        due(&mut waiting, span.end, gap)
     };
-    if arm {
-        unsafe { arm_on(queue, handle) };
-    }
+    unsafe { arm_or_defer(queue, decided) };
     id
 }
 
@@ -249,10 +420,12 @@ unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_voi
 }
 
 /// Collects the queue's completed commands after `fired` completed with `status`, and arms the
-/// callback again if commands are still waiting.
+/// callback again if commands are still waiting (or defers it, [`due`]).
 unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
     let mut done = Done::new();
-    let next = {
+    let now = Now::default();
+    let gap = gap(queue);
+    let decided = {
         let mut waiting = queue.waiting.lock();
         if queue.in_order && status == CL_COMPLETE {
             // In order: everything enqueued before `fired` has completed too.
@@ -271,17 +444,15 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
                 }
             });
         }
-        let next = waiting.list.back().map(|p| p.event);
-        waiting.armed_on = next.unwrap_or(0);
-        next
+        waiting.armed_on = 0;
+        // Without a gap the clock is not needed: the next callback is due at once.
+        let at = if gap == 0 { 0 } else { now.get() };
+        due(&mut waiting, at, gap)
     };
-    let now = Now::default();
     for (mut p, st) in done.drain(..) {
         unsafe { finish(queue, &mut p, st, &now, true) };
     }
-    if let Some(event) = next {
-        unsafe { arm_on(queue, event as cl_event) };
-    }
+    unsafe { arm_or_defer(queue, decided) };
 }
 
 /// An event's execution status (`CL_COMPLETE`, an error, or still running); `unknown` when the
@@ -292,6 +463,10 @@ unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
 unsafe fn status_of(p: &Pending, unknown: cl_int) -> cl_int {
     unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(unknown)
 }
+
+/// A command's status after `clFinish`: over, complete unless its profiling times say otherwise
+/// (then the driver is asked).
+const OVER: cl_int = cl_int::MAX;
 
 /// Commands collected at once, with their status (drained where they are: 32 of them inline are
 /// 3 KiB, not to be moved).
@@ -314,7 +489,7 @@ fn take_completed(
         } else {
             status(&p)
         };
-        if st <= CL_COMPLETE {
+        if st <= CL_COMPLETE || st == OVER {
             done.push((p, st));
         } else {
             list.push_back(p);
@@ -326,25 +501,32 @@ fn take_completed(
 /// completed ones are collected now, so their records do not wait for a callback that a program
 /// about to exit may never see. The one the callback is armed on stays listed (the callback
 /// releases its event) but is reported now, in place. A command whose status the driver cannot
-/// give is left for the callback.
+/// give is left for the callback. Commands numbered below `over_below` are known to be over (the
+/// wait was `clFinish`, and they were enqueued before it: [`first_unfinished`]), so none is asked
+/// for its status (NVIDIA's OpenCL charges for asking) unless its profiling times fail ([`OVER`]).
 ///
 /// # Safety
 /// The queue's waiting events are live (clxfer holds a reference to each).
-pub unsafe fn synced(queue: &QueueInfo) {
+pub unsafe fn synced(queue: &QueueInfo, over_below: u64) {
     let now = Now::default();
     let mut done = Done::new();
+    let status = |p: &Pending| {
+        if p.id < over_below {
+            OVER
+        } else {
+            unsafe { status_of(p, CL_RUNNING) }
+        }
+    };
     {
         let mut waiting = queue.waiting.lock();
         let armed_on = waiting.armed_on;
         if let Some(p) = waiting.list.iter_mut().find(|p| p.event == armed_on) {
-            let st = unsafe { status_of(p, CL_RUNNING) };
-            if st <= CL_COMPLETE {
+            let st = status(p);
+            if st <= CL_COMPLETE || st == OVER {
                 unsafe { finish(queue, p, st, &now, false) };
             }
         }
-        take_completed(&mut waiting.list, armed_on, &mut done, |p| unsafe {
-            status_of(p, CL_RUNNING)
-        });
+        take_completed(&mut waiting.list, armed_on, &mut done, status);
     }
     for (mut p, st) in done.drain(..) {
         unsafe { finish(queue, &mut p, st, &now, true) };
@@ -389,11 +571,12 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         return;
     }
     let dev: &Device = &queue.device;
+    let mut status = status;
     if !crate::sink::records_every_call() {
         // Summary mode: the report needs the duration only (two queries, not four) and no device
         // slice; the in-flight counter is the trace's.
         let times = match status {
-            CL_COMPLETE => unsafe {
+            CL_COMPLETE | OVER => unsafe {
                 driver::profiling(
                     event,
                     [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
@@ -416,7 +599,7 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         return;
     }
     let times = match status {
-        CL_COMPLETE => unsafe {
+        CL_COMPLETE | OVER => unsafe {
             driver::profiling(
                 event,
                 [
@@ -429,6 +612,13 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         },
         _ => None,
     };
+    if status == OVER {
+        // A failed command has no profiling times: only then is its status worth asking.
+        status = match times {
+            Some(_) => CL_COMPLETE,
+            None => unsafe { driver::event_status(event) }.unwrap_or(CL_COMPLETE),
+        };
+    }
     if release {
         unsafe { driver::release_event(event) };
     }
@@ -476,4 +666,67 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
         kernel: p.what.kernel.take(),
     };
     buffer::push_with(|_| Record::Command(command));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(events: &[usize]) -> Waiting {
+        let mut w = Waiting::default();
+        for &event in events {
+            w.list.push_back(Pending {
+                event,
+                id: event as u64,
+                what: What {
+                    api: Api::ALL[0],
+                    class: None,
+                    bytes: 0,
+                    blocking: false,
+                    kernel: None,
+                    facts: None,
+                },
+                host_tid: 0,
+                host_begin: 0,
+                host_end: 0,
+                reported: false,
+            });
+        }
+        w
+    }
+
+    #[test]
+    fn without_a_gap_the_newest_command_is_armed_whenever_none_is() {
+        let mut w = waiting(&[1, 2]);
+        assert_eq!(due(&mut w, 0, 0), (Some(2), false));
+        // Armed: nothing more until its callback has run.
+        w.list.push_back(waiting(&[3]).list.pop_front().unwrap());
+        assert_eq!(due(&mut w, 0, 0), (None, false));
+        w.armed_on = 0;
+        assert_eq!(due(&mut w, 1, 0), (Some(3), false));
+        assert!(!w.deferred);
+        // Nothing waiting: nothing to arm.
+        let mut empty = waiting(&[]);
+        assert_eq!(due(&mut empty, 5, 0), (None, false));
+    }
+
+    #[test]
+    fn with_a_gap_one_callback_is_armed_per_gap_and_the_rest_are_deferred_once() {
+        let gap = 1_000_000;
+        let mut w = waiting(&[1]);
+        w.last_armed = 0;
+        // The first one: the last arming (never) is more than a gap ago.
+        assert_eq!(due(&mut w, gap, gap), (Some(1), false));
+        assert_eq!(w.last_armed, gap);
+        // Its callback ran at once; two more commands within the gap: deferred, listed once.
+        w.armed_on = 0;
+        w.list = waiting(&[2, 3]).list;
+        assert_eq!(due(&mut w, gap + 10, gap), (None, true));
+        assert!(w.deferred);
+        assert_eq!(due(&mut w, gap + 20, gap), (None, false));
+        // The gap has passed (the timer's round clears the flag first): the newest is armed.
+        w.deferred = false;
+        assert_eq!(due(&mut w, 2 * gap, gap), (Some(3), false));
+        assert_eq!((w.armed_on, w.last_armed), (3, 2 * gap));
+    }
 }

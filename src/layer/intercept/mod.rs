@@ -281,7 +281,7 @@ unsafe fn enqueued(
     e.id = unsafe { events::track(cap, event, &q, span, what, &mut None) };
     // A blocking call returned: its command, and those before it, have completed.
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
-        unsafe { events::synced(&q) };
+        unsafe { events::synced(&q, 0) };
     }
     span.command = Some(e);
 }
@@ -319,7 +319,7 @@ unsafe fn summarized(
     span.facts = facts;
     // A blocking call returned: its command, and those before it, have completed.
     if id != 0 && blocking {
-        unsafe { events::synced(q) };
+        unsafe { events::synced(q, 0) };
     }
 }
 
@@ -392,13 +392,20 @@ impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
 pub struct Finished;
 
 impl Hook<(cl_command_queue,), cl_int> for Finished {
-    type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_command_queue,)) {}
-    unsafe fn after(_: (), args: &(cl_command_queue,), ret: cl_int, _: &mut Span) -> cl_int {
+    type State = u64;
+    unsafe fn before(_: Call, _: &mut (cl_command_queue,)) -> u64 {
+        events::first_unfinished()
+    }
+    unsafe fn after(
+        over_below: u64,
+        args: &(cl_command_queue,),
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
         if ret == CL_SUCCESS
             && let Some(q) = queues::known(args.0 as usize)
         {
-            unsafe { events::synced(&q) };
+            unsafe { events::synced(&q, over_below) };
         }
         ret
     }
@@ -424,7 +431,7 @@ impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
             {
                 seen.push(q);
                 if let Some(q) = queues::known(q) {
-                    unsafe { events::synced(&q) };
+                    unsafe { events::synced(&q, 0) };
                 }
             }
         }
