@@ -168,6 +168,7 @@ pub struct Waiting {
 /// What to arm now that the queue's list changed at `now`: its newest command, if no callback is
 /// armed and none was armed within `gap` ns; otherwise nothing. `true` in the second place: the
 /// queue has just been deferred, and the caller lists it in [`DEFERRED`].
+#[inline]
 fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
     if waiting.armed_on != 0 {
         return (None, false);
@@ -184,6 +185,7 @@ fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
 }
 
 /// Arms what [`due`] said, and lists a deferred queue for the timer. Called without the lock.
+#[inline]
 unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, bool)) {
     if deferred {
         defer(queue);
