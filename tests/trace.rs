@@ -266,17 +266,17 @@ fn device_timing_off_leaves_queues_alone_and_times_the_host_only() {
     );
 }
 
+/// Where a program started by [`command`] writes its trace (its `CLXFER_DIR`).
+fn trace_dir(cmd: &std::process::Command) -> std::path::PathBuf {
+    let dir = cmd.get_envs().find(|(k, _)| *k == "CLXFER_DIR");
+    dir.and_then(|(_, v)| v).expect("CLXFER_DIR set").into()
+}
+
 #[test]
 fn a_killed_program_leaves_a_loadable_trace() {
     let mut cmd = command(program("storm"), Load::Layer);
     cmd.arg("100000000");
-    let dir = cmd
-        .get_envs()
-        .find(|(k, _)| *k == "CLXFER_DIR")
-        .unwrap()
-        .1
-        .unwrap()
-        .to_owned();
+    let dir = trace_dir(&cmd);
     let mut child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -297,7 +297,7 @@ fn a_killed_program_leaves_a_loadable_trace() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let traces = checked_traces(Path::new(&dir));
+    let traces = checked_traces(&dir);
     assert_eq!(traces.len(), 1);
     let trace = clxfer::trace::read::read_file(&traces[0]).unwrap();
     assert!(!trace.closed, "killed: no closing bracket");
@@ -314,12 +314,7 @@ fn device_slices_stream_out_while_a_program_that_never_waits_runs() {
     for rules in ["auto", "nvidia"] {
         let mut cmd = command(program("no_wait"), Load::Layer);
         cmd.env("CLXFER_RULES", rules);
-        let dir = cmd
-            .get_envs()
-            .find(|(k, _)| *k == "CLXFER_DIR")
-            .and_then(|(_, v)| v)
-            .unwrap()
-            .to_owned();
+        let dir = trace_dir(&cmd);
         let mut child = cmd
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -360,7 +355,7 @@ fn device_slices_stream_out_while_a_program_that_never_waits_runs() {
             "rules {rules}: the program ended before its slices came"
         );
         assert_eq!(found, 64, "rules {rules}");
-        assert_eq!(checked_traces(Path::new(&dir)).len(), 1);
+        assert_eq!(checked_traces(&dir).len(), 1);
     }
 }
 

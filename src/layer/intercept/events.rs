@@ -249,6 +249,7 @@ mod timer {
 
     /// The thread and the process it belongs to (a forked child has none until it needs one).
     static THREAD: Mutex<Option<(u32, std::thread::Thread)>> = Mutex::new(None);
+    /// Set at exit, or when the thread could not start: callbacks are then armed at once.
     static STOPPED: AtomicBool = AtomicBool::new(false);
     /// Held while the thread calls the driver.
     static BUSY: Mutex<()> = Mutex::new(());
@@ -281,8 +282,12 @@ mod timer {
             .spawn(run);
         match spawned {
             Ok(handle) => *thread = Some((pid, handle.thread().clone())),
-            // No thread: the deferred commands wait for the queue's next enqueue or wait.
-            Err(_) => crate::warn!("device timing: no timer thread; deferred callbacks wait"),
+            // No thread: from now on callbacks are armed at once; the commands already deferred
+            // wait for the queue's next enqueue or wait.
+            Err(_) => {
+                STOPPED.store(true, Ordering::Release);
+                crate::warn!("device timing: no timer thread; completion callbacks armed at once");
+            }
         }
     }
 
@@ -470,6 +475,11 @@ unsafe fn status_of(p: &Pending, unknown: cl_int) -> cl_int {
 /// (then the driver is asked).
 const OVER: cl_int = cl_int::MAX;
 
+/// Whether a status says the command is over: complete, failed, or [`OVER`].
+fn is_over(status: cl_int) -> bool {
+    status <= CL_COMPLETE || status == OVER
+}
+
 /// Commands collected at once, with their status (drained where they are: 32 of them inline are
 /// 3 KiB, not to be moved).
 type Done = SmallVec<[(Pending, cl_int); 32]>;
@@ -491,7 +501,7 @@ fn take_completed(
         } else {
             status(&p)
         };
-        if st <= CL_COMPLETE || st == OVER {
+        if is_over(st) {
             done.push((p, st));
         } else {
             list.push_back(p);
@@ -524,7 +534,7 @@ pub unsafe fn synced(queue: &QueueInfo, over_below: u64) {
         let armed_on = waiting.armed_on;
         if let Some(p) = waiting.list.iter_mut().find(|p| p.event == armed_on) {
             let st = status(p);
-            if st <= CL_COMPLETE || st == OVER {
+            if is_over(st) {
                 unsafe { finish(queue, p, st, &now, false) };
             }
         }
