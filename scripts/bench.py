@@ -27,6 +27,11 @@ for load, var in [("layer", "OPENCL_LAYERS"), ("preload", "LD_PRELOAD")]:
 for mode in ["summary", "trace"]:
     CONFIGS[f"layer {mode} untimed"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
                                         "CLXFER_DEVICE_TIMING": "off"}
+# The PoCL storm also runs without clxfer but with profiling on its queue (STORM_MODE: the
+# storm's own argument, not an environment variable): the driver's own charge for device timing,
+# in the same rounds, so that what clxfer adds beyond it is a paired figure.
+OWN_PROFILING = {"STORM_MODE": "profiling"}
+STORM_CONFIGS = dict(CONFIGS, **{"own profiling": OWN_PROFILING})
 
 
 def env_for(extra, out_dir):
@@ -54,6 +59,8 @@ TEST_ICD_VENDORS = os.path.join(ROOT, "target/release/bench-vendors")
 
 
 def storm(threads, extra, mode=None):
+    extra = dict(extra)
+    mode = extra.pop("STORM_MODE", mode)
     cmd = [STORM, str(ENQUEUES // threads), str(threads)] + ([mode] if mode else [])
     if mode == "usm":
         extra = dict(extra, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
@@ -112,26 +119,34 @@ def clpeak(extra):
     return got
 
 
-def bench(title, fn, metric, unit, rounds):
-    """Interleaved rounds; prints and returns the table lines."""
-    results = {c: [] for c in CONFIGS}
+def bench(title, fn, metric, unit, rounds, configs=CONFIGS):
+    """Interleaved rounds; prints and returns the table lines. "paired" is the median over the
+    rounds of each round's difference to none (this VM's speed drifts from round to round)."""
+    results = {c: [] for c in configs}
     for _ in range(rounds):
-        for c, extra in CONFIGS.items():
+        for c, extra in configs.items():
             results[c].append(fn(extra))
     base = results["none"]
     lines = [f"{title}, {rounds} interleaved rounds",
-             f"  {'configuration':<22}{'median ' + unit:>20}{'added':>10}{'median ratio':>14}"
+             f"  {'configuration':<22}{'median ' + unit:>20}{'added':>10}{'paired':>9}{'median ratio':>14}"
              + ("" if metric != "us" else f"{'caller CPU us':>15}{'trace B/enq':>13}{'peak RSS MiB':>14}")]
     base_med = statistics.median(r[metric] for r in base)
     for c, rs in results.items():
         med = statistics.median(r[metric] for r in rs)
         ratio = statistics.median(r[metric] / b[metric] for r, b in zip(rs, base))
-        line = f"  {c:<22}{med:>20.3f}{med - base_med:>+10.3f}{ratio:>14.3f}"
+        paired = statistics.median(r[metric] - b[metric] for r, b in zip(rs, base))
+        line = f"  {c:<22}{med:>20.3f}{med - base_med:>+10.3f}{paired:>+9.3f}{ratio:>14.3f}"
         if metric == "us":
             line += f"{statistics.median(r['cpu'] for r in rs):>15.3f}"
             line += f"{statistics.median(r['bytes'] for r in rs):>13.0f}"
             line += f"{statistics.median(r['rss'] for r in rs):>14.1f}"
         lines.append(line)
+    if "own profiling" in results:
+        # What clxfer adds beyond the driver's own charge for profiling, paired round by round.
+        own = results["own profiling"]
+        beyond = [f"{c} {statistics.median(r[metric] - o[metric] for r, o in zip(results[c], own)):+.3f}"
+                  for c in results if c.startswith("layer") and not c.endswith(("off", "untimed"))]
+        lines.append(f"  beyond the driver's own profiling charge (paired, {unit}): " + ", ".join(beyond))
     for l in lines + [""]:
         print(l, flush=True)
     return lines, results
@@ -141,7 +156,7 @@ def main():
     out = []
     for threads in (1, 4):
         lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
-                         lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS)
+                         lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS, STORM_CONFIGS)
         out += lines + [""]
     # clxfer's own cost, on a driver that does nothing but copy (PoCL multiplies any work between
     # enqueues, see the spin rows below).
