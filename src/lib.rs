@@ -9,6 +9,7 @@ pub mod layer;
 pub mod model;
 pub mod report;
 pub mod sink;
+pub mod sync;
 pub mod timing;
 pub mod trace;
 pub mod units;

@@ -4,7 +4,7 @@
 //! name gets exactly what the driver gave.
 
 use super::{Api, Call, Hook, Span, api};
-use parking_lot::RwLock;
+use crate::sync::RwLock;
 use std::ffi::{CStr, c_char, c_void};
 
 /// One pointer a driver gave: which function, for which dispatch table (0: unknown), where.

@@ -11,8 +11,8 @@
 
 use super::record::{CallFlags, End, Enqueued, KINDS, QueueRef, Record};
 use super::writer;
+use crate::sync::Mutex;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
-use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
