@@ -153,6 +153,24 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
         );
         assert!(a["host_ptr"].as_str().unwrap().starts_with("0x"));
         assert_eq!(a["mem_objects"][0]["kind"], "buffer");
+        assert_eq!(a["mem_objects"][0]["flags"], "READ_WRITE");
+        // Flags decoded, each value rendered once and reused: every map of the program says its own.
+        let mut map_flags: Vec<&str> = host
+            .iter()
+            .filter(|e| e["args"]["api"] == "clEnqueueMapBuffer")
+            .map(|e| e["args"]["map_flags"].as_str().unwrap())
+            .collect();
+        map_flags.dedup();
+        assert_eq!(
+            map_flags,
+            ["WRITE", "READ", "WRITE", "WRITE_INVALIDATE_REGION"],
+            "{load:?}"
+        );
+        let ahp = host
+            .iter()
+            .find(|e| e["args"]["api"] == "clEnqueueMapBuffer")
+            .unwrap();
+        assert_eq!(ahp["args"]["mem_objects"][0]["flags"], "ALLOC_HOST_PTR");
         for d in device.values() {
             let args = &d["args"];
             assert!(

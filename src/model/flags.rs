@@ -2,7 +2,7 @@
 
 use opencl_sys::*;
 
-type Names = &'static [(u64, &'static str)];
+pub type Names = &'static [(u64, &'static str)];
 
 pub const MEM_FLAGS: Names = &[
     (CL_MEM_READ_WRITE, "READ_WRITE"),

@@ -30,6 +30,8 @@ const FLUSH_AT: usize = 1 << 18;
 const JOIN_LIMIT: usize = 1 << 20;
 /// Tracks whose ids are kept rendered, at most (then the cache starts afresh).
 const TRACKS_CACHED: usize = 4096;
+/// Flag values whose names are kept rendered, at most.
+const FLAGS_CACHED: usize = 1024;
 
 /// An event's (cat, ph, pid, tid), the strings as address and length.
 type Head = ((usize, usize), (usize, usize), u32, u32);
@@ -50,8 +52,9 @@ pub struct Chrome<W: Write + Send> {
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
-    /// Memory flags → their names (`READ_WRITE|ALLOC_HOST_PTR`).
-    flag_names: HashMap<u64, Box<str>, FxBuildHasher>,
+    /// Flags → their names as a JSON string (`"READ_WRITE|ALLOC_HOST_PTR"`), by table and value:
+    /// a program uses the same few.
+    flag_names: HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
     /// What follows an event's name, up to its timestamp: `"cat":…,"ph":…,"pid":…,"tid":…,"ts":`,
     /// by (cat, ph, pid, tid), the strings by address (each is one of clxfer's constants).
     heads: HashMap<Head, Box<[u8]>, FxBuildHasher>,
@@ -63,6 +66,24 @@ pub struct Chrome<W: Write + Send> {
     /// Bytes handed to the file, and how many it may hold ([`super::trace_file::room`]).
     written: u64,
     room: u64,
+}
+
+/// `flags` decoded with `names`, as a JSON string, rendered once.
+fn flag_names<'a>(
+    cache: &'a mut HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
+    flags: u64,
+    names: flags::Names,
+) -> &'a [u8] {
+    let key = (names.as_ptr() as usize, flags);
+    // Flag values are the program's: bounded whatever it passes.
+    if cache.len() >= FLAGS_CACHED && !cache.contains_key(&key) {
+        cache.clear();
+    }
+    cache.entry(key).or_insert_with(|| {
+        let mut j = Json::default();
+        j.display(&flags::decode(flags, names));
+        j.buf.into()
+    })
 }
 
 /// Starts the trace: the opening bracket, the start event, the host process's name.
@@ -297,11 +318,15 @@ impl<W: Write + Send> Chrome<W> {
         match e.flags {
             CallFlags::None => {}
             CallFlags::Map(f) => {
-                j.field(s::MAP_FLAGS).display(&flags::decode(f, MAP_FLAGS));
+                j.field(s::MAP_FLAGS)
+                    .raw_bytes(flag_names(&mut self.flag_names, f, MAP_FLAGS));
             }
             CallFlags::Migrate(f) => {
-                j.field(s::MIGRATION_FLAGS)
-                    .display(&flags::decode(f, MIGRATION_FLAGS));
+                j.field(s::MIGRATION_FLAGS).raw_bytes(flag_names(
+                    &mut self.flag_names,
+                    f,
+                    MIGRATION_FLAGS,
+                ));
             }
         }
         if !e.mems.is_empty() {
@@ -310,11 +335,11 @@ impl<W: Write + Send> Chrome<W> {
                 j.open();
                 j.qkey(quoted!("id")).u64(m.id);
                 j.qkey(quoted!("kind")).word(m.kind_name());
-                let decoded = self
-                    .flag_names
-                    .entry(m.flags)
-                    .or_insert_with(|| flags::decode(m.flags, MEM_FLAGS).to_string().into());
-                j.qkey(quoted!("flags")).str(decoded);
+                j.qkey(quoted!("flags")).raw_bytes(flag_names(
+                    &mut self.flag_names,
+                    m.flags,
+                    MEM_FLAGS,
+                ));
                 j.close();
             }
             j.close_array();
