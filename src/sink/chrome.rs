@@ -69,11 +69,11 @@ pub struct Chrome<W: Write + Send> {
 }
 
 /// `flags` decoded with `names`, as a JSON string, rendered once.
-fn flag_names<'a>(
-    cache: &'a mut HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
+fn flag_names(
+    cache: &mut HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
     flags: u64,
     names: flags::Names,
-) -> &'a [u8] {
+) -> &[u8] {
     let key = (names.as_ptr() as usize, flags);
     // Flag values are the program's: bounded whatever it passes.
     if cache.len() >= FLAGS_CACHED && !cache.contains_key(&key) {
