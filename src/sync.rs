@@ -4,7 +4,8 @@
 //! and the writer on two vCPUs) a lock holder is often preempted, and parking_lot's waiters then
 //! spin and call `sched_yield` before they sleep, thousands of times a second on the registry
 //! lock every enqueue takes; std's spin briefly and sleep on the futex. On the 4-thread storm
-//! that halved clxfer's cost in summary mode (docs/PERFORMANCE.md).
+//! that halved clxfer's own cost (untimed summary) in both a slow and a fast period of this VM
+//! (docs/PERFORMANCE.md).
 //!
 //! Poisoning is ignored: a panic in clxfer's code is caught at the entry point and turns clxfer
 //! off, and the data behind a lock stays consistent enough for what is left (the end's report).
