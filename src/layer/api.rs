@@ -34,8 +34,8 @@ core {
     fn clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue [errcode_ret] => intercept::QueueCreated;
     fn clRetainCommandQueue(command_queue: cl_command_queue) -> cl_int;
     fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int;
-    fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
-    fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int;
+    fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::QueueQueried;
+    fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int => intercept::QueuePropertySet;
     fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: usize, image_height: usize, image_row_pitch: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: usize, image_height: usize, image_depth: usize, image_row_pitch: usize, image_slice_pitch: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
@@ -64,10 +64,10 @@ core {
     fn clGetKernelInfo(kernel: cl_kernel, param_name: cl_kernel_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
     fn clGetKernelWorkGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_work_group_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
     fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int => intercept::Waited;
-    fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
+    fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::EventQueried;
     fn clRetainEvent(event: cl_event) -> cl_int;
     fn clReleaseEvent(event: cl_event) -> cl_int;
-    fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
+    fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::ProfilingQueried;
     fn clFlush(command_queue: cl_command_queue) -> cl_int;
     fn clFinish(command_queue: cl_command_queue) -> cl_int => intercept::Finished;
     fn clEnqueueReadBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, offset: usize, size: usize, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::HostBuffer<false>>;
@@ -84,7 +84,7 @@ core {
     fn clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const usize, global_work_size: *const usize, local_work_size: *const usize, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::Kernel>;
     fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::Kernel>;
     fn clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: Option<unsafe extern "C" fn(arg1: *mut c_void)>, args: *mut c_void, cb_args: usize, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::Kernel>;
-    fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int => intercept::Timed;
+    fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int => intercept::Marker;
     fn clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> cl_int;
     fn clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int;
     fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void => extensions::AddressHook;

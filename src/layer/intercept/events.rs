@@ -331,6 +331,14 @@ struct Pending {
     /// Its device record is written (at a point where the program waited for it, [`synced`]);
     /// only the event is left to release.
     reported: bool,
+    /// The event is the program's (clxfer's reference is one more than the program's own).
+    program: bool,
+}
+
+/// Whether clxfer holds a reference of its own to the program's `event`, a command of `queue`.
+pub fn holds(queue: &QueueInfo, event: usize) -> bool {
+    let waiting = queue.waiting.lock();
+    waiting.list.iter().any(|p| p.event == event && p.program)
 }
 
 /// After an enqueue the driver accepted: time the command on the device. `event` is the event
@@ -385,6 +393,7 @@ pub unsafe fn track(
         host_begin: span.begin,
         host_end: span.end,
         reported: false,
+        program: !cap.supplied,
     };
     let gap = gap(queue);
     let decided = {
@@ -702,6 +711,7 @@ mod tests {
                 host_begin: 0,
                 host_end: 0,
                 reported: false,
+                program: false,
             });
         }
         w

@@ -7,12 +7,14 @@
 
 mod commands;
 mod events;
+mod hidden;
 mod map;
 mod objects;
 mod queues;
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
+pub use hidden::{EventQueried, ProfilingQueried, QueuePropertySet, QueueQueried};
 pub use map::*;
 pub use objects::*;
 pub use queues::QueueCreated;
@@ -366,13 +368,20 @@ impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
 }
 
 /// The hook of every other enqueue (markers, barriers, GL/EGL acquire and release, advice):
-/// timed on the device, nothing to classify.
-pub struct Timed;
+/// timed on the device, nothing to classify. `EVENT_REQUIRED`: a NULL event pointer is an error
+/// the program must get from the driver (`clEnqueueMarker`), so clxfer supplies none.
+pub struct Timed<const EVENT_REQUIRED: bool = false>;
 
-impl<A: EnqueueArgs> Hook<A, cl_int> for Timed {
+/// `clEnqueueMarker`, whose event is not optional.
+pub type Marker = Timed<true>;
+
+impl<A: EnqueueArgs, const EVENT_REQUIRED: bool> Hook<A, cl_int> for Timed<EVENT_REQUIRED> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
+        if EVENT_REQUIRED {
+            return (call, Capture::default());
+        }
         (call, events::capture(args.event_mut()))
     }
     unsafe fn after(

@@ -1,6 +1,8 @@
 //! Queue creation: clxfer turns on `CL_QUEUE_PROFILING_ENABLE` in a copy of the program's
 //! properties (both creation calls), so every command can be timed on the device. If the driver
 //! refuses the edited properties, the program's own are tried and the queue is marked untimed.
+//! The program's own properties are kept ([`Asked`]): its queries are answered from them
+//! (`hidden.rs`), so it never sees the profiling clxfer turned on.
 
 use super::events::Waiting;
 use super::{Device, WORLD, bounded_insert, device};
@@ -20,6 +22,8 @@ pub struct QueueInfo {
     pub r: QueueRef,
     pub timing: Timing,
     pub in_order: bool,
+    /// What the program asked for, when clxfer changed it (`timing` is `Forced`).
+    pub asked: Asked,
     /// Commands waiting for their completion to be collected (`events.rs`).
     pub waiting: Mutex<Waiting>,
 }
@@ -35,12 +39,23 @@ thread_local! {
     static LAST: RefCell<Option<(usize, u64, Arc<QueueInfo>)>> = const { RefCell::new(None) };
 }
 
+/// The properties the program gave a queue whose profiling clxfer turned on.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// The bitfield (`CL_QUEUE_PROPERTIES`).
+    pub props: cl_command_queue_properties,
+    /// The list given to `clCreateCommandQueueWithProperties`, with its terminating 0; `None` for
+    /// a NULL list or `clCreateCommandQueue` (`CL_QUEUE_PROPERTIES_ARRAY` is then empty).
+    pub array: Option<Box<[cl_queue_properties]>>,
+}
+
 /// Records a queue: numbers it, names its track.
 fn add(
     queue: usize,
     device_handle: usize,
     props: cl_command_queue_properties,
     timing: Timing,
+    asked: Asked,
 ) -> Option<Arc<QueueInfo>> {
     let dev = device(device_handle)?;
     let r = QueueRef {
@@ -53,6 +68,7 @@ fn add(
         r,
         timing,
         in_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0,
+        asked,
         waiting: Mutex::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
@@ -93,7 +109,7 @@ pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
     } else {
         Timing::Untimed
     };
-    add(queue, device, props, timing)
+    add(queue, device, props, timing, Asked::default())
 }
 
 /// The queue's info if clxfer knows it, without asking the driver (the queue may be invalid).
@@ -103,8 +119,8 @@ pub(super) fn known(queue: usize) -> Option<Arc<QueueInfo>> {
 
 /// What clxfer did to a queue's properties.
 pub struct Edit {
-    /// The program's own properties (bitfield form).
-    props: cl_command_queue_properties,
+    /// The program's own properties.
+    asked: Asked,
     forced: bool,
     retried: bool,
     /// The edited copy of a properties array; the driver reads it during the call.
@@ -112,14 +128,10 @@ pub struct Edit {
 }
 
 impl Edit {
-    /// `props`: the program's own; `array`: the edited copy handed to the driver, if any.
-    fn new(
-        props: cl_command_queue_properties,
-        forced: bool,
-        array: Option<Vec<cl_queue_properties>>,
-    ) -> Edit {
+    /// `asked`: the program's own; `array`: the edited copy handed to the driver, if any.
+    fn new(asked: Asked, forced: bool, array: Option<Vec<cl_queue_properties>>) -> Edit {
         Edit {
-            props,
+            asked,
             forced,
             retried: false,
             _array: array,
@@ -134,7 +146,7 @@ impl Edit {
     }
 
     fn timing(&self) -> Timing {
-        if self.props & CL_QUEUE_PROFILING_ENABLE != 0 {
+        if self.asked.props & CL_QUEUE_PROFILING_ENABLE != 0 {
             Timing::Program
         } else if self.forced && !self.retried {
             Timing::Forced
@@ -143,15 +155,16 @@ impl Edit {
         }
     }
 
-    fn created(&self, ret: cl_command_queue, device: cl_device_id) {
+    fn created(self, ret: cl_command_queue, device: cl_device_id) {
         if !ret.is_null() {
-            let props = self.props
-                | if self.timing() == Timing::Forced {
+            let timing = self.timing();
+            let props = self.asked.props
+                | if timing == Timing::Forced {
                     CL_QUEUE_PROFILING_ENABLE
                 } else {
                     0
                 };
-            add(ret as usize, device as usize, props, self.timing());
+            add(ret as usize, device as usize, props, timing, self.asked);
         }
     }
 }
@@ -178,7 +191,8 @@ impl Hook<Args1, cl_command_queue> for QueueCreated {
         if forced {
             args.2 |= CL_QUEUE_PROFILING_ENABLE;
         }
-        Edit::new(props, forced, None)
+        let asked = Asked { props, array: None };
+        Edit::new(asked, forced, None)
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
         edit.retry(*ret)
@@ -204,31 +218,69 @@ type Args2 = (
 /// The longest properties list clxfer edits (pairs); longer lists are passed on untouched.
 const MAX_PAIRS: usize = 64;
 
+/// The queue properties clxfer knows (core and extensions): a driver reads a list pair by pair
+/// and stops at the first name it does not know (`CL_INVALID_VALUE`), so clxfer reads a value
+/// only after a name in this list, and never further than the driver will.
+const KNOWN: [cl_queue_properties; 11] = [
+    CL_QUEUE_PROPERTIES as cl_queue_properties,
+    CL_QUEUE_SIZE as cl_queue_properties,
+    0x1096, // CL_QUEUE_PRIORITY_KHR
+    0x1097, // CL_QUEUE_THROTTLE_KHR
+    0x418C, // CL_QUEUE_FAMILY_INTEL
+    0x418D, // CL_QUEUE_INDEX_INTEL
+    0x425E, // CL_QUEUE_MDAPI_PROPERTIES_INTEL
+    0x425F, // CL_QUEUE_MDAPI_CONFIGURATION_INTEL
+    0x41E1, // CL_QUEUE_JOB_SLOT_ARM
+    0x41E7, // CL_QUEUE_KERNEL_BATCHING_ARM
+    0x41EC, // CL_QUEUE_DEFERRED_FLUSH_ARM
+];
+
+/// Reads a properties list as a driver would: `Some(pairs)` when it ends with a 0 within
+/// [`MAX_PAIRS`] pairs of known names; `None` when it names a property clxfer does not know (the
+/// driver decides; clxfer reads no further) or is longer.
+///
+/// # Safety
+/// `list` is non-null and the program's list, which the driver is about to read.
+unsafe fn read_list(list: *const cl_queue_properties) -> Option<Vec<cl_queue_properties>> {
+    let mut pairs = Vec::new();
+    for i in 0..MAX_PAIRS {
+        let key = unsafe { list.add(2 * i).read() };
+        if key == 0 {
+            return Some(pairs);
+        }
+        if !KNOWN.contains(&key) {
+            return None;
+        }
+        pairs.push(key);
+        pairs.push(unsafe { list.add(2 * i + 1).read() });
+    }
+    None
+}
+
 /// `clCreateCommandQueueWithProperties`: a zero-terminated list of (name, value) pairs.
 impl Hook<Args2, cl_command_queue> for QueueCreated {
     type State = Edit;
     unsafe fn before(_: Call, args: &mut Args2) -> Edit {
-        // The driver reads this list whatever clxfer does; clxfer reads it the same way, bounded.
-        let mut list: Vec<cl_queue_properties> = Vec::new();
-        let mut terminated = args.2.is_null();
-        if !args.2.is_null() {
-            for i in 0..MAX_PAIRS {
-                let key = unsafe { args.2.add(2 * i).read() };
-                if key == 0 {
-                    terminated = true;
-                    break;
-                }
-                list.push(key);
-                list.push(unsafe { args.2.add(2 * i + 1).read() });
-            }
-        }
+        let list = if args.2.is_null() {
+            Some(Vec::new())
+        } else {
+            unsafe { read_list(args.2) }
+        };
+        let Some(mut list) = list else {
+            // Not a list clxfer can read safely: the program's own, untouched (an untimed queue).
+            return Edit::new(Asked::default(), false, None);
+        };
         let at = list
             .chunks(2)
             .position(|p| p[0] == CL_QUEUE_PROPERTIES as cl_queue_properties);
         let props = at.map_or(0, |i| list[2 * i + 1]);
-        let forced = timing_on() && terminated && props & CL_QUEUE_PROFILING_ENABLE == 0;
+        let asked = Asked {
+            props,
+            array: (!args.2.is_null()).then(|| list.iter().copied().chain([0]).collect()),
+        };
+        let forced = timing_on() && props & CL_QUEUE_PROFILING_ENABLE == 0;
         if !forced {
-            return Edit::new(props, forced, None);
+            return Edit::new(asked, forced, None);
         }
         match at {
             Some(i) => list[2 * i + 1] |= CL_QUEUE_PROFILING_ENABLE,
@@ -239,7 +291,7 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         }
         list.push(0);
         args.2 = list.as_ptr();
-        Edit::new(props, forced, Some(list))
+        Edit::new(asked, forced, Some(list))
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
         edit.retry(*ret)

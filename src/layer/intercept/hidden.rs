@@ -1,0 +1,249 @@
+//! What clxfer adds stays clxfer's: the program's queries are answered as the driver would have
+//! answered them without clxfer. Profiling that clxfer turned on is hidden from a queue's
+//! properties (`CL_QUEUE_PROPERTIES`, `CL_QUEUE_PROPERTIES_ARRAY`, `clSetCommandQueueProperty`'s
+//! old properties) and from its events (`clGetEventProfilingInfo` says
+//! `CL_PROFILING_INFO_NOT_AVAILABLE`), and clxfer's own reference to a program's event is left
+//! out of `CL_EVENT_REFERENCE_COUNT`. docs/RELIABILITY.md lists every query and its test.
+//!
+//! Each hook lets the driver validate the call first (an invalid handle gets the driver's
+//! error), and only then answers from what the program asked for.
+
+use super::events;
+use super::queues::{self, QueueInfo};
+use crate::layer::{Call, Hook, Span, driver};
+use crate::sink::record::Timing;
+use opencl_sys::*;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The queue clxfer turned profiling on for, if `queue` is one (clxfer's map only: the handle is
+/// not read).
+fn forced(queue: usize) -> Option<Arc<QueueInfo>> {
+    queues::known(queue).filter(|q| q.timing == Timing::Forced)
+}
+
+/// Whether `event` is a command of a queue whose profiling clxfer turned on.
+///
+/// # Safety
+/// The driver has just accepted `event`.
+unsafe fn on_forced_queue(event: cl_event) -> bool {
+    unsafe { driver::event_queue(event) }.is_some_and(|q| forced(q).is_some())
+}
+
+/// A bitfield with the profiling clxfer added taken out again.
+fn without_forced(info: &QueueInfo, props: cl_command_queue_properties) -> u64 {
+    props & !(CL_QUEUE_PROFILING_ENABLE & !info.asked.props)
+}
+
+thread_local! {
+    /// Where the driver writes what clxfer answers itself (each hook runs only for the outermost
+    /// call on its thread, so one place per thread is enough).
+    static VALUE: Cell<[u64; 8]> = const { Cell::new([0; 8]) };
+    static SIZE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The program's own out-parameters of an info query, while the driver writes to clxfer's.
+#[derive(Clone, Copy)]
+pub struct Out {
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+}
+
+/// Writes an info value of `bytes` as the driver would: `CL_INVALID_VALUE` when the program's
+/// buffer is too small, the size where asked.
+///
+/// # Safety
+/// `out` holds the program's own out-parameters of a call the driver accepted.
+unsafe fn answer(out: Out, bytes: &[u8]) -> cl_int {
+    if !out.value.is_null() {
+        if out.size < bytes.len() {
+            return CL_INVALID_VALUE;
+        }
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.value.cast(), bytes.len()) };
+    }
+    if !out.size_ret.is_null() {
+        unsafe { out.size_ret.write(bytes.len()) };
+    }
+    CL_SUCCESS
+}
+
+type InfoArgs<H, P> = (H, P, usize, *mut c_void, *mut usize);
+
+/// `clGetCommandQueueInfo`.
+pub struct QueueQueried;
+
+pub enum QueueAsk {
+    Other,
+    Props,
+    /// `CL_QUEUE_PROPERTIES_ARRAY` of a queue clxfer edited: the driver only validates the call.
+    Array(Arc<QueueInfo>, Out),
+}
+
+impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQueried {
+    type State = QueueAsk;
+    unsafe fn before(
+        _: Call,
+        args: &mut InfoArgs<cl_command_queue, cl_command_queue_info>,
+    ) -> QueueAsk {
+        match args.1 {
+            CL_QUEUE_PROPERTIES => QueueAsk::Props,
+            CL_QUEUE_PROPERTIES_ARRAY => match forced(args.0 as usize) {
+                Some(info) => {
+                    let out = Out {
+                        size: args.2,
+                        value: args.3,
+                        size_ret: args.4,
+                    };
+                    let size = SIZE.with(|s| s.as_ptr());
+                    (args.2, args.3, args.4) = (0, std::ptr::null_mut(), size);
+                    QueueAsk::Array(info, out)
+                }
+                None => QueueAsk::Other,
+            },
+            _ => QueueAsk::Other,
+        }
+    }
+    unsafe fn after(
+        ask: QueueAsk,
+        args: &InfoArgs<cl_command_queue, cl_command_queue_info>,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
+        if ret != CL_SUCCESS {
+            return ret;
+        }
+        match ask {
+            QueueAsk::Other => ret,
+            QueueAsk::Props => {
+                let (size, value) = (args.2, args.3 as *mut cl_command_queue_properties);
+                if let Some(info) = forced(args.0 as usize)
+                    && !value.is_null()
+                    && size >= size_of::<cl_command_queue_properties>()
+                {
+                    unsafe { value.write_unaligned(without_forced(&info, value.read_unaligned())) };
+                }
+                ret
+            }
+            QueueAsk::Array(info, out) => {
+                let list = info.asked.array.as_deref().unwrap_or_default();
+                let bytes: Vec<u8> = list.iter().flat_map(|p| p.to_ne_bytes()).collect();
+                unsafe { answer(out, &bytes) }
+            }
+        }
+    }
+}
+
+/// `clSetCommandQueueProperty` (OpenCL 1.0): the old properties it hands back.
+pub struct QueuePropertySet;
+
+type SetArgs = (
+    cl_command_queue,
+    cl_command_queue_properties,
+    cl_bool,
+    *mut cl_command_queue_properties,
+);
+
+impl Hook<SetArgs, cl_int> for QueuePropertySet {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut SetArgs) {}
+    unsafe fn after(_: (), args: &SetArgs, ret: cl_int, _: &mut Span) -> cl_int {
+        if ret == CL_SUCCESS
+            && !args.3.is_null()
+            && let Some(info) = forced(args.0 as usize)
+        {
+            unsafe {
+                args.3
+                    .write_unaligned(without_forced(&info, args.3.read_unaligned()))
+            };
+        }
+        ret
+    }
+}
+
+/// `clGetEventProfilingInfo`: on a queue whose profiling clxfer turned on, the program gets
+/// `CL_PROFILING_INFO_NOT_AVAILABLE`, as without clxfer, and its buffer is left untouched (the
+/// driver writes to clxfer's, which is copied over only when the answer stands).
+pub struct ProfilingQueried;
+
+impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
+    type State = Out;
+    unsafe fn before(_: Call, args: &mut InfoArgs<cl_event, cl_profiling_info>) -> Out {
+        let out = Out {
+            size: args.2,
+            value: args.3,
+            size_ret: args.4,
+        };
+        if !args.3.is_null() {
+            args.3 = VALUE.with(|v| v.as_ptr()).cast();
+            args.2 = args.2.min(size_of::<[u64; 8]>());
+        }
+        SIZE.with(|s| s.set(usize::MAX));
+        args.4 = SIZE.with(|s| s.as_ptr());
+        out
+    }
+    unsafe fn after(
+        out: Out,
+        args: &InfoArgs<cl_event, cl_profiling_info>,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
+        let written = SIZE.with(|s| s.get());
+        // Without clxfer the queue has no profiling, which drivers check before the parameter
+        // and the buffer (PoCL does): a query the driver refused for those says so too. An
+        // event the driver refused (CL_INVALID_EVENT) is not asked about.
+        let valid_event = ret == CL_SUCCESS || ret == CL_INVALID_VALUE;
+        if valid_event && unsafe { on_forced_queue(args.0) } {
+            return CL_PROFILING_INFO_NOT_AVAILABLE;
+        }
+        if ret == CL_SUCCESS && !out.value.is_null() {
+            // Every profiling value is a cl_ulong; a driver that did not say its size wrote one.
+            let n = if written == usize::MAX {
+                size_of::<cl_ulong>()
+            } else {
+                written
+            };
+            let value = VALUE.with(|v| v.get());
+            let n = n.min(args.2);
+            unsafe {
+                std::ptr::copy_nonoverlapping(value.as_ptr().cast::<u8>(), out.value.cast(), n)
+            };
+        }
+        if written != usize::MAX && !out.size_ret.is_null() {
+            unsafe { out.size_ret.write(written) };
+        }
+        ret
+    }
+}
+
+/// `clGetEventInfo`: `CL_EVENT_REFERENCE_COUNT` without the reference clxfer holds on a
+/// program's event until its command's completion is collected.
+pub struct EventQueried;
+
+impl Hook<InfoArgs<cl_event, cl_event_info>, cl_int> for EventQueried {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut InfoArgs<cl_event, cl_event_info>) {}
+    unsafe fn after(
+        _: (),
+        args: &InfoArgs<cl_event, cl_event_info>,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
+        let (event, param, size, value) = (args.0, args.1, args.2, args.3 as *mut cl_uint);
+        if ret != CL_SUCCESS
+            || param != CL_EVENT_REFERENCE_COUNT
+            || value.is_null()
+            || size < size_of::<cl_uint>()
+        {
+            return ret;
+        }
+        let Some(queue) = (unsafe { driver::event_queue(event) }).and_then(queues::known) else {
+            return ret;
+        };
+        if events::holds(&queue, event as usize) {
+            unsafe { value.write_unaligned(value.read_unaligned().saturating_sub(1)) };
+        }
+        ret
+    }
+}

@@ -1,0 +1,94 @@
+//! Issue #22: clxfer is a perfect guest. Each test runs a program of tests/programs/guest.c
+//! without clxfer, then as a loader layer, by LD_PRELOAD and both, in trace and in summary mode,
+//! and asserts what the program observed is identical (docs/RELIABILITY.md lists each guarantee).
+
+mod common;
+use common::*;
+
+/// Runs `guest MODE` everywhere; every run under clxfer must print what the run without it
+/// printed and exit as it did. Returns the runs under clxfer.
+fn same_as_without(mode: &str, env: &[(&str, &str)]) -> Vec<Run> {
+    let prog = program("guest");
+    let plain = {
+        let mut cmd = command(&prog, Load::None);
+        cmd.arg(mode).envs(env.iter().copied());
+        run_cmd(cmd, std::time::Duration::from_secs(180))
+    };
+    assert_eq!(
+        plain.code,
+        Some(0),
+        "{mode} without clxfer:\n{}{}",
+        plain.stdout,
+        plain.stderr
+    );
+    assert!(plain.stdout.contains("checksum"), "{}", plain.stdout);
+    let mut runs = Vec::new();
+    for clxfer_mode in ["trace", "summary"] {
+        for load in [Load::Layer, Load::Preload, Load::Both] {
+            let mut cmd = command(&prog, load);
+            cmd.arg(mode)
+                .env("CLXFER_MODE", clxfer_mode)
+                .envs(env.iter().copied());
+            let r = run_cmd(cmd, std::time::Duration::from_secs(180));
+            let what = format!("{mode} {load:?} {clxfer_mode}");
+            assert_eq!(r.code, plain.code, "{what}: exit code\n{}", r.stderr);
+            assert_eq!(
+                r.stdout, plain.stdout,
+                "{what}: the program saw something else"
+            );
+            assert!(
+                !r.stderr.contains("panicked") && !r.stderr.contains("internal error"),
+                "{what}: {}",
+                r.stderr
+            );
+            if clxfer_mode == "trace" {
+                assert_eq!(r.traces.len(), 1, "{what}: one trace");
+            }
+            runs.push(r);
+        }
+    }
+    runs
+}
+
+#[test]
+fn queue_properties_and_profiling_info_are_the_programs_own() {
+    let runs = same_as_without("queries", &[]);
+    // The comparison means something: clxfer did turn profiling on (the queues are timed) and
+    // the program's answers are the spec's for queues without it.
+    let out = &runs[0].stdout;
+    for expected in [
+        "null       CL_QUEUE_PROPERTIES 0 0x0 size 8",
+        "null       CL_QUEUE_PROPERTIES_ARRAY size 0 0",
+        "empty      CL_QUEUE_PROPERTIES_ARRAY size 0 8",
+        "zero       CL_QUEUE_PROPERTIES_ARRAY 0 size 24: 1093 0 0 abababababababab",
+        "ooo        CL_QUEUE_PROPERTIES 0 0x1 size 8",
+        "null       profiling 0x1282 -7 untouched size 12345",
+        "profiling  profiling 0x1282 0 a time size 8",
+        "1.x-prof   CL_QUEUE_PROPERTIES 0 0x2 size 8",
+        "clEnqueueMarker(q, NULL) -30",
+        "clEnqueueMarker(q, &event) 0",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+    let trace = std::fs::read_to_string(&runs[0].traces[0]).unwrap();
+    assert!(
+        trace.contains("profiling forced"),
+        "clxfer timed the program's queues"
+    );
+    assert!(
+        trace.contains("\"Write H2D"),
+        "the writes have device slices"
+    );
+}
+
+#[test]
+fn a_property_list_is_read_no_further_than_the_driver_reads_it() {
+    let runs = same_as_without("badlist", &[]);
+    assert!(
+        runs[0]
+            .stdout
+            .contains("unknown name, no terminator, at a page end: -30 null"),
+        "{}",
+        runs[0].stdout
+    );
+}

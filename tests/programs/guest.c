@@ -1,0 +1,133 @@
+/* What clxfer adds must stay clxfer's: each mode prints what the program can observe, so that
+ * runs with and without clxfer compare byte for byte (issue #22).
+ *   queries  queue properties and the properties array (NULL, empty, zero, out-of-order and
+ *            profiling lists; clCreateCommandQueue), profiling info on queues with and without
+ *            profiling, clSetCommandQueueProperty's old properties, clEnqueueMarker(q, NULL)
+ *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
+ *            (the driver stops at the unknown name; reading on faults) */
+#include "common.h"
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void show_queue(const char *label, cl_command_queue q) {
+    cl_command_queue_properties p = 0xdead;
+    size_t size = 12345;
+    cl_int e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof p, &p, &size);
+    printf("%-10s CL_QUEUE_PROPERTIES %d 0x%llx size %zu\n", label, e, (unsigned long long)p, size);
+    size = 12345;
+    e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &size);
+    printf("%-10s CL_QUEUE_PROPERTIES_ARRAY size %d %zu\n", label, e, size);
+    /* A buffer sized for the program's own list, marked so that what is written shows. */
+    cl_queue_properties list[8];
+    memset(list, 0xab, sizeof list);
+    size_t want = size;
+    size = 12345;
+    e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, want, want ? list : NULL, &size);
+    printf("%-10s CL_QUEUE_PROPERTIES_ARRAY %d size %zu:", label, e, size);
+    for (int i = 0; i < 4; i++) printf(" %llx", (unsigned long long)list[i]);
+    printf("\n");
+    if (want) {
+        e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, want - 1, list, NULL);
+        printf("%-10s CL_QUEUE_PROPERTIES_ARRAY one byte short %d\n", label, e);
+    }
+    e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, 1, &p, NULL);
+    printf("%-10s CL_QUEUE_PROPERTIES one byte %d\n", label, e);
+}
+
+/* A command's profiling info on q: availability, and that a refused query leaves the buffer. */
+static void show_profiling(const char *label, cl_command_queue q, cl_mem buf) {
+    char data[64] = {0};
+    cl_event ev;
+    CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof data, data, 0, NULL, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    static const cl_profiling_info params[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                                CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    for (int i = 0; i < 4; i++) {
+        cl_ulong t = 0x5eed;
+        size_t size = 12345;
+        cl_int e = clGetEventProfilingInfo(ev, params[i], sizeof t, &t, &size);
+        /* The times themselves vary: only whether one came back, and the size. */
+        printf("%-10s profiling 0x%x %d %s size %zu\n", label, params[i], e,
+               t == 0x5eed ? "untouched" : (t ? "a time" : "zero"), size);
+    }
+    cl_ulong t;
+    printf("%-10s profiling size query %d\n", label,
+           clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, 0, NULL, NULL));
+    printf("%-10s profiling too small %d\n", label,
+           clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, 4, &t, NULL));
+    printf("%-10s profiling bad param %d\n", label,
+           clGetEventProfilingInfo(ev, 0xdead, sizeof t, &t, NULL));
+    CHECK(clReleaseEvent(ev));
+}
+
+static cl_command_queue with_list(const cl_queue_properties *list) {
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueueWithProperties(g_ctx, g_device, list, &err);
+    CHECK_ERR(err);
+    return q;
+}
+
+static int queries(void) {
+    cl_int err;
+    cl_queue_properties empty[] = {0};
+    cl_queue_properties zero[] = {CL_QUEUE_PROPERTIES, 0, 0};
+    cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    struct {
+        const char *label;
+        cl_command_queue q;
+    } qs[] = {
+        {"null", with_list(NULL)},
+        {"empty", with_list(empty)},
+        {"zero", with_list(zero)},
+        {"ooo", with_list(ooo)},
+        {"profiling", with_list(prof)},
+        {"1.x", clCreateCommandQueue(g_ctx, g_device, 0, &err)},
+        {"1.x-prof", clCreateCommandQueue(g_ctx, g_device, CL_QUEUE_PROFILING_ENABLE, &err)},
+    };
+    cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+    CHECK_ERR(err);
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        show_queue(qs[i].label, qs[i].q);
+        show_profiling(qs[i].label, qs[i].q, buf);
+    }
+    printf("clEnqueueMarker(q, NULL) %d\n", clEnqueueMarker(qs[0].q, NULL));
+    cl_event marker;
+    printf("clEnqueueMarker(q, &event) %d\n", clEnqueueMarker(qs[0].q, &marker));
+    CHECK(clWaitForEvents(1, &marker));
+    CHECK(clReleaseEvent(marker));
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) CHECK(clReleaseCommandQueue(qs[i].q));
+    CHECK(clReleaseMemObject(buf));
+    return 0;
+}
+
+static int badlist(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (two == MAP_FAILED || munmap(two + page, page) != 0) {
+        printf("FAIL mmap\n");
+        return 1;
+    }
+    cl_queue_properties *list = (cl_queue_properties *)(two + page) - 3;
+    list[0] = CL_QUEUE_PROPERTIES;
+    list[1] = 0;
+    list[2] = 0xBAD;
+    cl_int err = 12345;
+    cl_command_queue q = clCreateCommandQueueWithProperties(g_ctx, g_device, list, &err);
+    printf("unknown name, no terminator, at a page end: %d %s\n", err, q ? "queue" : "null");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    setup();
+    int rc;
+    if (!strcmp(mode, "queries")) rc = queries();
+    else if (!strcmp(mode, "badlist")) rc = badlist();
+    else {
+        printf("FAIL unknown mode %s\n", mode);
+        return 2;
+    }
+    finish_program();
+    return rc;
+}
