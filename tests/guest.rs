@@ -92,3 +92,17 @@ fn a_property_list_is_read_no_further_than_the_driver_reads_it() {
         runs[0].stdout
     );
 }
+
+#[test]
+fn a_handle_the_driver_never_made_is_not_read_through() {
+    let vendors = vendors_dir(true);
+    let runs = same_as_without("testicd", &[("OCL_ICD_VENDORS", vendors.to_str().unwrap())]);
+    let out = &runs[0].stdout;
+    for expected in [
+        "clCreateFromGLBuffer, no errcode_ret: 0xffffffffffffffff",
+        "clSetCommandQueueProperty 0 old 0x0",
+        "clSetCommandQueueProperty 0 old 0x1",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+}

@@ -10,6 +10,41 @@ use opencl_sys::*;
 use std::ffi::c_void;
 use std::mem::{MaybeUninit, size_of};
 
+/// Whether `len` bytes at `ptr` can be read, asked of the kernel (`process_vm_readv` on this
+/// process fails with EFAULT instead of faulting). `true` where the kernel cannot say (a seccomp
+/// filter refuses the call): clxfer then trusts the driver, as it did before asking.
+fn readable(ptr: usize, len: usize) -> bool {
+    let mut byte = [0u8; 64];
+    let len = len.min(byte.len());
+    let local = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: ptr as *mut c_void,
+        iov_len: len,
+    };
+    // SAFETY: both iovecs describe memory of this process; the kernel checks the remote one.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    n == len as isize
+        || (n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EFAULT))
+}
+
+/// Whether a handle a driver has just returned looks like an ICD object: an aligned, readable
+/// address whose first word points to a readable dispatch table. A driver that returns a handle
+/// it never made (the Khronos loader's test stub returns `SIZE_MAX` with no error code) is not
+/// read through. Creation calls are rare, so the two system calls cost nothing that matters.
+pub fn plausible<T>(handle: *mut T) -> bool {
+    let at = handle as usize;
+    let word = size_of::<usize>();
+    if at == 0 || at % word != 0 || !readable(at, word) {
+        return false;
+    }
+    // SAFETY: the word was just found readable.
+    let table = unsafe { (handle as *const usize).read() };
+    table != 0 && table % word == 0 && readable(table, 64)
+}
+
 /// The ICD dispatch table of a live OpenCL object.
 ///
 /// # Safety

@@ -3,9 +3,14 @@
  *   queries  queue properties and the properties array (NULL, empty, zero, out-of-order and
  *            profiling lists; clCreateCommandQueue), profiling info on queues with and without
  *            profiling, clSetCommandQueueProperty's old properties, clEnqueueMarker(q, NULL)
+ *   testicd  on the test ICD (OCL_ICD_VENDORS): a handle that is no object, handed back by
+ *            clCreateFromGLBuffer with no error code (as the Khronos loader's test stub does), and
+ *            clSetCommandQueueProperty's old properties
  *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
  *            (the driver stops at the unknown name; reading on faults) */
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #include "common.h"
+#include <CL/cl_gl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -118,8 +123,35 @@ static int badlist(void) {
     return 0;
 }
 
+static int testicd(void) {
+    setenv("TEST_PLATFORM", "clxfer test ICD", 1);
+    find_pocl();
+    CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_GPU, 1, &g_device, NULL));
+    cl_int err;
+    g_ctx = clCreateContext(NULL, 1, &g_device, NULL, NULL, &err);
+    CHECK_ERR(err);
+    cl_mem m = clCreateFromGLBuffer(g_ctx, CL_MEM_READ_WRITE, 1, NULL);
+    printf("clCreateFromGLBuffer, no errcode_ret: %p\n", (void *)m);
+    err = 12345;
+    m = clCreateFromGLBuffer(g_ctx, CL_MEM_READ_WRITE, 1, &err);
+    printf("clCreateFromGLBuffer: %p %d\n", (void *)m, err);
+    cl_command_queue q = make_queue(0);
+    cl_command_queue_properties old = 0xdead;
+    err = clSetCommandQueueProperty(q, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_TRUE, &old);
+    printf("clSetCommandQueueProperty %d old 0x%llx\n", err, (unsigned long long)old);
+    err = clSetCommandQueueProperty(q, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_FALSE, &old);
+    printf("clSetCommandQueueProperty %d old 0x%llx\n", err, (unsigned long long)old);
+    CHECK(clReleaseCommandQueue(q));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "testicd")) {
+        int rc = testicd();
+        finish_program();
+        return rc;
+    }
     setup();
     int rc;
     if (!strcmp(mode, "queries")) rc = queries();

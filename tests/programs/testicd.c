@@ -6,6 +6,9 @@
  * TESTICD_MODE=refuse-profiling: queue creation with CL_QUEUE_PROFILING_ENABLE fails;
  * TESTICD_MODE=zero-durations: every command's START equals its END (as NVIDIA's migrations);
  * TESTICD_MODE=profiling-fails: clGetEventProfilingInfo fails.
+ * Always: clCreateFromGLBuffer hands back (cl_mem)SIZE_MAX and sets no error code, as the Khronos
+ * ICD loader's test stub does (a handle no driver made); clSetCommandQueueProperty works (PoCL's
+ * slot is empty).
  * Only what the tests call is implemented; everything else in its dispatch table is NULL. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -140,6 +143,20 @@ static cl_int CL_API_CALL queue_info(cl_command_queue q, cl_command_queue_info p
     case CL_QUEUE_PROPERTIES: return ANSWER(q->props);
     default: return CL_INVALID_VALUE;
     }
+}
+
+static cl_int CL_API_CALL set_queue_property(cl_command_queue q, cl_command_queue_properties props, cl_bool enable,
+                                             cl_command_queue_properties *old) {
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if (old) *old = q->props;
+    q->props = enable ? q->props | props : q->props & ~props;
+    return CL_SUCCESS;
+}
+
+/* The Khronos loader's stub: a handle that is no object, and no error code. */
+static cl_mem CL_API_CALL create_from_gl_buffer(cl_context c, cl_mem_flags flags, cl_GLuint buf, cl_int *err) {
+    (void)c, (void)flags, (void)buf, (void)err;
+    return (cl_mem)SIZE_MAX;
 }
 
 static cl_ulong now_ns(void) {
@@ -381,6 +398,8 @@ __attribute__((constructor)) static void init(void) {
     dispatch.clReleaseCommandQueue = release_queue;
     dispatch.clFinish = finish;
     dispatch.clGetCommandQueueInfo = queue_info;
+    dispatch.clSetCommandQueueProperty = set_queue_property;
+    dispatch.clCreateFromGLBuffer = create_from_gl_buffer;
     dispatch.clRetainEvent = retain_event;
     dispatch.clReleaseEvent = release_event;
     dispatch.clSetEventCallback = event_callback;

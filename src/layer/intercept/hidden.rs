@@ -193,7 +193,8 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
         // Without clxfer the queue has no profiling, which drivers check before the parameter
         // and the buffer (PoCL does): a query the driver refused for those says so too. An
         // event the driver refused (CL_INVALID_EVENT) is not asked about.
-        let valid_event = ret == CL_SUCCESS || ret == CL_INVALID_VALUE;
+        let valid_event =
+            ret == CL_SUCCESS || (ret == CL_INVALID_VALUE && driver::plausible(args.0));
         if valid_event && unsafe { on_forced_queue(args.0) } {
             return CL_PROFILING_INFO_NOT_AVAILABLE;
         }

@@ -25,7 +25,10 @@ impl<A> Hook<A, cl_mem> for MemCreated {
 
 /// Records a memory object the driver just created; returns its id.
 fn register(mem: cl_mem) -> Option<u64> {
-    // SAFETY: the driver just returned `mem`.
+    if !driver::plausible(mem) {
+        return None;
+    }
+    // SAFETY: the driver just returned `mem`, and it looks like an ICD object.
     let info = unsafe { driver::mem_info(mem) }?;
     let devices = context_devices(info.context);
     let new = NewObject {
@@ -100,7 +103,7 @@ impl<A> Hook<A, cl_context> for ContextCreated {
     type State = ();
     unsafe fn before(_: Call, _: &mut A) {}
     unsafe fn after(_: (), _: &A, ret: cl_context, _: &mut Span) -> cl_context {
-        if !ret.is_null() {
+        if !ret.is_null() && driver::plausible(ret) {
             WORLD.contexts.write().remove(&(ret as usize));
             for d in context_devices(ret as usize) {
                 device(d);
