@@ -37,12 +37,12 @@ fn readable(ptr: usize, len: usize) -> bool {
 pub fn plausible<T>(handle: *mut T) -> bool {
     let at = handle as usize;
     let word = size_of::<usize>();
-    if at == 0 || at % word != 0 || !readable(at, word) {
+    if at == 0 || !at.is_multiple_of(word) || !readable(at, word) {
         return false;
     }
     // SAFETY: the word was just found readable.
     let table = unsafe { (handle as *const usize).read() };
-    table != 0 && table % word == 0 && readable(table, 64)
+    table != 0 && table.is_multiple_of(word) && readable(table, 64)
 }
 
 /// The ICD dispatch table of a live OpenCL object.
