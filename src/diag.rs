@@ -2,12 +2,24 @@
 //! is closed, one write per line so lines from several threads do not interleave.
 
 use crate::config::{self, LogLevel};
-use std::io::Write;
 
-/// Writes one `clxfer:` line to stderr, whatever the log level.
+/// Writes one `clxfer:` line to stderr, whatever the log level: one `write(2)`, not through std's
+/// `Stderr`, whose lock a thread of the parent may hold at a `fork` (the child would wait on it
+/// forever).
 pub fn emit(args: std::fmt::Arguments) {
     let line = format!("clxfer: {args}\n");
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    let mut rest = line.as_bytes();
+    while !rest.is_empty() {
+        // SAFETY: writes bytes of a live buffer to file descriptor 2.
+        let n = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        rest = &rest[n as usize..];
+    }
 }
 
 /// Whether messages of this level are shown.

@@ -5,13 +5,14 @@
 mod common;
 use common::*;
 
-/// Runs `guest MODE` everywhere; every run under clxfer must print what the run without it
-/// printed and exit as it did. Returns the runs under clxfer.
-fn same_as_without(mode: &str, env: &[(&str, &str)]) -> Vec<Run> {
+/// Runs `guest ARGS` everywhere; every run under clxfer must print what the run without it
+/// printed and exit as it did. Returns the runs under clxfer, trace mode's three first.
+fn same_as_without(args: &[&str], env: &[(&str, &str)]) -> Vec<Run> {
+    let mode = args.join(" ");
     let prog = program("guest");
     let plain = {
         let mut cmd = command(&prog, Load::None);
-        cmd.arg(mode).envs(env.iter().copied());
+        cmd.args(args).envs(env.iter().copied());
         run_cmd(cmd, std::time::Duration::from_secs(180))
     };
     assert_eq!(
@@ -26,7 +27,7 @@ fn same_as_without(mode: &str, env: &[(&str, &str)]) -> Vec<Run> {
     for clxfer_mode in ["trace", "summary"] {
         for load in [Load::Layer, Load::Preload, Load::Both] {
             let mut cmd = command(&prog, load);
-            cmd.arg(mode)
+            cmd.args(args)
                 .env("CLXFER_MODE", clxfer_mode)
                 .envs(env.iter().copied());
             let r = run_cmd(cmd, std::time::Duration::from_secs(180));
@@ -41,9 +42,6 @@ fn same_as_without(mode: &str, env: &[(&str, &str)]) -> Vec<Run> {
                 "{what}: {}",
                 r.stderr
             );
-            if clxfer_mode == "trace" {
-                assert_eq!(r.traces.len(), 1, "{what}: one trace");
-            }
             runs.push(r);
         }
     }
@@ -52,7 +50,8 @@ fn same_as_without(mode: &str, env: &[(&str, &str)]) -> Vec<Run> {
 
 #[test]
 fn queue_properties_and_profiling_info_are_the_programs_own() {
-    let runs = same_as_without("queries", &[]);
+    let runs = same_as_without(&["queries"], &[]);
+    assert!(runs[..3].iter().all(|r| r.traces.len() == 1));
     // The comparison means something: clxfer did turn profiling on (the queues are timed) and
     // the program's answers are the spec's for queues without it.
     let out = &runs[0].stdout;
@@ -83,7 +82,7 @@ fn queue_properties_and_profiling_info_are_the_programs_own() {
 
 #[test]
 fn a_property_list_is_read_no_further_than_the_driver_reads_it() {
-    let runs = same_as_without("badlist", &[]);
+    let runs = same_as_without(&["badlist"], &[]);
     assert!(
         runs[0]
             .stdout
@@ -96,7 +95,10 @@ fn a_property_list_is_read_no_further_than_the_driver_reads_it() {
 #[test]
 fn a_handle_the_driver_never_made_is_not_read_through() {
     let vendors = vendors_dir(true);
-    let runs = same_as_without("testicd", &[("OCL_ICD_VENDORS", vendors.to_str().unwrap())]);
+    let runs = same_as_without(
+        &["testicd"],
+        &[("OCL_ICD_VENDORS", vendors.to_str().unwrap())],
+    );
     let out = &runs[0].stdout;
     for expected in [
         "clCreateFromGLBuffer, no errcode_ret: 0xffffffffffffffff",
@@ -104,5 +106,40 @@ fn a_handle_the_driver_never_made_is_not_read_through() {
         "clSetCommandQueueProperty 0 old 0x1",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in\n{out}");
+    }
+}
+
+#[test]
+fn forked_children_never_hang_and_trace_only_their_own_calls() {
+    let runs = same_as_without(&["fork", "1000"], &[]);
+    assert!(
+        runs[0].stdout.contains("forks 1000, hung 0, failed 0"),
+        "{}",
+        runs[0].stdout
+    );
+    for r in &runs[..3] {
+        // The parent's trace and one for each child that made OpenCL calls (every 100th).
+        assert_eq!(r.traces.len(), 11, "{}", r.stderr);
+        let mut children = 0;
+        for t in &r.traces {
+            let text = std::fs::read_to_string(t).unwrap();
+            if text.contains("clEnqueueWriteBuffer") {
+                continue;
+            }
+            children += 1;
+            assert_eq!(
+                text.matches("\"name\":\"clGetDeviceInfo\"").count(),
+                3,
+                "{}",
+                t.display()
+            );
+            assert_eq!(
+                text.matches("\"name\":\"clCreateBuffer\"").count(),
+                1,
+                "{}",
+                t.display()
+            );
+        }
+        assert_eq!(children, 10);
     }
 }

@@ -18,6 +18,11 @@ struct Real {
 /// Bounded: one row per (function, platform) pair, deduplicated.
 static REALS: RwLock<Vec<Real>> = RwLock::new(Vec::new());
 
+/// Before a fork: the table's lock, so that a child never finds it held (`lifecycle.rs`).
+pub fn hold_for_fork() -> Box<dyn std::any::Any> {
+    Box::new(REALS.write())
+}
+
 /// The address of an object's ICD dispatch table (0 for null): all objects of one platform share
 /// it.
 ///

@@ -133,6 +133,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         return call(f, args);
     };
     crate::sink::counts::record(api, via);
+    lifecycle::called();
     let mut edited = args;
     let mut state = guard::protect(api, || {
         guard::injected_panic(api);

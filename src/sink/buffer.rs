@@ -314,6 +314,12 @@ pub fn finish(end: End) {
     }
 }
 
+/// Before a fork: the one process-wide lock of the sink (a child starts its own sink under it;
+/// the parent's buffers it never touches).
+pub fn hold_for_fork() -> Box<dyn std::any::Any> {
+    Box::new(STARTING.lock())
+}
+
 /// In a forked child (from `pthread_atfork`): forget the parent's sink without touching it.
 pub fn forget_after_fork() {
     SHARED.store(std::ptr::null_mut(), Ordering::Release);

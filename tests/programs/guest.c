@@ -6,12 +6,20 @@
  *   testicd  on the test ICD (OCL_ICD_VENDORS): a handle that is no object, handed back by
  *            clCreateFromGLBuffer with no error code (as the Khronos loader's test stub does), and
  *            clSetCommandQueueProperty's old properties
+ *   fork N   N forks while a worker thread enqueues non-blocking writes in a loop: each child
+ *            calls exit(0) at once, except every 100th, which first makes OpenCL calls of its own
+ *            (no enqueues: the driver's worker threads did not survive the fork); a child that
+ *            does not exit within 10 s is killed and counted as hung
  *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
  *            (the driver stops at the unknown name; reading on faults) */
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #include "common.h"
 #include <CL/cl_gl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void show_queue(const char *label, cl_command_queue q) {
@@ -123,6 +131,68 @@ static int badlist(void) {
     return 0;
 }
 
+static volatile int g_stop;
+static cl_command_queue g_queue;
+static cl_mem g_buf;
+
+static void *writer(void *arg) {
+    (void)arg;
+    static char data[4096];
+    for (unsigned i = 0; !g_stop; i++) {
+        CHECK(clEnqueueWriteBuffer(g_queue, g_buf, CL_FALSE, 0, sizeof data, data, 0, NULL, NULL));
+        if (i % 64 == 63) CHECK(clFinish(g_queue));
+    }
+    CHECK(clFinish(g_queue));
+    return NULL;
+}
+
+/* Waits up to 10 s for the child; kills it then. Returns 1 if it hung. */
+static int hung(pid_t child, int *status) {
+    struct timespec start, now, pause = {0, 100000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (waitpid(child, status, WNOHANG) == child) return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= 10) break;
+        nanosleep(&pause, NULL);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, status, 0);
+    return 1;
+}
+
+static int forks(int n) {
+    cl_int err;
+    g_queue = make_queue(0);
+    g_buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK_ERR(err);
+    pthread_t t;
+    pthread_create(&t, NULL, writer, NULL);
+    int hangs = 0, failed = 0;
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            if (i % 100 == 99) {
+                char name[256];
+                for (int j = 0; j < 3; j++) CHECK(clGetDeviceInfo(g_device, CL_DEVICE_NAME, sizeof name, name, NULL));
+                cl_mem m = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+                if (err != CL_SUCCESS || clReleaseMemObject(m) != CL_SUCCESS) exit(3);
+            }
+            exit(0);
+        }
+        int status = 0;
+        hangs += hung(child, &status);
+        failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    g_stop = 1;
+    pthread_join(t, NULL);
+    printf("forks %d, hung %d, failed %d\n", n, hangs, failed);
+    CHECK(clReleaseMemObject(g_buf));
+    CHECK(clReleaseCommandQueue(g_queue));
+    return hangs || failed;
+}
+
 static int testicd(void) {
     setenv("TEST_PLATFORM", "clxfer test ICD", 1);
     find_pocl();
@@ -156,6 +226,7 @@ int main(int argc, char **argv) {
     int rc;
     if (!strcmp(mode, "queries")) rc = queries();
     else if (!strcmp(mode, "badlist")) rc = badlist();
+    else if (!strcmp(mode, "fork")) rc = forks(argc > 2 ? atoi(argv[2]) : 1000);
     else {
         printf("FAIL unknown mode %s\n", mode);
         return 2;

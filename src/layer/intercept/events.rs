@@ -121,17 +121,17 @@ pub fn first_unfinished() -> u64 {
 static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
 
 /// In a forked child: the parent's commands never complete here and are not this process's.
+/// The queues' lists are fresh (`fork.rs`); the parent's deferred queues are forgotten (the
+/// timer thread was not forked: the child's own are deferred afresh).
 pub fn forget_after_fork() {
     FIRST_OURS.store(NEXT_ID.load(Ordering::Relaxed), Ordering::Relaxed);
-    // The parent's deferred commands are the parent's, and the timer thread was not forked: the
-    // child's own are deferred afresh.
-    if let Some(mut deferred) = DEFERRED.try_lock() {
-        for queue in deferred.drain(..) {
-            if let Some(mut waiting) = queue.waiting.try_lock() {
-                waiting.deferred = false;
-            }
-        }
-    }
+    std::mem::forget(std::mem::take(&mut *DEFERRED.lock()));
+}
+
+/// Before a fork: this room's process-wide locks, in the order its paths take them (the timer
+/// thread holds `BUSY` while a round takes `DEFERRED`).
+pub fn hold_for_fork() -> Vec<Box<dyn std::any::Any>> {
+    vec![Box::new(timer::busy()), Box::new(DEFERRED.lock())]
 }
 
 /// What the device slice will say about the command.
@@ -253,6 +253,11 @@ mod timer {
     static STOPPED: AtomicBool = AtomicBool::new(false);
     /// Held while the thread calls the driver.
     static BUSY: Mutex<()> = Mutex::new(());
+
+    /// Holds the thread between rounds (across a fork, `fork.rs`).
+    pub(super) fn busy() -> std::sync::MutexGuard<'static, ()> {
+        BUSY.lock()
+    }
 
     /// Whether deferred callbacks can be armed by the timer thread: only where clxfer can stop it
     /// at exit before the driver's exit handlers. An `atexit` handler registered now, after the

@@ -7,6 +7,7 @@
 
 mod commands;
 mod events;
+pub mod fork;
 mod hidden;
 mod map;
 mod objects;
@@ -71,6 +72,22 @@ struct World {
 }
 
 static WORLD: LazyLock<World> = LazyLock::new(World::default);
+
+impl Device {
+    /// The same device with a lock of its own (in a forked child, `fork.rs`); its clock mapping,
+    /// behind the old lock, is estimated afresh.
+    fn fresh_copy(old: &Device) -> Device {
+        use std::sync::atomic::Ordering::Relaxed;
+        Device {
+            handle: old.handle,
+            profile: old.profile.clone(),
+            rules: old.rules,
+            clock: Mutex::new(ClockMap::estimate()),
+            unavailable: AtomicU64::new(old.unavailable.load(Relaxed)),
+            untimed: AtomicU64::new(old.untimed.load(Relaxed)),
+        }
+    }
+}
 
 fn bounded_insert<V, S: std::hash::BuildHasher>(
     map: &mut HashMap<usize, V, S>,

@@ -28,6 +28,26 @@ pub struct QueueInfo {
     pub waiting: Mutex<Waiting>,
 }
 
+impl QueueInfo {
+    /// The same queue on `device`, with no waiting commands (in a forked child, `fork.rs`).
+    pub(super) fn fresh_copy(old: &QueueInfo, device: Arc<Device>) -> QueueInfo {
+        QueueInfo {
+            device,
+            device_handle: old.device_handle,
+            r: old.r,
+            timing: old.timing,
+            in_order: old.in_order,
+            asked: old.asked.clone(),
+            waiting: Mutex::default(),
+        }
+    }
+}
+
+/// Every thread's cached lookup looks again (the map's entries were replaced).
+pub(super) fn forget_cached() {
+    GENERATION.fetch_add(1, Ordering::Release);
+}
+
 static NEXT_QUEUE: AtomicU32 = AtomicU32::new(1);
 
 /// Bumped after every change to the queue map, so that a thread's cached lookup looks again.

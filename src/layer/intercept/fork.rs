@@ -1,0 +1,58 @@
+//! `fork` from a threaded program: the child has one thread, and any lock another thread held at
+//! the fork would stay held forever, with the data behind it half changed. So, from
+//! `pthread_atfork`'s prepare handler, the forking thread takes every lock of clxfer's that
+//! lives as long as the process (read-write locks for writing: a reader another thread still
+//! counts in would keep a lock taken in the child), in the one order every other path takes them (each holds at
+//! most the ones before it: the timer's `BUSY`, then `DEFERRED`, then the world's maps in the
+//! order of their fields), and lets them go on both sides of the fork. The locks of single queues
+//! and devices are not taken there (a completion callback holds a queue's while it reports): in
+//! the child, every queue gets a fresh list of waiting commands (the parent's commands are the
+//! parent's to report) and a device whose clock lock a parent thread held gets a fresh one.
+
+use super::queues::QueueInfo;
+use super::{Device, WORLD, events};
+use std::any::Any;
+use std::sync::Arc;
+
+/// The locks held across a fork, in the order taken (dropped in reverse).
+pub fn hold() -> Vec<Box<dyn Any>> {
+    let mut held: Vec<Box<dyn Any>> = events::hold_for_fork();
+    held.push(Box::new(WORLD.memory.lock()));
+    held.push(Box::new(WORLD.devices.write()));
+    held.push(Box::new(WORLD.queues.write()));
+    held.push(Box::new(WORLD.contexts.write()));
+    held.push(Box::new(WORLD.kernels.lock()));
+    held.push(Box::new(WORLD.kernel_names.lock()));
+    held
+}
+
+/// Lets the locks go, last taken first.
+pub fn release(mut held: Vec<Box<dyn Any>>) {
+    while let Some(guard) = held.pop() {
+        drop(guard);
+    }
+}
+
+/// In the child, once the locks are free: fresh per-queue and per-device locks (see above). The
+/// old ones are leaked, never dropped: a parent thread may have been changing them.
+pub fn renew_in_child() {
+    let mut devices = WORLD.devices.write();
+    for device in devices.values_mut() {
+        if device.clock.try_lock().is_none() {
+            let fresh = Arc::new(Device::fresh_copy(device));
+            std::mem::forget(std::mem::replace(device, fresh));
+        }
+    }
+    let mut queues = WORLD.queues.write();
+    for queue in queues.values_mut() {
+        let dev = devices
+            .get(&queue.device_handle)
+            .cloned()
+            .unwrap_or_else(|| queue.device.clone());
+        let fresh = Arc::new(QueueInfo::fresh_copy(queue, dev));
+        std::mem::forget(std::mem::replace(queue, fresh));
+    }
+    drop(queues);
+    drop(devices);
+    super::queues::forget_cached();
+}
