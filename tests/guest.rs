@@ -143,3 +143,35 @@ fn forked_children_never_hang_and_trace_only_their_own_calls() {
         assert_eq!(children, 10);
     }
 }
+
+#[test]
+fn calls_from_exit_handlers_and_destructors_are_traced() {
+    let runs = same_as_without(&["atexit"], &[]);
+    assert!(
+        runs[0].stdout.contains("exit handler: 13 calls")
+            && runs[0].stdout.contains("destructor: 2 calls"),
+        "{}",
+        runs[0].stdout
+    );
+    for r in &runs {
+        // main's 6, the exit handler's 13 and the destructor's 2, seen and counted.
+        let counts = r.counts();
+        assert_eq!(counts.values().sum::<u64>(), 21, "{}", r.stderr);
+        assert_eq!(counts["clEnqueueWriteBuffer"], 8);
+        assert_eq!(counts["clGetPlatformIDs"], 3);
+        assert_eq!(counts["clReleaseContext"], 1);
+    }
+    for r in &runs[..3] {
+        let text = std::fs::read_to_string(&r.traces[0]).unwrap();
+        // Each of the handler's writes has its host slice and its device slice.
+        assert_eq!(text.matches("\"name\":\"clEnqueueWriteBuffer ").count(), 8);
+        assert_eq!(text.matches("\"name\":\"Write ").count(), 8);
+        assert_eq!(text.matches("\"name\":\"clReleaseContext\"").count(), 1);
+    }
+    // Summary mode reports the handler's transfers.
+    assert!(
+        runs[3].stderr.contains("H2D  zero-copy        8"),
+        "{}",
+        runs[3].stderr
+    );
+}

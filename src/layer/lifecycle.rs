@@ -1,37 +1,69 @@
 //! Start and finish, once per process: configuration, exit handlers, fork.
 //!
-//! The exit path depends on how the library was started (`layer-contract.md`): under LD_PRELOAD or
-//! `clInitLayer` (ocl-icd) an `atexit` handler finishes; under `clInitLayerWithProperties` (Khronos
-//! loader) the loader calls `clDeinitLayer` and then `dlclose`s us, so no `atexit` is registered.
+//! The end: under LD_PRELOAD or `clInitLayer` (ocl-icd), the library's own destructor
+//! (`.fini_array`) finishes. It runs in the dynamic linker's exit handler, which `exit` runs after
+//! every `atexit` handler and C++ static destructor of the program (that handler was registered
+//! first, before `main`), so the calls those make are traced; an `atexit` handler registered at
+//! clxfer's first call would run before the program's earlier ones. Under
+//! `clInitLayerWithProperties` (Khronos loader) the loader calls `clDeinitLayer` (from its own
+//! destructor) and then `dlclose`s us; the destructor then finds the work done
+//! (`layer-contract.md`). A call that arrives after the end (from a later library's destructor)
+//! is forwarded untraced, and said once.
 //!
 //! Around `fork`, every process-wide lock of clxfer's is held by the forking thread
 //! (`intercept/fork.rs`), so the child finds them free and the data behind them whole; a child
 //! that makes no OpenCL call finishes nothing at exit.
 
-use super::{Api, guard, loader_layer};
+use super::{Api, guard};
 use crate::config::{self, Mode};
 use std::any::Any;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 static INIT: Once = Once::new();
 static PID: AtomicI32 = AtomicI32::new(0);
 static FINISHED: AtomicBool = AtomicBool::new(false);
-/// This process has made an OpenCL call (a forked child, none yet: it has nothing to finish).
-static CALLED: AtomicBool = AtomicBool::new(false);
+
+/// Where this process is: no OpenCL call yet (a forked child that makes none has nothing to
+/// finish), calls arriving, or finished (later calls are forwarded untraced).
+static STAGE: AtomicU8 = AtomicU8::new(QUIET);
+const QUIET: u8 = 0;
+const CALLED: u8 = 1;
+const OVER: u8 = 2;
+static LATE_SAID: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// The locks the forking thread holds across `fork`.
     static HELD: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// An outermost call arrived (a load of a shared, rarely written flag).
+/// An outermost call arrived (a load of a shared, rarely written flag); `false` when it came
+/// after the end, to be forwarded untraced.
 #[inline(always)]
-pub fn called() {
-    if !CALLED.load(Ordering::Relaxed) {
-        CALLED.store(true, Ordering::Relaxed);
+pub fn called(api: Api) -> bool {
+    match STAGE.load(Ordering::Relaxed) {
+        CALLED => true,
+        QUIET => {
+            let _ = STAGE.compare_exchange(QUIET, CALLED, Ordering::Relaxed, Ordering::Relaxed);
+            true
+        }
+        _ => {
+            late(api);
+            false
+        }
+    }
+}
+
+#[cold]
+fn late(api: Api) {
+    if !LATE_SAID.swap(true, Ordering::Relaxed) {
+        crate::warn!(
+            "{} was called after clxfer finished at exit (from a library's destructor?): it and \
+             any later calls are forwarded but not traced",
+            api.name()
+        );
     }
 }
 
@@ -56,12 +88,8 @@ fn start() {
         return;
     }
     guard::set_panic_at(config.test_panic_at.as_deref().and_then(Api::from_name));
-    // SAFETY: registering plain extern "C" functions that live as long as the process (see above
-    // for why the deinit-managed case registers none).
+    // SAFETY: registering plain extern "C" functions that live as long as the process.
     unsafe {
-        if !loader_layer::deinit_managed() {
-            libc::atexit(at_exit);
-        }
         libc::pthread_atfork(
             Some(before_fork),
             Some(after_fork_in_parent),
@@ -78,7 +106,13 @@ fn start() {
     guard::set_on(true);
 }
 
-extern "C" fn at_exit() {
+/// The library's destructor: at exit, after the program's exit handlers (see above), or when
+/// the Khronos loader unloads clxfer after `clDeinitLayer`.
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static AT_FINI: extern "C" fn() = at_fini;
+
+extern "C" fn at_fini() {
     finish();
 }
 
@@ -107,7 +141,7 @@ extern "C" fn after_fork_in_parent() {
 extern "C" fn after_fork_in_child() {
     release_held();
     let _ = catch_unwind(super::intercept::fork::renew_in_child);
-    CALLED.store(false, Ordering::Relaxed);
+    STAGE.store(QUIET, Ordering::Relaxed);
     PID.store(std::process::id() as i32, Ordering::Relaxed);
     FINISHED.store(false, Ordering::Relaxed);
     crate::sink::counts::reset();
@@ -120,11 +154,12 @@ extern "C" fn after_fork_in_child() {
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.
 pub fn finish() {
     if PID.load(Ordering::Relaxed) != std::process::id() as i32
-        || !CALLED.load(Ordering::Relaxed)
+        || STAGE.load(Ordering::Relaxed) == QUIET
         || FINISHED.swap(true, Ordering::AcqRel)
     {
         return;
     }
+    STAGE.store(OVER, Ordering::Relaxed);
     let report = || {
         crate::sink::buffer::finish(super::intercept::end());
         crate::sink::counts::report();

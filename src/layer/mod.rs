@@ -132,8 +132,10 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     let Some(_outermost) = guard::enter() else {
         return call(f, args);
     };
+    if !lifecycle::called(api) {
+        return call(f, args);
+    }
     crate::sink::counts::record(api, via);
-    lifecycle::called();
     let mut edited = args;
     let mut state = guard::protect(api, || {
         guard::injected_panic(api);

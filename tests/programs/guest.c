@@ -10,6 +10,8 @@
  *            calls exit(0) at once, except every 100th, which first makes OpenCL calls of its own
  *            (no enqueues: the driver's worker threads did not survive the fork); a child that
  *            does not exit within 10 s is killed and counted as hung
+ *   atexit   an exit handler registered before the first OpenCL call makes 13 calls (8 writes, a
+ *            clFinish, a read, releases), and the program's own destructor 2 more, after main's
  *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
  *            (the driver stops at the unknown name; reading on faults) */
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
@@ -193,6 +195,45 @@ static int forks(int n) {
     return hangs || failed;
 }
 
+static cl_command_queue g_exit_queue;
+static cl_mem g_exit_buf;
+static int g_exit_mode;
+
+/* 13 calls: 8 writes, clFinish, a read, 2 releases and clReleaseContext (finish_program). */
+static void in_exit_handler(void) {
+    static int data[1024];
+    for (int i = 0; i < 8; i++) {
+        data[i] = i;
+        CHECK(clEnqueueWriteBuffer(g_exit_queue, g_exit_buf, CL_FALSE, 0, sizeof data, data, 0, NULL, NULL));
+    }
+    CHECK(clFinish(g_exit_queue));
+    CHECK(clEnqueueReadBuffer(g_exit_queue, g_exit_buf, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL));
+    mix(data, sizeof data);
+    CHECK(clReleaseMemObject(g_exit_buf));
+    CHECK(clReleaseCommandQueue(g_exit_queue));
+    printf("exit handler: 13 calls\n");
+    finish_program();
+}
+
+/* Runs after every exit handler, in the dynamic linker's (the executable's own .fini_array). */
+__attribute__((destructor)) static void in_destructor(void) {
+    if (!g_exit_mode) return;
+    cl_uint n = 0;
+    CHECK(clGetPlatformIDs(0, NULL, &n));
+    CHECK(clGetPlatformIDs(0, NULL, &n));
+    printf("destructor: 2 calls\n");
+}
+
+static int exits(void) {
+    cl_int err;
+    g_exit_mode = 1;
+    g_exit_queue = make_queue(0);
+    g_exit_buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK_ERR(err);
+    printf("main: returns\n");
+    return 0;
+}
+
 static int testicd(void) {
     setenv("TEST_PLATFORM", "clxfer test ICD", 1);
     find_pocl();
@@ -217,6 +258,12 @@ static int testicd(void) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "atexit")) {
+        /* Before any OpenCL call: clxfer is not loaded or started yet. */
+        atexit(in_exit_handler);
+        setup();
+        return exits();
+    }
     if (!strcmp(mode, "testicd")) {
         int rc = testicd();
         finish_program();
