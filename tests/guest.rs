@@ -175,3 +175,52 @@ fn calls_from_exit_handlers_and_destructors_are_traced() {
         runs[3].stderr
     );
 }
+
+#[test]
+fn a_command_that_never_completes_does_not_keep_later_ones_alive() {
+    let runs = same_as_without(&["stuck", "50000"], &[]);
+    assert!(
+        runs[0].stdout.contains(
+            "stuck: 50000 commands behind a stuck marker, resident memory grew under 8 MiB: yes"
+        ),
+        "{}",
+        runs[0].stdout
+    );
+    // The figures, for docs/RELIABILITY.md (`cargo test -- --nocapture`).
+    for r in &runs {
+        for line in r
+            .stderr
+            .lines()
+            .filter(|l| l.contains("resident memory grew"))
+        {
+            eprintln!("{line}");
+        }
+    }
+}
+
+#[test]
+fn a_driver_that_runs_callbacks_under_its_own_lock_cannot_deadlock_clxfer() {
+    // The test ICD's completion thread holds its lock while it runs clxfer's callback, and
+    // clxfer's status and profiling queries take that lock: clxfer must never query the driver
+    // while holding the lock its callback takes (the build before hung within a second).
+    let vendors = vendors_dir(true);
+    let env = [
+        ("OCL_ICD_VENDORS", vendors.to_str().unwrap()),
+        ("TESTICD_MODE", "locked-callbacks"),
+    ];
+    let runs = same_as_without(&["locked", "20000"], &env);
+    assert!(
+        runs[0].stdout.contains("locked: 20000 markers"),
+        "{}",
+        runs[0].stdout
+    );
+    for r in &runs[..3] {
+        let text = std::fs::read_to_string(&r.traces[0]).unwrap();
+        // Every marker timed: its device slice, none left incomplete.
+        assert_eq!(
+            text.matches("\"name\":\"MarkerWithWaitList\"").count(),
+            20000
+        );
+        assert!(text.contains("\"incomplete_at_exit\":0"));
+    }
+}

@@ -12,6 +12,13 @@
  *            does not exit within 10 s is killed and counted as hung
  *   atexit   an exit handler registered before the first OpenCL call makes 13 calls (8 writes, a
  *            clFinish, a read, releases), and the program's own destructor 2 more, after main's
+ *   stuck N  on an out-of-order queue, a marker waits on a user event set only at the end; meanwhile
+ *            N non-blocking writes, each polled until complete and released, never a clFinish:
+ *            prints whether the resident memory grew by less than 8 MiB over them (the figure
+ *            itself goes to stderr)
+ *   locked N on the test ICD with TESTICD_MODE=locked-callbacks (callbacks run on the driver's
+ *            thread while it holds the lock its event queries take): N markers, a clFinish or a
+ *            clWaitForEvents every few (clxfer collects completions there, and in its callback)
  *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
  *            (the driver stops at the unknown name; reading on faults) */
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
@@ -234,13 +241,84 @@ static int exits(void) {
     return 0;
 }
 
-static int testicd(void) {
+static long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) kib = atol(line + 6);
+    if (f) fclose(f);
+    return kib;
+}
+
+static int stuck(int n) {
+    cl_int err;
+    cl_command_queue q = make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK_ERR(err);
+    cl_event gate = clCreateUserEvent(g_ctx, &err);
+    CHECK_ERR(err);
+    cl_event marker;
+    CHECK(clEnqueueMarkerWithWaitList(q, 1, &gate, &marker));
+    static char data[4096];
+    long before = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == 2000) before = rss_kib(); /* after the allocator and the driver warmed up */
+        cl_event e;
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof data, data, 0, NULL, &e));
+        cl_int status = CL_QUEUED;
+        while (status > CL_COMPLETE)
+            CHECK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+        CHECK(clReleaseEvent(e));
+    }
+    long growth = rss_kib() - before;
+    fprintf(stderr, "stuck: resident memory grew %ld KiB over %d commands\n", growth, n - 2000);
+    printf("stuck: %d commands behind a stuck marker, resident memory grew under 8 MiB: %s\n", n,
+           growth < 8192 ? "yes" : "no");
+    CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+    CHECK(clFinish(q));
+    cl_int status;
+    CHECK(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+    printf("marker status %d\n", status);
+    CHECK(clReleaseEvent(marker));
+    CHECK(clReleaseEvent(gate));
+    CHECK(clReleaseMemObject(buf));
+    CHECK(clReleaseCommandQueue(q));
+    return growth >= 8192;
+}
+
+static void on_test_icd(void) {
     setenv("TEST_PLATFORM", "clxfer test ICD", 1);
     find_pocl();
     CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_GPU, 1, &g_device, NULL));
     cl_int err;
     g_ctx = clCreateContext(NULL, 1, &g_device, NULL, NULL, &err);
     CHECK_ERR(err);
+}
+
+static int locked(int n) {
+    on_test_icd();
+    cl_command_queue q = make_queue(0);
+    for (int i = 0; i < n; i++) {
+        if (i % 16 == 5) {
+            cl_event e;
+            CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &e));
+            CHECK(clWaitForEvents(1, &e));
+            CHECK(clReleaseEvent(e));
+        } else {
+            CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, NULL));
+        }
+        if (i % 8 == 7) CHECK(clFinish(q));
+    }
+    CHECK(clFinish(q));
+    printf("locked: %d markers\n", n);
+    CHECK(clReleaseCommandQueue(q));
+    return 0;
+}
+
+static int testicd(void) {
+    on_test_icd();
+    cl_int err;
     cl_mem m = clCreateFromGLBuffer(g_ctx, CL_MEM_READ_WRITE, 1, NULL);
     printf("clCreateFromGLBuffer, no errcode_ret: %p\n", (void *)m);
     err = 12345;
@@ -264,8 +342,8 @@ int main(int argc, char **argv) {
         setup();
         return exits();
     }
-    if (!strcmp(mode, "testicd")) {
-        int rc = testicd();
+    if (!strcmp(mode, "testicd") || !strcmp(mode, "locked")) {
+        int rc = !strcmp(mode, "locked") ? locked(argc > 2 ? atoi(argv[2]) : 20000) : testicd();
         finish_program();
         return rc;
     }
@@ -273,6 +351,7 @@ int main(int argc, char **argv) {
     int rc;
     if (!strcmp(mode, "queries")) rc = queries();
     else if (!strcmp(mode, "badlist")) rc = badlist();
+    else if (!strcmp(mode, "stuck")) rc = stuck(argc > 2 ? atoi(argv[2]) : 100000);
     else if (!strcmp(mode, "fork")) rc = forks(argc > 2 ? atoi(argv[2]) : 1000);
     else {
         printf("FAIL unknown mode %s\n", mode);

@@ -5,7 +5,10 @@
  * once and their events are complete on return (each "took" 1 µs of device time).
  * TESTICD_MODE=refuse-profiling: queue creation with CL_QUEUE_PROFILING_ENABLE fails;
  * TESTICD_MODE=zero-durations: every command's START equals its END (as NVIDIA's migrations);
- * TESTICD_MODE=profiling-fails: clGetEventProfilingInfo fails.
+ * TESTICD_MODE=profiling-fails: clGetEventProfilingInfo fails;
+ * TESTICD_MODE=locked-callbacks: completion callbacks run on a thread of the driver's own while it
+ *   holds the driver's (recursive) lock, which clGetEventInfo, clGetEventProfilingInfo and
+ *   clReleaseEvent take too, as a real driver's completion thread might.
  * Always: clCreateFromGLBuffer hands back (cl_mem)SIZE_MAX and sets no error code, as the Khronos
  * ICD loader's test stub does (a handle no driver made); clSetCommandQueueProperty works (PoCL's
  * slot is empty).
@@ -14,6 +17,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl_icd.h>
 #include <CL/cl_ext.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +27,7 @@ struct _cl_platform_id { cl_icd_dispatch *dispatch; };
 struct _cl_device_id { cl_icd_dispatch *dispatch; };
 struct _cl_context { cl_icd_dispatch *dispatch; int refs; };
 struct _cl_command_queue { cl_icd_dispatch *dispatch; int refs; cl_context ctx; cl_command_queue_properties props; };
-struct _cl_event { cl_icd_dispatch *dispatch; int refs; int profiled; cl_ulong t[4]; };
+struct _cl_event { cl_icd_dispatch *dispatch; int refs; int profiled; cl_ulong t[4]; cl_command_queue q; };
 
 /* TESTICD_MODE, read once (in the constructor): every event asks. */
 static const char *g_mode;
@@ -177,35 +181,109 @@ static void make_event(cl_command_queue q, cl_event *ev) {
     e->t[1] = t + 100;
     e->t[2] = t + 200;
     e->t[3] = mode_is("zero-durations") ? t + 200 : t + 1200;
+    e->q = q;
     *ev = e;
 }
 
+static cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *wait, cl_event *ev) {
+    if (!q) return CL_INVALID_COMMAND_QUEUE;
+    if ((n == 0) != (wait == NULL)) return CL_INVALID_EVENT_WAIT_LIST;
+    make_event(q, ev);
+    return CL_SUCCESS;
+}
+
+/* locked-callbacks: the driver's lock and its list of callbacks to run. */
+static pthread_mutex_t g_lock;
+struct pending_cb {
+    cl_event e;
+    void(CL_CALLBACK *notify)(cl_event, cl_int, void *);
+    void *user;
+    struct pending_cb *next;
+};
+static struct pending_cb *g_callbacks;
+static void lock(void) { if (mode_is("locked-callbacks")) pthread_mutex_lock(&g_lock); }
+static void unlock(void) { if (mode_is("locked-callbacks")) pthread_mutex_unlock(&g_lock); }
+
 static cl_int CL_API_CALL retain_event(cl_event e) {
     if (!e) return CL_INVALID_EVENT;
+    lock();
     e->refs++;
+    unlock();
     return CL_SUCCESS;
 }
 
 static cl_int CL_API_CALL release_event(cl_event e) {
     if (!e) return CL_INVALID_EVENT;
+    lock();
     if (--e->refs == 0) free(e);
+    unlock();
     return CL_SUCCESS;
+}
+
+/* The completion thread: runs every waiting callback with the lock held. */
+static void *completion_thread(void *arg) {
+    (void)arg;
+    struct timespec pause = {0, 20000};
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        struct pending_cb *cb = g_callbacks;
+        g_callbacks = NULL;
+        while (cb) {
+            struct pending_cb *next = cb->next;
+            cb->notify(cb->e, CL_COMPLETE, cb->user);
+            release_event(cb->e);
+            free(cb);
+            cb = next;
+        }
+        pthread_mutex_unlock(&g_lock);
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
 }
 
 static cl_int CL_API_CALL event_callback(cl_event e, cl_int type, void(CL_CALLBACK *notify)(cl_event, cl_int, void *),
                                          void *user) {
     if (!e) return CL_INVALID_EVENT;
     if (!notify || type != CL_COMPLETE) return CL_INVALID_VALUE;
+    if (mode_is("locked-callbacks")) {
+        struct pending_cb *cb = malloc(sizeof *cb);
+        lock();
+        e->refs++;
+        *cb = (struct pending_cb){e, notify, user, g_callbacks};
+        g_callbacks = cb;
+        unlock();
+        return CL_SUCCESS;
+    }
     notify(e, CL_COMPLETE, user); /* already complete: called at once, as the spec allows */
     return CL_SUCCESS;
 }
+
+static cl_int CL_API_CALL event_info(cl_event e, cl_event_info param, size_t size, void *value, size_t *size_ret) {
+    if (!e) return CL_INVALID_EVENT;
+    lock();
+    cl_int complete = CL_COMPLETE, rc;
+    cl_uint refs = (cl_uint)e->refs;
+    switch (param) {
+    case CL_EVENT_COMMAND_QUEUE: rc = ANSWER(e->q); break;
+    case CL_EVENT_COMMAND_EXECUTION_STATUS: rc = ANSWER(complete); break;
+    case CL_EVENT_REFERENCE_COUNT: rc = ANSWER(refs); break;
+    default: rc = CL_INVALID_VALUE;
+    }
+    unlock();
+    return rc;
+}
+
+static cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *wait, cl_event *ev);
 
 static cl_int CL_API_CALL event_profiling(cl_event e, cl_profiling_info param, size_t size, void *value,
                                           size_t *size_ret) {
     if (!e) return CL_INVALID_EVENT;
     if (!e->profiled || mode_is("profiling-fails")) return CL_PROFILING_INFO_NOT_AVAILABLE;
     if (param < CL_PROFILING_COMMAND_QUEUED || param > CL_PROFILING_COMMAND_END) return CL_INVALID_VALUE;
-    return ANSWER(e->t[param - CL_PROFILING_COMMAND_QUEUED]);
+    lock();
+    cl_int rc = ANSWER(e->t[param - CL_PROFILING_COMMAND_QUEUED]);
+    unlock();
+    return rc;
 }
 
 static cl_int CL_API_CALL wait_events(cl_uint n, const cl_event *es) {
@@ -388,6 +466,15 @@ static void *CL_API_CALL ext_address_for_platform(cl_platform_id p, const char *
 
 __attribute__((constructor)) static void init(void) {
     g_mode = getenv("TESTICD_MODE");
+    if (mode_is("locked-callbacks")) {
+        pthread_mutexattr_t attr;
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&g_lock, &attr);
+        pthread_t t;
+        pthread_create(&t, NULL, completion_thread, NULL);
+        pthread_detach(t);
+    }
     dispatch.clGetPlatformIDs = get_platform_ids;
     dispatch.clGetPlatformInfo = platform_info;
     dispatch.clGetDeviceIDs = device_ids;
@@ -403,6 +490,8 @@ __attribute__((constructor)) static void init(void) {
     dispatch.clRetainEvent = retain_event;
     dispatch.clReleaseEvent = release_event;
     dispatch.clSetEventCallback = event_callback;
+    dispatch.clGetEventInfo = event_info;
+    dispatch.clEnqueueMarkerWithWaitList = enqueue_marker;
     dispatch.clGetEventProfilingInfo = event_profiling;
     dispatch.clWaitForEvents = wait_events;
     dispatch.clGetExtensionFunctionAddress = ext_address;

@@ -9,6 +9,7 @@
 //! instead of a device record.
 
 use super::Device;
+use super::collect::{self, OVER, Request};
 use super::queues::QueueInfo;
 use crate::layer::driver;
 use crate::layer::{Api, Span};
@@ -18,9 +19,7 @@ use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::sync::Mutex;
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
-use smallvec::SmallVec;
 use std::cell::Cell;
-use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -97,10 +96,10 @@ pub fn capture(event: &mut *mut cl_event) -> Capture {
 
 /// The time, read from the clock once, and only if asked (most completions never need it).
 #[derive(Default)]
-struct Now(Cell<u64>);
+pub(super) struct Now(Cell<u64>);
 
 impl Now {
-    fn get(&self) -> u64 {
+    pub(super) fn get(&self) -> u64 {
         if self.0.get() == 0 {
             self.0.set(clock::now_ns());
         }
@@ -145,48 +144,10 @@ pub struct What {
     pub facts: Option<crate::report::Enqueue>,
 }
 
-/// A queue's commands that clxfer times and whose completion it has not collected yet. One
-/// completion callback at a time is armed per queue, on its newest command: when it runs, it
-/// collects every command that has completed, then arms itself again on the newest of the rest.
-/// A callback per command costs PoCL more than all of clxfer's own work on an enqueue, and one
-/// callback costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md). So where the vendor
-/// rules give a gap (`callback_gap_us`), one is armed at most every gap: the commands enqueued
-/// sooner wait, deferred, for the queue's next enqueue after the gap, for the program's next wait
-/// on the queue ([`synced`]), or for the timer thread ([`timer`]), whichever comes first. Records
-/// still stream out within about a gap of their commands' completion.
-#[derive(Default)]
-pub struct Waiting {
-    list: VecDeque<Pending>,
-    /// The event the callback is armed on; 0 while none is armed.
-    armed_on: usize,
-    /// When the last callback was armed (host clock, ns).
-    last_armed: u64,
-    /// Listed in [`DEFERRED`], for the timer thread.
-    deferred: bool,
-}
-
-/// What to arm now that the queue's list changed at `now`: its newest command, if no callback is
-/// armed and none was armed within `gap` ns; otherwise nothing. `true` in the second place: the
-/// queue has just been deferred, and the caller lists it in [`DEFERRED`].
+/// Arms what [`collect::due`] said, and lists a deferred queue for the timer. Called without the
+/// queue's lock.
 #[inline]
-fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
-    if waiting.armed_on != 0 {
-        return (None, false);
-    }
-    let Some(newest) = waiting.list.back().map(|p| p.event) else {
-        return (None, false);
-    };
-    if gap == 0 || now >= waiting.last_armed.saturating_add(gap) {
-        waiting.armed_on = newest;
-        waiting.last_armed = now;
-        return (Some(newest), false);
-    }
-    (None, !std::mem::replace(&mut waiting.deferred, true))
-}
-
-/// Arms what [`due`] said, and lists a deferred queue for the timer. Called without the lock.
-#[inline]
-unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, bool)) {
+pub(super) unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, bool)) {
     if deferred {
         defer(queue);
     }
@@ -197,7 +158,7 @@ unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, 
 
 /// The queue's gap between callbacks, ns: its vendor's, if the timer thread can run (0 otherwise:
 /// every callback armed at once, as commands complete).
-fn gap(queue: &QueueInfo) -> u64 {
+pub(super) fn gap(queue: &QueueInfo) -> u64 {
     let us = queue.device.rules.callback_gap_us;
     if us == 0 || !timer::available() {
         return 0;
@@ -228,7 +189,7 @@ fn round() -> Option<u64> {
         let decided = {
             let mut waiting = queue.waiting.lock();
             waiting.deferred = false;
-            due(&mut waiting, now, gap(&queue))
+            collect::due(&mut waiting, now, gap(&queue))
         };
         unsafe { arm_or_defer(&queue, decided) };
     }
@@ -325,25 +286,22 @@ mod timer {
     }
 }
 
-struct Pending {
+/// A command clxfer times, until its completion is collected (`collect.rs`).
+pub struct Pending {
     /// The event, holding a reference of clxfer's own.
-    event: usize,
-    id: u64,
+    pub event: usize,
+    pub id: u64,
     what: What,
     host_tid: u32,
-    host_begin: u64,
-    host_end: u64,
-    /// Its device record is written (at a point where the program waited for it, [`synced`]);
-    /// only the event is left to release.
-    reported: bool,
+    pub host_begin: u64,
+    pub host_end: u64,
+    /// Its device record is written; only the event is left to release (once no callback is
+    /// armed on it).
+    pub reported: bool,
+    /// A completion callback is armed on its event and has not run.
+    pub armed: bool,
     /// The event is the program's (clxfer's reference is one more than the program's own).
-    program: bool,
-}
-
-/// Whether clxfer holds a reference of its own to the program's `event`, a command of `queue`.
-pub fn holds(queue: &QueueInfo, event: usize) -> bool {
-    let waiting = queue.waiting.lock();
-    waiting.list.iter().any(|p| p.event == event && p.program)
+    pub program: bool,
 }
 
 /// After an enqueue the driver accepted: time the command on the device. `event` is the event
@@ -398,13 +356,14 @@ pub unsafe fn track(
         host_begin: span.begin,
         host_end: span.end,
         reported: false,
+        armed: false,
         program: !cap.supplied,
     };
     let gap = gap(queue);
     let decided = {
         let mut waiting = queue.waiting.lock();
-        waiting.list.push_back(pending);
-        due(&mut waiting, span.end, gap)
+        waiting.push(pending);
+        collect::due(&mut waiting, span.end, gap)
     };
     unsafe { arm_or_defer(queue, decided) };
     id
@@ -418,16 +377,8 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
     if !unsafe { driver::on_complete(event, completed, user as *mut c_void) } {
         // SAFETY: the driver refused the callback, so `user` was never handed out.
         let queue = unsafe { Arc::from_raw(user) };
-        // Nothing will collect the waiting commands: they end now, without device times.
-        let gone: Vec<Pending> = {
-            let mut waiting = queue.waiting.lock();
-            waiting.armed_on = 0;
-            waiting.list.drain(..).collect()
-        };
-        let now = Now::default();
-        for mut p in gone {
-            unsafe { finish(&queue, &mut p, CL_INVALID_EVENT, &now, true) };
-        }
+        let event = event as usize;
+        unsafe { collect::collect(&queue, Request::Refused { event }) };
     }
 }
 
@@ -435,128 +386,10 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
 unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_void) {
     // SAFETY: `user` is the queue reference `arm_on` handed out for this callback, which runs once.
     let queue = unsafe { Arc::from_raw(user as *const QueueInfo) };
+    let event = event as usize;
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-        collect(&queue, event as usize, status)
+        collect::collect(&queue, Request::Fired { event, status })
     }));
-}
-
-/// Collects the queue's completed commands after `fired` completed with `status`, and arms the
-/// callback again if commands are still waiting (or defers it, [`due`]).
-unsafe fn collect(queue: &Arc<QueueInfo>, fired: usize, status: cl_int) {
-    let mut done = Done::new();
-    let now = Now::default();
-    let gap = gap(queue);
-    let decided = {
-        let mut waiting = queue.waiting.lock();
-        if queue.in_order && status == CL_COMPLETE {
-            // In order: everything enqueued before `fired` has completed too.
-            let n = waiting
-                .list
-                .iter()
-                .position(|p| p.event == fired)
-                .map_or(0, |i| i + 1);
-            done.extend(waiting.list.drain(..n).map(|p| (p, CL_COMPLETE)));
-        } else {
-            take_completed(&mut waiting.list, 0, &mut done, |p| {
-                if p.event == fired {
-                    status
-                } else {
-                    unsafe { status_of(p, CL_INVALID_EVENT) }
-                }
-            });
-        }
-        waiting.armed_on = 0;
-        // Without a gap the clock is not needed: the next callback is due at once.
-        let at = if gap == 0 { 0 } else { now.get() };
-        due(&mut waiting, at, gap)
-    };
-    for (mut p, st) in done.drain(..) {
-        unsafe { finish(queue, &mut p, st, &now, true) };
-    }
-    unsafe { arm_or_defer(queue, decided) };
-}
-
-/// An event's execution status (`CL_COMPLETE`, an error, or still running); `unknown` when the
-/// driver cannot say.
-///
-/// # Safety
-/// `p`'s event is live (clxfer holds a reference to it).
-unsafe fn status_of(p: &Pending, unknown: cl_int) -> cl_int {
-    unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(unknown)
-}
-
-/// A command's status after `clFinish`: over, complete unless its profiling times say otherwise
-/// (then the driver is asked).
-const OVER: cl_int = cl_int::MAX;
-
-/// Whether a status says the command is over: complete, failed, or [`OVER`].
-fn is_over(status: cl_int) -> bool {
-    status <= CL_COMPLETE || status == OVER
-}
-
-/// Commands collected at once, with their status (drained where they are: 32 of them inline are
-/// 3 KiB, not to be moved).
-type Done = SmallVec<[(Pending, cl_int); 32]>;
-
-/// Moves into `done` the commands of `list` whose status says they are over (complete or failed),
-/// leaving the one of event `keep` listed whatever its status.
-fn take_completed(
-    list: &mut VecDeque<Pending>,
-    keep: usize,
-    done: &mut Done,
-    status: impl Fn(&Pending) -> cl_int,
-) {
-    // Each command once round the ring, the rest back in order: the list keeps its capacity (a
-    // fresh one would grow again, copying, after every clFinish).
-    for _ in 0..list.len() {
-        let Some(p) = list.pop_front() else { break };
-        let st = if p.event == keep {
-            CL_RUNNING
-        } else {
-            status(&p)
-        };
-        if is_over(st) {
-            done.push((p, st));
-        } else {
-            list.push_back(p);
-        }
-    }
-}
-
-/// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
-/// completed ones are collected now, so their records do not wait for a callback that a program
-/// about to exit may never see. The one the callback is armed on stays listed (the callback
-/// releases its event) but is reported now, in place. A command whose status the driver cannot
-/// give is left for the callback. Commands numbered below `over_below` are known to be over (the
-/// wait was `clFinish`, and they were enqueued before it: [`first_unfinished`]), so none is asked
-/// for its status (NVIDIA's OpenCL charges for asking) unless its profiling times fail ([`OVER`]).
-///
-/// # Safety
-/// The queue's waiting events are live (clxfer holds a reference to each).
-pub unsafe fn synced(queue: &QueueInfo, over_below: u64) {
-    let now = Now::default();
-    let mut done = Done::new();
-    let status = |p: &Pending| {
-        if p.id < over_below {
-            OVER
-        } else {
-            unsafe { status_of(p, CL_RUNNING) }
-        }
-    };
-    {
-        let mut waiting = queue.waiting.lock();
-        let armed_on = waiting.armed_on;
-        if let Some(p) = waiting.list.iter_mut().find(|p| p.event == armed_on) {
-            let st = status(p);
-            if is_over(st) {
-                unsafe { finish(queue, p, st, &now, false) };
-            }
-        }
-        take_completed(&mut waiting.list, armed_on, &mut done, status);
-    }
-    for (mut p, st) in done.drain(..) {
-        unsafe { finish(queue, &mut p, st, &now, true) };
-    }
 }
 
 /// At the end: how many of this process's commands have not completed (counted here rather than
@@ -571,10 +404,7 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
         let Some(mut waiting) = q.waiting.try_lock_for(std::time::Duration::from_millis(50)) else {
             continue;
         };
-        let ours = waiting
-            .list
-            .iter_mut()
-            .filter(|p| p.id >= first && !p.reported);
+        let ours = waiting.iter_mut().filter(|p| p.id >= first && !p.reported);
         for p in ours {
             incomplete += 1;
             left.extend(p.what.facts.take());
@@ -586,14 +416,11 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
     incomplete
 }
 
-/// One command completed with `status`: hand its device record to the writer (once), and
-/// release clxfer's reference to its event when `release`.
-unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, release: bool) {
+/// One command is over with `status`: hand its device record to the writer (once; the caller
+/// releases the event).
+pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now) {
     let event = p.event as cl_event;
     if std::mem::replace(&mut p.reported, true) {
-        if release {
-            unsafe { driver::release_event(event) };
-        }
         return;
     }
     let dev: &Device = &queue.device;
@@ -610,9 +437,6 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
             },
             _ => None,
         };
-        if release {
-            unsafe { driver::release_event(event) };
-        }
         let device_ns = times
             .filter(|&[start, end]| start != 0 && start < end)
             .map(|[start, end]| end - start);
@@ -644,9 +468,6 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
             Some(_) => CL_COMPLETE,
             None => unsafe { driver::event_status(event) }.unwrap_or(CL_COMPLETE),
         };
-    }
-    if release {
-        unsafe { driver::release_event(event) };
     }
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let (queued, submit, start, end, time) = match times {
@@ -695,65 +516,28 @@ unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn waiting(events: &[usize]) -> Waiting {
-        let mut w = Waiting::default();
-        for &event in events {
-            w.list.push_back(Pending {
-                event,
-                id: event as u64,
-                what: What {
-                    api: Api::ALL[0],
-                    class: None,
-                    bytes: 0,
-                    blocking: false,
-                    kernel: None,
-                    facts: None,
-                },
-                host_tid: 0,
-                host_begin: 0,
-                host_end: 0,
-                reported: false,
-                program: false,
-            });
+    /// A command of event `event` whose enqueue call ran from `begin` to `end`.
+    pub fn pending(event: usize, begin: u64, end: u64) -> Pending {
+        Pending {
+            event,
+            id: event as u64,
+            what: What {
+                api: Api::ALL[0],
+                class: None,
+                bytes: 0,
+                blocking: false,
+                kernel: None,
+                facts: None,
+            },
+            host_tid: 0,
+            host_begin: begin,
+            host_end: end,
+            reported: false,
+            armed: false,
+            program: false,
         }
-        w
-    }
-
-    #[test]
-    fn without_a_gap_the_newest_command_is_armed_whenever_none_is() {
-        let mut w = waiting(&[1, 2]);
-        assert_eq!(due(&mut w, 0, 0), (Some(2), false));
-        // Armed: nothing more until its callback has run.
-        w.list.push_back(waiting(&[3]).list.pop_front().unwrap());
-        assert_eq!(due(&mut w, 0, 0), (None, false));
-        w.armed_on = 0;
-        assert_eq!(due(&mut w, 1, 0), (Some(3), false));
-        assert!(!w.deferred);
-        // Nothing waiting: nothing to arm.
-        let mut empty = waiting(&[]);
-        assert_eq!(due(&mut empty, 5, 0), (None, false));
-    }
-
-    #[test]
-    fn with_a_gap_one_callback_is_armed_per_gap_and_the_rest_are_deferred_once() {
-        let gap = 1_000_000;
-        let mut w = waiting(&[1]);
-        w.last_armed = 0;
-        // The first one: the last arming (never) is more than a gap ago.
-        assert_eq!(due(&mut w, gap, gap), (Some(1), false));
-        assert_eq!(w.last_armed, gap);
-        // Its callback ran at once; two more commands within the gap: deferred, listed once.
-        w.armed_on = 0;
-        w.list = waiting(&[2, 3]).list;
-        assert_eq!(due(&mut w, gap + 10, gap), (None, true));
-        assert!(w.deferred);
-        assert_eq!(due(&mut w, gap + 20, gap), (None, false));
-        // The gap has passed (the timer's round clears the flag first): the newest is armed.
-        w.deferred = false;
-        assert_eq!(due(&mut w, 2 * gap, gap), (Some(3), false));
-        assert_eq!((w.armed_on, w.last_armed), (3, 2 * gap));
     }
 }

@@ -8,7 +8,7 @@
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
 //! error), and only then answers from what the program asked for.
 
-use super::events;
+use super::collect;
 use super::queues::{self, QueueInfo};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::record::Timing;
@@ -242,7 +242,7 @@ impl Hook<InfoArgs<cl_event, cl_event_info>, cl_int> for EventQueried {
         let Some(queue) = (unsafe { driver::event_queue(event) }).and_then(queues::known) else {
             return ret;
         };
-        if events::holds(&queue, event as usize) {
+        if collect::holds(&queue, event as usize) {
             unsafe { value.write_unaligned(value.read_unaligned().saturating_sub(1)) };
         }
         ret

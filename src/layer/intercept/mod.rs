@@ -5,6 +5,7 @@
 //! Shared state is a few maps behind short locks; clxfer never calls the driver while holding one
 //! (a driver callback, such as a destructor, may take them).
 
+mod collect;
 mod commands;
 mod events;
 pub mod fork;
@@ -300,7 +301,7 @@ unsafe fn enqueued(
     e.id = unsafe { events::track(cap, event, &q, span, what, &mut None) };
     // A blocking call returned: its command, and those before it, have completed.
     if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
-        unsafe { events::synced(&q, 0) };
+        unsafe { collect::synced(&q, 0) };
     }
     span.command = Some(e);
 }
@@ -338,7 +339,7 @@ unsafe fn summarized(
     span.facts = facts;
     // A blocking call returned: its command, and those before it, have completed.
     if id != 0 && blocking {
-        unsafe { events::synced(q, 0) };
+        unsafe { collect::synced(q, 0) };
     }
 }
 
@@ -431,7 +432,7 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
         if ret == CL_SUCCESS
             && let Some(q) = queues::known(args.0 as usize)
         {
-            unsafe { events::synced(&q, over_below) };
+            unsafe { collect::synced(&q, over_below) };
         }
         ret
     }
@@ -457,7 +458,7 @@ impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
             {
                 seen.push(q);
                 if let Some(q) = queues::known(q) {
-                    unsafe { events::synced(&q, 0) };
+                    unsafe { collect::synced(&q, 0) };
                 }
             }
         }
