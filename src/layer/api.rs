@@ -30,7 +30,7 @@ core {
     fn clCreateContextFromType(properties: *const cl_context_properties, device_type: cl_device_type, pfn_notify: Option<unsafe extern "C" fn(errinfo: *const c_char, private_info: *const c_void, cb: usize, user_data: *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context [errcode_ret] => intercept::ContextCreated;
     fn clRetainContext(context: cl_context) -> cl_int;
     fn clReleaseContext(context: cl_context) -> cl_int;
-    fn clGetContextInfo(context: cl_context, param_name: cl_context_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
+    fn clGetContextInfo(context: cl_context, param_name: cl_context_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::ContextQueried;
     fn clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue [errcode_ret] => intercept::QueueCreated;
     fn clRetainCommandQueue(command_queue: cl_command_queue) -> cl_int;
     fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int;
@@ -42,7 +42,7 @@ core {
     fn clRetainMemObject(memobj: cl_mem) -> cl_int;
     fn clReleaseMemObject(memobj: cl_mem) -> cl_int;
     fn clGetSupportedImageFormats(context: cl_context, flags: cl_mem_flags, image_type: cl_mem_object_type, num_entries: cl_uint, image_formats: *mut cl_image_format, num_image_formats: *mut cl_uint) -> cl_int;
-    fn clGetMemObjectInfo(memobj: cl_mem, param_name: cl_mem_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
+    fn clGetMemObjectInfo(memobj: cl_mem, param_name: cl_mem_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::MemQueried;
     fn clGetImageInfo(image: cl_mem, param_name: cl_image_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
     fn clCreateSampler(context: cl_context, normalized_coords: cl_bool, addressing_mode: cl_addressing_mode, filter_mode: cl_filter_mode, errcode_ret: *mut cl_int) -> cl_sampler [errcode_ret];
     fn clRetainSampler(sampler: cl_sampler) -> cl_int;

@@ -19,6 +19,10 @@
  *   locked N on the test ICD with TESTICD_MODE=locked-callbacks (callbacks run on the driver's
  *            thread while it holds the lock its event queries take): N markers, a clFinish or a
  *            clWaitForEvents every few (clxfer collects completions there, and in its callback)
+ *   refcounts  on the test ICD with TESTICD_MODE=locked-callbacks (callbacks delivered later, on
+ *            the driver's thread): the reference counts of the program's event and its queue after
+ *            the program waited (clxfer's events hold the driver's references to the queue until
+ *            clxfer releases them, and clxfer retains the program's), and after a retain
  *   badlist  a properties list with an unknown name and no terminator, ending at a page boundary
  *            (the driver stops at the unknown name; reading on faults) */
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
@@ -316,6 +320,40 @@ static int locked(int n) {
     return 0;
 }
 
+static void show_counts(const char *when, cl_event e, cl_command_queue q) {
+    cl_uint ev = 0, queue = 0;
+    CHECK(clGetEventInfo(e, CL_EVENT_REFERENCE_COUNT, sizeof ev, &ev, NULL));
+    CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof queue, &queue, NULL));
+    printf("%-32s event %u queue %u\n", when, ev, queue);
+}
+
+/* On the test ICD, whose counts are exact (PoCL's own vary from run to run without clxfer). */
+static int refcounts(void) {
+    on_test_icd();
+    cl_command_queue q = make_queue(0);
+    for (int round = 0; round < 3; round++) {
+        cl_event e;
+        /* Commands with no event of the program's (clxfer's own), then one with. */
+        for (int i = 0; i < 5; i++) CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, NULL));
+        CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &e));
+        CHECK(clWaitForEvents(1, &e));
+        show_counts("after clWaitForEvents", e, q);
+        CHECK(clFinish(q));
+        show_counts("after clFinish", e, q);
+        CHECK(clRetainEvent(e));
+        show_counts("after a retain", e, q);
+        CHECK(clReleaseEvent(e));
+        CHECK(clReleaseEvent(e));
+        CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        cl_uint queue = 0;
+        CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof queue, &queue, NULL));
+        printf("%-32s queue %u\n", "after its release", queue);
+    }
+    CHECK(clReleaseCommandQueue(q));
+    return 0;
+}
+
 static int testicd(void) {
     on_test_icd();
     cl_int err;
@@ -342,8 +380,10 @@ int main(int argc, char **argv) {
         setup();
         return exits();
     }
-    if (!strcmp(mode, "testicd") || !strcmp(mode, "locked")) {
-        int rc = !strcmp(mode, "locked") ? locked(argc > 2 ? atoi(argv[2]) : 20000) : testicd();
+    if (!strcmp(mode, "testicd") || !strcmp(mode, "locked") || !strcmp(mode, "refcounts")) {
+        int rc = !strcmp(mode, "locked")      ? locked(argc > 2 ? atoi(argv[2]) : 20000)
+                 : !strcmp(mode, "refcounts") ? refcounts()
+                                              : testicd();
         finish_program();
         return rc;
     }

@@ -34,6 +34,8 @@ static const char *g_mode;
 static int mode_is(const char *m) { return g_mode && !strcmp(g_mode, m); }
 
 static cl_icd_dispatch dispatch;
+static void lock(void);
+static void unlock(void);
 static struct _cl_platform_id platform = {&dispatch};
 static struct _cl_device_id device = {&dispatch};
 
@@ -145,6 +147,12 @@ static cl_int CL_API_CALL queue_info(cl_command_queue q, cl_command_queue_info p
     case CL_QUEUE_DEVICE: return ANSWER(d);
     case CL_QUEUE_CONTEXT: return ANSWER(q->ctx);
     case CL_QUEUE_PROPERTIES: return ANSWER(q->props);
+    case CL_QUEUE_REFERENCE_COUNT: {
+        lock();
+        cl_uint refs = (cl_uint)q->refs;
+        unlock();
+        return ANSWER(refs);
+    }
     default: return CL_INVALID_VALUE;
     }
 }
@@ -182,6 +190,9 @@ static void make_event(cl_command_queue q, cl_event *ev) {
     e->t[2] = t + 200;
     e->t[3] = mode_is("zero-durations") ? t + 200 : t + 1200;
     e->q = q;
+    lock();
+    q->refs++; /* an event holds its queue, as a driver's does */
+    unlock();
     *ev = e;
 }
 
@@ -215,7 +226,10 @@ static cl_int CL_API_CALL retain_event(cl_event e) {
 static cl_int CL_API_CALL release_event(cl_event e) {
     if (!e) return CL_INVALID_EVENT;
     lock();
-    if (--e->refs == 0) free(e);
+    if (--e->refs == 0) {
+        if (--e->q->refs == 0) free(e->q);
+        free(e);
+    }
     unlock();
     return CL_SUCCESS;
 }
@@ -292,7 +306,9 @@ static cl_int CL_API_CALL wait_events(cl_uint n, const cl_event *es) {
 
 static cl_int CL_API_CALL release_queue(cl_command_queue q) {
     if (!q) return CL_INVALID_COMMAND_QUEUE;
+    lock();
     if (--q->refs == 0) free(q);
+    unlock();
     return CL_SUCCESS;
 }
 

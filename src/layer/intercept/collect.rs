@@ -249,6 +249,33 @@ unsafe fn pass(
     });
 }
 
+/// How long a reference count waits for callbacks of completed commands ([`quiesce`]).
+const QUIESCE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Before the program is told a reference count: collects what has completed on `queue` and
+/// waits (at most [`QUIESCE`]) until the callbacks armed on completed commands have run, so that
+/// clxfer holds nothing of them. Returns whether clxfer held anything (the count is then asked
+/// again).
+///
+/// # Safety
+/// As [`collect`].
+pub unsafe fn quiesce(queue: &Arc<QueueInfo>) -> bool {
+    let idle = |w: &Waiting| !w.collecting && !w.list.iter().any(|p| p.reported && p.armed);
+    {
+        let w = queue.waiting.lock();
+        if w.list.is_empty() && !w.collecting {
+            return false;
+        }
+    }
+    unsafe { synced(queue, 0) };
+    let until = std::time::Instant::now() + QUIESCE;
+    while !idle(&queue.waiting.lock()) && std::time::Instant::now() < until {
+        // The driver's thread is about to run the callbacks: give it the core.
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    true
+}
+
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
 /// completed ones are collected now (or by the collector at work), so their records do not wait
 /// for a callback that a program about to exit may never see. One a callback is armed on is

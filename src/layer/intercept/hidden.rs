@@ -2,8 +2,8 @@
 //! answered them without clxfer. Profiling that clxfer turned on is hidden from a queue's
 //! properties (`CL_QUEUE_PROPERTIES`, `CL_QUEUE_PROPERTIES_ARRAY`, `clSetCommandQueueProperty`'s
 //! old properties) and from its events (`clGetEventProfilingInfo` says
-//! `CL_PROFILING_INFO_NOT_AVAILABLE`), and clxfer's own reference to a program's event is left
-//! out of `CL_EVENT_REFERENCE_COUNT`. docs/RELIABILITY.md lists every query and its test.
+//! `CL_PROFILING_INFO_NOT_AVAILABLE`), and reference counts leave out what clxfer's events hold
+//! ([`Counted`]). docs/RELIABILITY.md lists every query and its test.
 //!
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
 //! error), and only then answers from what the program asked for.
@@ -76,6 +76,7 @@ pub struct QueueQueried;
 
 pub enum QueueAsk {
     Other,
+    Count,
     Props,
     /// `CL_QUEUE_PROPERTIES_ARRAY` of a queue clxfer edited: the driver only validates the call.
     Array(Arc<QueueInfo>, Out),
@@ -88,6 +89,7 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
         args: &mut InfoArgs<cl_command_queue, cl_command_queue_info>,
     ) -> QueueAsk {
         match args.1 {
+            CL_QUEUE_REFERENCE_COUNT => QueueAsk::Count,
             CL_QUEUE_PROPERTIES => QueueAsk::Props,
             CL_QUEUE_PROPERTIES_ARRAY => match forced(args.0 as usize) {
                 Some(info) => {
@@ -116,6 +118,7 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
         }
         match ask {
             QueueAsk::Other => ret,
+            QueueAsk::Count => unsafe { recount(args, ret) },
             QueueAsk::Props => {
                 let (size, value) = (args.2, args.3 as *mut cl_command_queue_properties);
                 if let Some(info) = forced(args.0 as usize)
@@ -218,33 +221,97 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
     }
 }
 
-/// `clGetEventInfo`: `CL_EVENT_REFERENCE_COUNT` without the reference clxfer holds on a
-/// program's event until its command's completion is collected.
-pub struct EventQueried;
+/// The reference-count queries: clxfer's events of completed commands hold references of the
+/// driver's to their queue, context and memory objects (and to the program's events, which clxfer
+/// retains) until clxfer releases them, which for a command a callback is armed on waits for the
+/// callback. So before such a count is given, clxfer collects what has completed on the queues
+/// concerned ([`collect::quiesce`], which waits at most a few milliseconds for callbacks the
+/// driver is about to run) and asks the driver again; a program's event clxfer still holds (its
+/// command still runs) is given without clxfer's own reference. While commands run, their
+/// references are the driver's, as without clxfer.
+pub struct Counted<const PARAM: u32>;
 
-impl Hook<InfoArgs<cl_event, cl_event_info>, cl_int> for EventQueried {
+/// The queues whose completions can hold references to the object a count is asked of.
+///
+/// # Safety
+/// The driver has just accepted `handle` in a call with `param`.
+unsafe fn concerned(handle: *mut c_void, param: cl_uint) -> Vec<Arc<QueueInfo>> {
+    match param {
+        CL_QUEUE_REFERENCE_COUNT => queues::known(handle as usize).into_iter().collect(),
+        CL_EVENT_REFERENCE_COUNT => unsafe { driver::event_queue(handle.cast()) }
+            .and_then(queues::known)
+            .into_iter()
+            .collect(),
+        _ => queues::all(),
+    }
+}
+
+/// Asks the driver again, with the program's arguments.
+///
+/// # Safety
+/// The driver has just accepted this call.
+unsafe fn ask_again(args: &InfoArgs<*mut c_void, cl_uint>) -> cl_int {
+    let (handle, param, size, value, size_ret) = *args;
+    let Some(t) = (unsafe { driver::icd(handle) }) else {
+        return CL_INVALID_VALUE;
+    };
+    let f = match param {
+        CL_MEM_REFERENCE_COUNT => t.clGetMemObjectInfo,
+        CL_CONTEXT_REFERENCE_COUNT => t.clGetContextInfo,
+        CL_QUEUE_REFERENCE_COUNT => t.clGetCommandQueueInfo,
+        _ => t.clGetEventInfo,
+    };
+    f.map_or(CL_INVALID_VALUE, |f| unsafe {
+        f(handle.cast(), param, size, value, size_ret)
+    })
+}
+
+/// After the driver answered a reference count: collect, ask again, leave out clxfer's own.
+///
+/// # Safety
+/// The driver returned `ret` for this call.
+unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int {
+    let (handle, param, size, value, _) = *args;
+    let value = value as *mut cl_uint;
+    if ret != CL_SUCCESS || value.is_null() || size < size_of::<cl_uint>() {
+        return ret;
+    }
+    let queues = unsafe { concerned(handle, param) };
+    // Every queue is quiesced (`any` would stop at the first).
+    let held = queues
+        .iter()
+        .fold(false, |held, q| unsafe { collect::quiesce(q) } | held);
+    if held {
+        let again = unsafe { ask_again(args) };
+        if again != CL_SUCCESS {
+            return again;
+        }
+    }
+    // A program's event clxfer still holds (its command runs): without clxfer's reference.
+    let own = param == CL_EVENT_REFERENCE_COUNT
+        && queues.iter().any(|q| collect::holds(q, handle as usize));
+    if own {
+        unsafe { value.write_unaligned(value.read_unaligned().saturating_sub(1)) };
+    }
+    ret
+}
+
+impl<const PARAM: u32> Hook<InfoArgs<*mut c_void, cl_uint>, cl_int> for Counted<PARAM> {
     type State = ();
-    unsafe fn before(_: Call, _: &mut InfoArgs<cl_event, cl_event_info>) {}
+    unsafe fn before(_: Call, _: &mut InfoArgs<*mut c_void, cl_uint>) {}
     unsafe fn after(
         _: (),
-        args: &InfoArgs<cl_event, cl_event_info>,
+        args: &InfoArgs<*mut c_void, cl_uint>,
         ret: cl_int,
         _: &mut Span,
     ) -> cl_int {
-        let (event, param, size, value) = (args.0, args.1, args.2, args.3 as *mut cl_uint);
-        if ret != CL_SUCCESS
-            || param != CL_EVENT_REFERENCE_COUNT
-            || value.is_null()
-            || size < size_of::<cl_uint>()
-        {
+        if args.1 != PARAM {
             return ret;
         }
-        let Some(queue) = (unsafe { driver::event_queue(event) }).and_then(queues::known) else {
-            return ret;
-        };
-        if collect::holds(&queue, event as usize) {
-            unsafe { value.write_unaligned(value.read_unaligned().saturating_sub(1)) };
-        }
-        ret
+        unsafe { recount(args, ret) }
     }
 }
+
+pub type MemQueried = Counted<CL_MEM_REFERENCE_COUNT>;
+pub type ContextQueried = Counted<CL_CONTEXT_REFERENCE_COUNT>;
+pub type EventQueried = Counted<CL_EVENT_REFERENCE_COUNT>;

@@ -16,7 +16,9 @@ mod queues;
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
-pub use hidden::{EventQueried, ProfilingQueried, QueuePropertySet, QueueQueried};
+pub use hidden::{
+    ContextQueried, EventQueried, MemQueried, ProfilingQueried, QueuePropertySet, QueueQueried,
+};
 pub use map::*;
 pub use objects::*;
 pub use queues::QueueCreated;

@@ -132,6 +132,11 @@ pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
     add(queue, device, props, timing, Asked::default())
 }
 
+/// Every queue clxfer knows.
+pub(super) fn all() -> Vec<Arc<QueueInfo>> {
+    WORLD.queues.read().values().cloned().collect()
+}
+
 /// The queue's info if clxfer knows it, without asking the driver (the queue may be invalid).
 pub(super) fn known(queue: usize) -> Option<Arc<QueueInfo>> {
     WORLD.queues.read().get(&queue).cloned()
