@@ -160,6 +160,37 @@ pub unsafe fn queue_info(queue: cl_command_queue) -> Option<(usize, cl_command_q
     Some((device, props))
 }
 
+/// How the driver answers `CL_QUEUE_PROPERTIES_ARRAY` for a queue made with an empty list (`{0}`):
+/// the spec says with the list (its terminating 0, 8 bytes), NVIDIA's driver says nothing (0
+/// bytes). Asked of a queue made for the purpose and released at once; `None` if it cannot be made.
+///
+/// # Safety
+/// `context` and `device` are live, and the driver has just made a queue of them.
+pub unsafe fn empty_list_answer(context: cl_context, device: cl_device_id) -> Option<usize> {
+    let create = unsafe { icd(context) }?.clCreateCommandQueueWithProperties?;
+    let empty: [cl_queue_properties; 1] = [0];
+    let mut err = CL_SUCCESS;
+    let queue = unsafe { create(context, device, empty.as_ptr(), &mut err) };
+    if queue.is_null() || err != CL_SUCCESS {
+        return None;
+    }
+    let t = unsafe { icd(queue) }?;
+    let mut size = 0usize;
+    let rc = t.clGetCommandQueueInfo.map(|f| unsafe {
+        f(
+            queue,
+            CL_QUEUE_PROPERTIES_ARRAY,
+            0,
+            std::ptr::null_mut(),
+            &mut size,
+        )
+    });
+    if let Some(release) = t.clReleaseCommandQueue {
+        unsafe { release(queue) };
+    }
+    (rc == Some(CL_SUCCESS)).then_some(size)
+}
+
 /// A kernel's function name.
 ///
 /// # Safety

@@ -6,8 +6,9 @@
  *   testicd  on the test ICD (OCL_ICD_VENDORS): a handle that is no object, handed back by
  *            clCreateFromGLBuffer with no error code (as the Khronos loader's test stub does), and
  *            clSetCommandQueueProperty's old properties
- *   fork N   N forks while a worker thread enqueues non-blocking writes in a loop: each child
- *            calls exit(0) at once, except every 100th, which first makes OpenCL calls of its own
+ *   fork N [K]  N forks while a worker thread enqueues non-blocking writes in a loop: each child
+ *            calls exit(0) at once, except every Kth (default 100; 0: none), which first makes
+ *            OpenCL calls of its own
  *            (no enqueues: the driver's worker threads did not survive the fork); a child that
  *            does not exit within 10 s is killed and counted as hung
  *   atexit   an exit handler registered before the first OpenCL call makes 13 calls (8 writes, a
@@ -174,7 +175,7 @@ static int hung(pid_t child, int *status) {
     return 1;
 }
 
-static int forks(int n) {
+static int forks(int n, int every) {
     cl_int err;
     g_queue = make_queue(0);
     g_buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
@@ -186,7 +187,7 @@ static int forks(int n) {
     for (int i = 0; i < n; i++) {
         pid_t child = fork();
         if (child == 0) {
-            if (i % 100 == 99) {
+            if (every > 0 && i % every == every - 1) {
                 char name[256];
                 for (int j = 0; j < 3; j++) CHECK(clGetDeviceInfo(g_device, CL_DEVICE_NAME, sizeof name, name, NULL));
                 cl_mem m = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
@@ -392,7 +393,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "queries")) rc = queries();
     else if (!strcmp(mode, "badlist")) rc = badlist();
     else if (!strcmp(mode, "stuck")) rc = stuck(argc > 2 ? atoi(argv[2]) : 100000);
-    else if (!strcmp(mode, "fork")) rc = forks(argc > 2 ? atoi(argv[2]) : 1000);
+    else if (!strcmp(mode, "fork")) rc = forks(argc > 2 ? atoi(argv[2]) : 1000, argc > 3 ? atoi(argv[3]) : 100);
     else {
         printf("FAIL unknown mode %s\n", mode);
         return 2;

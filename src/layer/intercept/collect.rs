@@ -9,15 +9,19 @@
 //! (`events.rs`). A command that never completes (a marker behind a user event the program sets
 //! only at the end) would keep its callback, and with it every later command, waiting: so once
 //! [`REARM`] commands have been listed since the last arming, another callback is armed on the
-//! newest, whatever is still armed. At most [`REARM`] completed commands per queue wait to be
-//! collected, beyond those the driver itself is still running.
+//! newest, whatever is still armed, if [`REARM_AFTER`] (10 ms) has passed since the last
+//! arming. At most 256 completed commands per queue, or those the program enqueues in 10 ms if
+//! more, wait to be collected, beyond those the driver itself is still running.
 //!
 //! The queue's lock is never held while clxfer calls the driver (a driver may run callbacks from
 //! a thread that holds its own lock, and the callback takes this one): the collector takes the
 //! whole list out under the lock, asks the driver about it and reports without the lock, then
 //! puts back what is left, in front of commands listed meanwhile. While one collector works, a
-//! callback or a wait of the program that wants collecting hands its request to it ([`Request`])
-//! and returns at once: only the collector touches the commands it took out.
+//! callback that wants collecting hands its request to it ([`Request`]) and returns at once (it
+//! may run on a driver thread that holds a lock the collector's queries need); a wait of the
+//! program hands its request over too, and waits until the collector has done it, so that the
+//! records are out when the program's wait returns. Only the collector touches the commands it
+//! took out.
 
 use super::events::{self, Pending};
 use super::queues::QueueInfo;
@@ -28,8 +32,11 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Commands listed since the last arming after which another callback is armed although one
-/// still is (the armed command may never complete).
+/// still is (the armed command may never complete), once [`REARM_AFTER`] has passed too: a
+/// callback costs NVIDIA's OpenCL tens of microseconds, and an armed command that is merely slow
+/// should not cost another.
 pub const REARM: u32 = 256;
+pub const REARM_AFTER: u64 = 10_000_000;
 
 /// What a collector is asked to do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +66,11 @@ pub struct Waiting {
     pub(super) deferred: bool,
     /// A collector holds the commands it took out.
     collecting: bool,
+    /// Rounds the collectors have finished (each takes the requests made before it began).
+    rounds: u64,
+    /// Threads waiting for a round ([`wait_for`]): only then is a finished round signalled (a
+    /// signal is a system call).
+    waiters: u32,
     requests: SmallVec<[Request; 4]>,
 }
 
@@ -75,13 +87,16 @@ impl Waiting {
     }
 }
 
-/// What to arm now that the queue's list changed at `now`: its newest command, if no callback is
-/// armed (or [`REARM`] commands came since the last arming) and none was armed within `gap` ns;
-/// otherwise nothing. `true` in the second place: the queue has just been deferred, and the
+/// What to arm now that the queue's list changed at `now` (0: the clock was not read): its newest
+/// command, if no callback is armed (or [`REARM`] commands and [`REARM_AFTER`] came since the
+/// last arming) and none was armed within `gap` ns; otherwise nothing. `true` in the second place: the queue has just been deferred, and the
 /// caller lists it for the timer.
 #[inline]
 pub fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
-    if waiting.armed != 0 && waiting.since_armed < REARM {
+    let stuck = waiting.since_armed >= REARM
+        && now != 0
+        && now >= waiting.last_armed.saturating_add(REARM_AFTER);
+    if waiting.armed != 0 && !stuck {
         return (None, false);
     }
     let Some(newest) = waiting.list.back_mut().filter(|p| !p.armed) else {
@@ -137,6 +152,11 @@ pub unsafe fn collect(queue: &Arc<QueueInfo>, request: Request) {
     }
     w.requests.push(request);
     if w.collecting {
+        if let Request::Synced { .. } = request {
+            // The round at work began before this request: the one after it does it.
+            let done = w.rounds + 2;
+            drop(wait_for(queue, w, |w| w.rounds >= done || !w.collecting));
+        }
         return;
     }
     w.collecting = true;
@@ -157,11 +177,47 @@ pub unsafe fn collect(queue: &Arc<QueueInfo>, request: Request) {
             unsafe { pass(queue, &mut list, *r, &now) };
         }
         w = queue.waiting.lock();
-        // What is left goes back in front of the commands listed meanwhile.
-        list.extend(w.list.drain(..));
+        // What is left goes back in front of the commands listed meanwhile (mostly none).
+        if !w.list.is_empty() {
+            list.extend(w.list.drain(..));
+        }
         let emptied = std::mem::replace(&mut w.list, list);
         w.spare = emptied;
+        w.rounds += 1;
+        if w.waiters > 0 {
+            queue.collected.notify_all();
+        }
     }
+}
+
+/// How long a program's wait, or the end, waits for another thread's collector.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits (at most [`WAIT`]) until `done` holds of the queue's list, with its lock.
+fn wait_for<'a>(
+    queue: &'a QueueInfo,
+    mut w: std::sync::MutexGuard<'a, Waiting>,
+    done: impl Fn(&Waiting) -> bool,
+) -> std::sync::MutexGuard<'a, Waiting> {
+    let until = std::time::Instant::now() + WAIT;
+    while !done(&w) {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        w.waiters += 1;
+        w = match queue.collected.wait_timeout(w, left) {
+            Ok((w, _)) => w,
+            Err(e) => e.into_inner().0,
+        };
+        w.waiters -= 1;
+    }
+    w
+}
+
+/// The queue's list once no collector holds part of it (at most [`WAIT`]; the end).
+pub fn settled(queue: &QueueInfo) -> std::sync::MutexGuard<'_, Waiting> {
+    wait_for(queue, queue.waiting.lock(), |w| !w.collecting)
 }
 
 /// One request on the list a collector took out. Without the queue's lock.
@@ -338,21 +394,27 @@ mod tests {
 
     #[test]
     fn a_callback_that_never_runs_does_not_keep_later_commands_waiting() {
+        let t0 = 1_000;
         let mut w = waiting(&[1]);
-        assert_eq!(due(&mut w, 0, 0), (Some(1), false));
-        // Command 1 never completes; REARM - 1 more commands arm nothing.
+        assert_eq!(due(&mut w, t0, 0), (Some(1), false));
+        // Command 1 never completes; REARM - 1 more commands arm nothing, however late.
+        let late = t0 + REARM_AFTER;
         for e in 2..=REARM as usize {
             w.push(pending(e, 0, 0));
-            assert_eq!(due(&mut w, 0, 0), (None, false), "command {e}");
+            assert_eq!(due(&mut w, late, 0), (None, false), "command {e}");
         }
-        // The REARM-th since: a second callback, on the newest.
+        // The REARM-th since, but sooner than REARM_AFTER: nothing (a slow command, not stuck).
         let newest = REARM as usize + 1;
         w.push(pending(newest, 0, 0));
-        assert_eq!(due(&mut w, 0, 0), (Some(newest), false));
+        assert_eq!(due(&mut w, late - 1, 0), (None, false));
+        // Without a time (the clock not read): nothing.
+        assert_eq!(due(&mut w, 0, 0), (None, false));
+        // REARM commands and REARM_AFTER: a second callback, on the newest.
+        assert_eq!(due(&mut w, late, 0), (Some(newest), false));
         assert_eq!(w.armed, 2);
         // A command already armed is never armed twice.
         w.since_armed = REARM;
-        assert_eq!(due(&mut w, 0, 0), (None, false));
+        assert_eq!(due(&mut w, late + REARM_AFTER, 0), (None, false));
     }
 
     #[test]

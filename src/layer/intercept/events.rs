@@ -400,10 +400,8 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
     let mut left = Vec::new();
     let mut incomplete = 0;
     for q in queues {
-        // Bounded: in a forked child, a lock the parent's thread held at the fork stays held.
-        let Some(mut waiting) = q.waiting.try_lock_for(std::time::Duration::from_millis(50)) else {
-            continue;
-        };
+        // Once no collector holds commands (bounded: a collector on a driver thread may wait).
+        let mut waiting = collect::settled(q);
         let ours = waiting.iter_mut().filter(|p| p.id >= first && !p.reported);
         for p in ours {
             incomplete += 1;

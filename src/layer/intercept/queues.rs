@@ -26,6 +26,8 @@ pub struct QueueInfo {
     pub asked: Asked,
     /// Commands waiting for their completion to be collected (`events.rs`).
     pub waiting: Mutex<Waiting>,
+    /// Signalled when a collector has put back what it took (`collect.rs`).
+    pub collected: std::sync::Condvar,
 }
 
 impl QueueInfo {
@@ -39,6 +41,7 @@ impl QueueInfo {
             in_order: old.in_order,
             asked: old.asked.clone(),
             waiting: Mutex::default(),
+            collected: std::sync::Condvar::new(),
         }
     }
 }
@@ -65,7 +68,8 @@ pub struct Asked {
     /// The bitfield (`CL_QUEUE_PROPERTIES`).
     pub props: cl_command_queue_properties,
     /// The list given to `clCreateCommandQueueWithProperties`, with its terminating 0; `None` for
-    /// a NULL list or `clCreateCommandQueue` (`CL_QUEUE_PROPERTIES_ARRAY` is then empty).
+    /// a NULL list or `clCreateCommandQueue`, and for an empty list where the driver answers so
+    /// (`CL_QUEUE_PROPERTIES_ARRAY` is then empty).
     pub array: Option<Box<[cl_queue_properties]>>,
 }
 
@@ -90,6 +94,7 @@ fn add(
         in_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0,
         asked,
         waiting: Mutex::default(),
+        collected: std::sync::Condvar::new(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     GENERATION.fetch_add(1, Ordering::Release);
@@ -322,11 +327,19 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         edit.retry(*ret)
     }
     unsafe fn after(
-        edit: Edit,
+        mut edit: Edit,
         args: &Args2,
         ret: cl_command_queue,
         _: &mut Span,
     ) -> cl_command_queue {
+        // An empty list that clxfer filled: answered as this driver answers an empty list.
+        if !ret.is_null()
+            && edit.timing() == Timing::Forced
+            && edit.asked.array.as_deref() == Some(&[0])
+            && unsafe { driver::empty_list_answer(args.0, args.1) } == Some(0)
+        {
+            edit.asked.array = None;
+        }
         edit.created(ret, args.1);
         ret
     }
