@@ -244,8 +244,15 @@ static void *completion_thread(void *arg) {
         g_callbacks = NULL;
         while (cb) {
             struct pending_cb *next = cb->next;
-            cb->notify(cb->e, CL_COMPLETE, cb->user);
-            release_event(cb->e);
+            /* Its own reference goes before the callback (the callback's user holds one, and
+             * the driver touches the event no more): a driver that drops it after the callback
+             * leaves a moment where its count is one higher, of its own (PoCL's commands do), which
+             * no layer could hide and which would make the counts here vary as PoCL's do. */
+            cl_event e = cb->e;
+            int last = e->refs == 1; /* nobody else holds it: kept alive through the callback */
+            if (!last) release_event(e);
+            cb->notify(e, CL_COMPLETE, cb->user);
+            if (last) release_event(e);
             free(cb);
             cb = next;
         }

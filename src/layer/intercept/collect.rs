@@ -113,9 +113,9 @@ pub fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
 }
 
 /// Whether clxfer holds a reference of its own to the program's `event`, a command of `queue`
-/// (one a collector holds at this moment is not seen).
+/// (once no collector holds part of the list).
 pub fn holds(queue: &QueueInfo, event: usize) -> bool {
-    let waiting = queue.waiting.lock();
+    let waiting = settled(queue);
     waiting.list.iter().any(|p| p.event == event && p.program)
 }
 
@@ -306,30 +306,32 @@ unsafe fn pass(
 }
 
 /// How long a reference count waits for callbacks of completed commands ([`quiesce`]).
-const QUIESCE: std::time::Duration = std::time::Duration::from_millis(20);
+const QUIESCE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Before the program is told a reference count: collects what has completed on `queue` and
 /// waits (at most [`QUIESCE`]) until the callbacks armed on completed commands have run, so that
-/// clxfer holds nothing of them. Returns whether clxfer held anything (the count is then asked
-/// again).
+/// clxfer holds nothing of them.
 ///
 /// # Safety
 /// As [`collect`].
-pub unsafe fn quiesce(queue: &Arc<QueueInfo>) -> bool {
+pub unsafe fn quiesce(queue: &Arc<QueueInfo>) {
     let idle = |w: &Waiting| !w.collecting && !w.list.iter().any(|p| p.reported && p.armed);
     {
         let w = queue.waiting.lock();
         if w.list.is_empty() && !w.collecting {
-            return false;
+            return;
         }
     }
     unsafe { synced(queue, 0) };
     let until = std::time::Instant::now() + QUIESCE;
-    while !idle(&queue.waiting.lock()) && std::time::Instant::now() < until {
+    while !idle(&queue.waiting.lock()) {
+        if std::time::Instant::now() >= until {
+            crate::debug!("a reference count: callbacks still pending after {QUIESCE:?}");
+            break;
+        }
         // The driver's thread is about to run the callbacks: give it the core.
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
-    true
 }
 
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the

@@ -266,7 +266,7 @@ unsafe fn ask_again(args: &InfoArgs<*mut c_void, cl_uint>) -> cl_int {
     })
 }
 
-/// After the driver answered a reference count: collect, ask again, leave out clxfer's own.
+/// After the driver accepted a reference-count query: collect, ask again, leave out clxfer's own.
 ///
 /// # Safety
 /// The driver returned `ret` for this call.
@@ -277,15 +277,14 @@ unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int 
         return ret;
     }
     let queues = unsafe { concerned(handle, param) };
-    // Every queue is quiesced (`any` would stop at the first).
-    let held = queues
-        .iter()
-        .fold(false, |held, q| unsafe { collect::quiesce(q) } | held);
-    if held {
-        let again = unsafe { ask_again(args) };
-        if again != CL_SUCCESS {
-            return again;
-        }
+    // Every queue is quiesced; then the count is asked again, always: the driver's first answer
+    // may have come while a callback clxfer's collector has since finished was in flight.
+    for q in &queues {
+        unsafe { collect::quiesce(q) };
+    }
+    let again = unsafe { ask_again(args) };
+    if again != CL_SUCCESS {
+        return again;
     }
     // A program's event clxfer still holds (its command runs): without clxfer's reference.
     let own = param == CL_EVENT_REFERENCE_COUNT
