@@ -325,32 +325,81 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
     let bad = fresh_dir("bad-input");
     std::fs::write(bad.join("bad.json"), "{\"traceEvents\": [1, 2").unwrap();
     let bad_json = bad.join("bad.json");
-    for (args, needle) in [
+    // What cannot be read or run: one line. A usage error: clap's whole message (what is wrong,
+    // the accepted values, the usage line), every line under the prefix (issue #23).
+    for (args, needle, one_line) in [
         (
             vec!["run", "--", "/nonexistent/program"],
             "cannot run /nonexistent/program",
+            true,
         ),
-        (vec!["run", "--frobnicate", "--", "true"], "--frobnicate"),
-        (vec!["run", "--rules", "acme", "--", "true"], "acme"),
-        (vec!["report", bad_json.to_str().unwrap()], "bad.json"),
-        (vec!["report", "/nonexistent.json"], "/nonexistent.json"),
+        (vec!["report", bad_json.to_str().unwrap()], "bad.json", true),
+        (
+            vec!["report", "/nonexistent.json"],
+            "/nonexistent.json",
+            true,
+        ),
         (
             vec!["merge", "/nonexistent.json", "-o", "/tmp/x.json"],
             "/nonexistent.json",
+            true,
         ),
-        (vec!["report"], "required"),
+        (
+            vec!["run", "--frobnicate", "--", "true"],
+            "--frobnicate",
+            false,
+        ),
+        (vec!["run", "--rules", "acme", "--", "true"], "acme", false),
+        (vec!["report"], "required", false),
     ] {
         let r = clxfer_run(&args);
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
         let lines: Vec<&str> = r.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {}", r.stderr);
+        if one_line {
+            assert_eq!(lines.len(), 1, "{args:?}: {}", r.stderr);
+        } else {
+            assert!(lines.len() > 1, "{args:?}: the whole message: {}", r.stderr);
+        }
         assert!(
-            lines[0].starts_with("clxfer: ") && lines[0].contains(needle),
+            lines.iter().all(|l| l.starts_with("clxfer: ")) && lines[0].contains(needle),
             "{args:?}: {}",
             r.stderr
         );
         assert!(!r.stderr.contains("panicked"));
     }
+    // The parts of clap's messages that were cut before.
+    for (args, expected) in [
+        (vec!["run"], "clxfer:   <PROGRAM ARGS>..."),
+        (
+            vec!["run"],
+            "clxfer: Usage: clxfer run -- <PROGRAM ARGS>...",
+        ),
+        (vec!["merge", "a.json"], "clxfer:   --out <OUT>"),
+        (
+            vec!["report", "--format", "csv", "a.json"],
+            "clxfer:   [possible values: text, json, md]",
+        ),
+        (
+            vec!["run", "/bin/true"],
+            "clxfer: tip: put -- before the program and its arguments",
+        ),
+    ] {
+        let r = clxfer_run(&args);
+        assert_eq!(r.code, Some(2), "{args:?}");
+        assert!(
+            r.stderr.lines().any(|l| l.starts_with(expected)),
+            "{args:?}: no {expected:?} in\n{}",
+            r.stderr
+        );
+    }
+    // Bare `clxfer`: the help, as a usage error.
+    let r = clxfer_run(&[]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stdout.contains("Usage: clxfer <COMMAND>") && r.stdout.contains("Example"),
+        "{}",
+        r.stdout
+    );
     for sub in ["run", "report", "check", "merge", "doctor"] {
         let r = clxfer_run(&[sub, "--help"]);
         assert_eq!(r.code, Some(0), "{sub}");

@@ -1,4 +1,5 @@
-//! The clxfer command line. Every failure is one `clxfer:` line on stderr and exit code 2.
+//! The clxfer command line. Every failure is exit code 2 with `clxfer:` lines on stderr: one for
+//! a file that cannot be read or a program that cannot run, clap's whole message for a usage error.
 
 mod check;
 mod doctor;
@@ -6,7 +7,7 @@ mod report;
 mod run;
 mod view;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use clxfer::config;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,6 +93,19 @@ enum Command {
     },
 }
 
+/// clap's whole message (what is wrong, the accepted values, the usage line), each line under the
+/// `clxfer:` prefix, without clap's "error: ", then `hint` if any; exit code 2.
+fn usage_error(text: &str, hint: Option<&str>) -> ExitCode {
+    let text = text.strip_prefix("error: ").unwrap_or(text);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        eprintln!("clxfer: {line}");
+    }
+    if let Some(hint) = hint {
+        eprintln!("clxfer: {hint}");
+    }
+    ExitCode::from(2)
+}
+
 /// One line on stderr, exit code 2.
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("clxfer: {message}");
@@ -106,12 +120,22 @@ fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
+        Err(e)
+            if e.kind() == clap::error::ErrorKind::MissingSubcommand
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            // Bare `clxfer`: the help, as a usage error.
+            let _ = Cli::command().print_help();
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            // clap's own message, first line only, without its "error: " prefix.
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            return fail(format!("{first} (see clxfer --help)"));
+            // `clxfer run ./prog` (no `--`): clap sees an unknown argument.
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let hint = (e.kind() == clap::error::ErrorKind::UnknownArgument
+                && args.first().is_some_and(|a| a == "run")
+                && !args.iter().any(|a| a == "--"))
+                .then_some("tip: put -- before the program and its arguments: clxfer run [OPTIONS] -- PROGRAM ARGS...");
+            return usage_error(&e.to_string(), hint);
         }
     };
     match cli.command {
