@@ -482,3 +482,56 @@ fn merge_aligns_processes_on_one_timeline() {
         again.stderr
     );
 }
+
+/// Issue #23: `clxfer run` passes the user's CLXFER_* variables through, a flag overrides its
+/// variable, and under CLXFER_LOG=info it says where each option came from.
+#[test]
+fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
+    let prog = program("transfers");
+    let go = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = clxfer();
+        cmd.args(args)
+            .arg("--")
+            .arg(&prog)
+            .envs(env.iter().copied());
+        run_cmd(cmd, Duration::from_secs(180))
+    };
+    let r = go(&["run", "--summary"], &[("CLXFER_RULES", "nvidia")]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("· nvidia rules (forced"), "{}", r.stderr);
+    let r = go(
+        &["run", "--summary", "--rules", "amd"],
+        &[("CLXFER_RULES", "nvidia"), ("CLXFER_LOG", "info")],
+    );
+    assert!(r.stderr.contains("· amd rules (forced"), "{}", r.stderr);
+    let said = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("clxfer: run: "))
+        .unwrap_or_else(|| panic!("no options line: {}", r.stderr));
+    for part in [
+        "CLXFER_MODE=summary (--summary)",
+        "CLXFER_RULES=amd (--rules)",
+        "CLXFER_LOG=info (environment)",
+    ] {
+        assert!(said.contains(part), "{part:?} in {said}");
+    }
+    // CLXFER_LOG=debug reaches the program, and so does --log debug.
+    for (args, env) in [
+        (vec!["run", "--summary"], vec![("CLXFER_LOG", "debug")]),
+        (vec!["run", "--summary", "--log", "debug"], vec![]),
+    ] {
+        let r = go(&args, &env);
+        assert!(
+            r.stderr
+                .contains("clxfer: clEnqueueWriteBuffer on device #1"),
+            "{args:?} {env:?}: {}",
+            r.stderr
+        );
+    }
+    // CLXFER_DIR without --out is where the trace goes.
+    let dir = fresh_dir("run-env-dir");
+    let r = go(&["run"], &[("CLXFER_DIR", dir.to_str().unwrap())]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(checked_traces(&dir).len(), 1, "{}", r.stderr);
+}

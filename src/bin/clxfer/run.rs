@@ -13,9 +13,9 @@ pub struct Args {
     /// A report at exit (on stderr, or --report) instead of a trace.
     #[arg(long)]
     summary: bool,
-    /// Where the traces go (CLXFER_DIR); made if missing.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    out: PathBuf,
+    /// Where the traces go (CLXFER_DIR; default: that variable, else .); made if missing.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, beside it.
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
@@ -28,6 +28,9 @@ pub struct Args {
     /// The vendor rules to classify with (CLXFER_RULES).
     #[arg(long, value_name = "R", value_parser = clap::builder::PossibleValuesParser::new(clxfer::model::rules::CHOICES))]
     rules: Option<String>,
+    /// What clxfer says on stderr (CLXFER_LOG): warn, info or debug.
+    #[arg(long, value_name = "LEVEL", value_parser = clap::builder::PossibleValuesParser::new(["warn", "info", "debug"]))]
+    log: Option<String>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
     program: Vec<OsString>,
@@ -77,31 +80,70 @@ pub fn run(a: Args) -> ExitCode {
     let Some(lib) = layer_library() else {
         return fail("libclxfer.so is not next to the clxfer binary (build it with cargo build)");
     };
-    if let Err(e) = std::fs::create_dir_all(&a.out) {
+    // The user's CLXFER_* variables reach the program; a flag overrides its variable.
+    let inherited = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
+    let out = a
+        .out
+        .clone()
+        .or_else(|| inherited("CLXFER_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."));
+    if let Err(e) = std::fs::create_dir_all(&out) {
         return fail(format!(
             "cannot make the output directory {}: {e}",
-            a.out.display()
+            out.display()
         ));
     }
     let (program, args) = a.program.split_first().expect("clap requires the program");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args);
-    // The program sees only the options given here (none inherited from this shell).
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("CLXFER_") {
-            cmd.env_remove(&k);
+    let mode = if a.summary { Some("summary") } else { None };
+    let flags: [(&str, Option<OsString>, &str); 5] = [
+        ("CLXFER_MODE", mode.map(OsString::from), "--summary"),
+        ("CLXFER_DIR", Some(out.clone().into_os_string()), "--out"),
+        (
+            "CLXFER_DEVICE_TIMING",
+            a.no_device_timing.then(|| OsString::from("off")),
+            "--no-device-timing",
+        ),
+        (
+            "CLXFER_RULES",
+            a.rules.clone().map(OsString::from),
+            "--rules",
+        ),
+        ("CLXFER_LOG", a.log.clone().map(OsString::from), "--log"),
+    ];
+    let mut said = Vec::new();
+    for (var, flag_value, flag) in flags {
+        let from_flag = flag_value.is_some() && (var != "CLXFER_DIR" || a.out.is_some());
+        match (flag_value, inherited(var)) {
+            (Some(v), _) if from_flag => {
+                said.push(format!("{var}={} ({flag})", v.to_string_lossy()));
+                cmd.env(var, v);
+            }
+            (_, Some(v)) => said.push(format!("{var}={} (environment)", v.to_string_lossy())),
+            (Some(v), None) => {
+                cmd.env(var, v);
+            }
+            (None, None) => {}
         }
-    }
-    cmd.env("CLXFER_MODE", if a.summary { "summary" } else { "trace" });
-    cmd.env("CLXFER_DIR", &a.out);
-    if a.no_device_timing {
-        cmd.env("CLXFER_DEVICE_TIMING", "off");
-    }
-    if let Some(r) = &a.rules {
-        cmd.env("CLXFER_RULES", r);
     }
     if let Some(r) = &a.report {
         cmd.env("CLXFER_REPORT", r);
+        said.push(format!("CLXFER_REPORT={} (--report)", r.display()));
+    }
+    // Other CLXFER_* variables of the environment pass through as they are.
+    for (k, v) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("CLXFER_")
+            && !said.iter().any(|s| s.starts_with(&format!("{k}=")))
+            && !v.is_empty()
+        {
+            said.push(format!("{k}={} (environment)", v.to_string_lossy()));
+        }
+    }
+    let log = a.log.clone().or_else(|| std::env::var("CLXFER_LOG").ok());
+    if matches!(log.as_deref(), Some("info" | "debug")) && !said.is_empty() {
+        eprintln!("clxfer: run: {}", said.join(", "));
     }
     let (var, sep) = if a.preload {
         ("LD_PRELOAD", ":")
@@ -114,15 +156,16 @@ pub fn run(a: Args) -> ExitCode {
         value.push(old);
     }
     cmd.env(var, value);
-    let traces_before = ours(&a.out);
+    let traces_before = ours(&out);
     let reports_before = a.report.as_deref().map(reports).unwrap_or_default();
     let status = match cmd.status() {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot run {}: {e}", program.to_string_lossy())),
     };
-    let mut traces: Vec<PathBuf> = ours(&a.out).difference(&traces_before).cloned().collect();
+    let mut traces: Vec<PathBuf> = ours(&out).difference(&traces_before).cloned().collect();
     traces.sort();
-    if !a.summary {
+    let summary = a.summary || inherited("CLXFER_MODE").is_some_and(|m| m == "summary");
+    if !summary {
         if traces.is_empty() {
             eprintln!("clxfer: no trace written (did the program use OpenCL?)");
         }
@@ -138,7 +181,7 @@ pub fn run(a: Args) -> ExitCode {
                 eprintln!("clxfer: report: {}", m.display());
             }
         }
-        None if a.summary => eprintln!("clxfer: report: above, on stderr"),
+        None if summary => eprintln!("clxfer: report: above, on stderr"),
         None => {}
     }
     match (status.code(), status.signal()) {
