@@ -52,7 +52,8 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "Where the report goes at exit instead of stderr (summary mode), or beside the trace \
               (trace mode): `.json` gives JSON, `.md` Markdown, anything else text. Created new, \
               mode 0600; if the name is taken, `<name>.1.<ext>`, … (each process of a program \
-              that forks gets its own).",
+              that forks gets its own). `-` is stderr; a character device or FIFO (`/dev/stderr`, \
+              a named pipe) is written as it is.",
     },
     OptSpec {
         var: "CLXFER_DEVICE_TIMING",

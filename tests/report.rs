@@ -535,3 +535,47 @@ fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(checked_traces(&dir).len(), 1, "{}", r.stderr);
 }
+
+/// Issue #23: `--report -` and a character device or FIFO are written as they are, never a file
+/// beside them; a FIFO nobody reads does not hold the program at exit (the report goes to stderr).
+#[test]
+fn a_report_to_stderr_or_a_device_is_written_there_as_it_is() {
+    let prog = program("transfers");
+    let dir = fresh_dir("report-streams");
+    let fifo = dir.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for target in [
+        std::path::PathBuf::from("-"),
+        std::path::PathBuf::from("/dev/stderr"),
+        fifo.clone(),
+    ] {
+        let mut cmd = clxfer();
+        cmd.current_dir(&dir)
+            .args(["run", "--summary", "--report"])
+            .arg(&target)
+            .arg("--")
+            .arg(&prog);
+        let r = run_cmd(cmd, Duration::from_secs(60));
+        assert_eq!(r.code, Some(0), "{}: {}", target.display(), r.stderr);
+        assert!(
+            r.stderr.contains("clxfer summary · transfers"),
+            "{}: {}",
+            target.display(),
+            r.stderr
+        );
+    }
+    // Nothing was created for them: no `-`, no `/dev/stderr.1`, no `fifo.1`.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fifo"]);
+    assert!(!std::path::Path::new("/dev/stderr.1").exists());
+}

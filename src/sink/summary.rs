@@ -105,6 +105,20 @@ impl Summary {
         match &self.to {
             Some(path) => {
                 let text = report.render(Format::for_path(path));
+                let mut stream = match trace_file::report_target(path) {
+                    // `-`: stderr, as it is.
+                    trace_file::Target::Stderr => {
+                        Some(Box::new(std::io::stderr()) as Box<dyn Write>)
+                    }
+                    trace_file::Target::Stream(f) => Some(Box::new(f) as Box<dyn Write>),
+                    trace_file::Target::New => None,
+                };
+                if let Some(out) = stream.as_mut() {
+                    if let Err(e) = out.write_all(text.as_bytes()) {
+                        crate::warn!("writing the report to {} failed ({e})", path.display());
+                    }
+                    return Some(report);
+                }
                 // Past RLIMIT_FSIZE a write would raise SIGXFSZ: the report is not started.
                 let created = if (text.len() as u64) <= trace_file::room() {
                     trace_file::create_new(path)

@@ -98,9 +98,68 @@ pub fn create_new(first: &Path) -> Result<(File, PathBuf), String> {
     Err("100 names taken".into())
 }
 
+/// Where a report named `path` goes: `-` means stderr; an existing character device or FIFO
+/// (`/dev/stderr`, `/dev/tty`, a named pipe) is written as it is, appended to and never created;
+/// any other name is a file created new ([`create_new`]).
+pub enum Target {
+    Stderr,
+    Stream(File),
+    New,
+}
+
+/// Whether `path` is `-` or an existing character device or FIFO (a report is written there as it
+/// is).
+pub fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.as_os_str() == "-"
+        || std::fs::metadata(path)
+            .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo())
+}
+
+pub fn report_target(path: &Path) -> Target {
+    if path.as_os_str() == "-" {
+        return Target::Stderr;
+    }
+    if !is_stream(path) {
+        return Target::New;
+    }
+    // Not blocking on a FIFO nobody reads (the program is exiting): then stderr.
+    match OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fcntl on a descriptor this function owns.
+            unsafe {
+                let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+            Target::Stream(f)
+        }
+        Err(_) => Target::Stderr,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_goes_to_stderr_a_stream_as_it_is_or_a_new_file() {
+        assert!(matches!(report_target(Path::new("-")), Target::Stderr));
+        assert!(matches!(
+            report_target(Path::new("/dev/null")),
+            Target::Stream(_)
+        ));
+        assert!(matches!(
+            report_target(Path::new("/nonexistent/r.json")),
+            Target::New
+        ));
+        let dir = std::env::temp_dir();
+        assert!(matches!(report_target(&dir), Target::New));
+    }
 
     #[test]
     fn names_are_safe_and_never_clobber() {

@@ -16,7 +16,8 @@ pub struct Args {
     /// Where the traces go (CLXFER_DIR; default: that variable, else .); made if missing.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, beside it.
+    /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, beside it; `-`
+    /// for stderr (a character device or FIFO, such as /dev/stderr, is written as it is).
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
     /// Load clxfer by LD_PRELOAD instead of as an OpenCL loader layer (OPENCL_LAYERS).
@@ -173,7 +174,10 @@ pub fn run(a: Args) -> ExitCode {
             eprintln!("clxfer: trace: {}", t.display());
         }
     }
+    let stream = a.report.as_deref().map(clxfer::sink::trace_file::is_stream);
     match &a.report {
+        Some(r) if r.as_os_str() == "-" => eprintln!("clxfer: report: above, on stderr"),
+        Some(r) if stream == Some(true) => eprintln!("clxfer: report: written to {}", r.display()),
         Some(r) => {
             let mut made: Vec<PathBuf> = reports(r).difference(&reports_before).cloned().collect();
             made.sort();
