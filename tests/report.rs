@@ -411,6 +411,12 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
     }
 }
 
+/// The `start_time` of a trace's start event, as written.
+fn first_start_time(text: &str) -> String {
+    let at = text.find("\"start_time\":\"").unwrap() + "\"start_time\":\"".len();
+    text[at..at + text[at..].find('"').unwrap()].to_string()
+}
+
 #[test]
 fn merge_aligns_processes_on_one_timeline() {
     // Two processes, one after the other: two traces with their own start times.
@@ -440,12 +446,20 @@ fn merge_aligns_processes_on_one_timeline() {
         ((w1, p1), (w0, p0))
     };
     let dir = fresh_dir("merged");
-    // The first trace twice as well: its pid must be renumbered and its flow ids kept apart.
+    // A third trace with the first one's pid (another process, a second later, as after pid
+    // reuse): its pid must be renumbered and its flow ids kept apart.
+    let same_pid = src.join("same-pid.json");
+    let text = std::fs::read_to_string(&traces[0]).unwrap();
+    let started = first_start_time(&text);
+    let later = (chrono::DateTime::parse_from_rfc3339(&started).unwrap()
+        + chrono::Duration::seconds(1))
+    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    std::fs::write(&same_pid, text.replace(&started, &later)).unwrap();
     let out = dir.join("all.json");
     let mut cmd = clxfer();
     cmd.arg("merge")
         .args(&traces)
-        .arg(&traces[0])
+        .arg(&same_pid)
         .arg("-o")
         .arg(&out);
     let m = run_cmd(cmd, Duration::from_secs(60));
@@ -481,6 +495,40 @@ fn merge_aligns_processes_on_one_timeline() {
         "{}",
         again.stderr
     );
+    // One trace: "1 trace", not "1 traces" (issue #23).
+    let one = dir.join("one.json");
+    let mut cmd = clxfer();
+    cmd.arg("merge").arg(&traces[0]).arg("-o").arg(&one);
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("clxfer: merged 1 trace ("),
+        "{}",
+        r.stderr
+    );
+    // The same trace twice, under its name and as a copy: refused, and no file left (issue #23).
+    let copy = dir.join("copy.json");
+    std::fs::copy(&traces[0], &copy).unwrap();
+    for second in [&traces[0], &copy] {
+        let twice = dir.join("twice.json");
+        let mut cmd = clxfer();
+        cmd.arg("merge")
+            .arg(&traces[0])
+            .arg(second)
+            .arg("-o")
+            .arg(&twice);
+        let r = run_cmd(cmd, Duration::from_secs(60));
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", r.stderr);
+        assert!(
+            lines[0].contains("are the same trace")
+                && lines[0].contains("give each process's trace once"),
+            "{}",
+            r.stderr
+        );
+        assert!(!twice.exists());
+    }
 }
 
 /// Issue #23: `clxfer run` passes the user's CLXFER_* variables through, a flag overrides its

@@ -14,6 +14,8 @@ use std::path::PathBuf;
 /// What the first pass learns of one trace.
 struct Found {
     wall: Option<chrono::DateTime<chrono::FixedOffset>>,
+    /// The start event's `start_time` as written: with the pid, which process's trace this is.
+    started: String,
     pid: u32,
     max_id: u64,
 }
@@ -29,16 +31,18 @@ pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, Stri
     for path in paths {
         let mut f = Found {
             wall: None,
+            started: String::new(),
             pid: 0,
             max_id: 0,
         };
         read_file_with(path, |_, e| {
             if f.wall.is_none() && e.get("name").and_then(Value::as_str) == Some(s::TRACE_START) {
                 let args = e.get("args");
-                f.wall = args
+                let started = args
                     .and_then(|a| a.get(s::START_TIME.name))
-                    .and_then(Value::as_str)
-                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+                    .and_then(Value::as_str);
+                f.started = started.unwrap_or_default().to_string();
+                f.wall = started.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
                 f.pid = args
                     .and_then(|a| a.get(s::PID.name))
                     .and_then(Value::as_u64)
@@ -57,6 +61,19 @@ pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, Stri
                  cannot be aligned",
                 path.display(),
                 s::TRACE_START
+            ));
+        }
+        // The same process's trace twice (a copy under another name) would double every figure.
+        if let Some(at) = found
+            .iter()
+            .position(|g: &Found| g.pid == f.pid && g.started == f.started)
+        {
+            return Err(format!(
+                "{} and {} are the same trace (pid {}, started {}): give each process's trace once",
+                paths[at].display(),
+                path.display(),
+                f.pid,
+                f.started
             ));
         }
         found.push(f);

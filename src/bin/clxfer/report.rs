@@ -49,9 +49,11 @@ pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
     });
     match merged {
         Ok(n) => {
+            let (t, e) = (traces.len(), n);
             eprintln!(
-                "clxfer: merged {} traces ({n} events) into {}",
-                traces.len(),
+                "clxfer: merged {t} trace{} ({e} event{}) into {}",
+                if t == 1 { "" } else { "s" },
+                if e == 1 { "" } else { "s" },
                 out.display()
             );
             ExitCode::SUCCESS
