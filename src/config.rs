@@ -30,6 +30,14 @@ pub struct OptSpec {
     pub doc: &'static str,
 }
 
+impl OptSpec {
+    /// Options that exist for clxfer's own tests (`CLXFER_TEST_*`): `clxfer doctor` lists them
+    /// only when asked, or when one is set.
+    pub fn testing_only(&self) -> bool {
+        self.var.starts_with("CLXFER_TEST_")
+    }
+}
+
 pub const OPTIONS: &[OptSpec] = &[
     OptSpec {
         var: "CLXFER_MODE",

@@ -37,6 +37,47 @@ fn doctor_shows_options_loader_platforms_and_devices() {
         r.stdout
             .contains(&layer_lib().canonicalize().unwrap().display().to_string())
     );
+    // Issue #23: the testing-only options only with --testing (or when set), and the columns
+    // aligned whichever are shown.
+    assert!(!r.stdout.contains("CLXFER_TEST_"), "{}", r.stdout);
+    for (args, env, shown) in [
+        (vec!["doctor", "--testing"], None, true),
+        (
+            vec!["doctor"],
+            Some(("CLXFER_TEST_WRITER_STALL_MS", "5")),
+            true,
+        ),
+        (vec!["doctor"], None, false),
+    ] {
+        let mut cmd = clxfer();
+        cmd.args(&args);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let r = run_cmd(cmd, Duration::from_secs(60));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let rows: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("  CLXFER_"))
+            .collect();
+        assert_eq!(
+            rows.iter()
+                .any(|l| l.contains("CLXFER_TEST_WRITER_STALL_MS")),
+            shown,
+            "{args:?} {env:?}: {}",
+            r.stdout
+        );
+        // Every value starts in the same column.
+        let columns: std::collections::HashSet<usize> = rows
+            .iter()
+            .map(|l| {
+                let name_end = 2 + l[2..].find(' ').unwrap();
+                name_end + l[name_end..].find(|c: char| c != ' ').unwrap()
+            })
+            .collect();
+        assert_eq!(columns.len(), 1, "{args:?}: misaligned:\n{}", r.stdout);
+    }
 }
 
 #[test]

@@ -5,21 +5,36 @@ use clxfer::config::Config;
 use clxfer::layer::probe;
 use std::process::ExitCode;
 
-pub fn doctor() -> ExitCode {
+pub fn doctor(testing: bool) -> ExitCode {
     let cfg = Config::from_env();
     for warning in &cfg.warnings {
         eprintln!("clxfer: {warning}");
     }
     println!("clxfer {}", env!("CARGO_PKG_VERSION"));
     println!("\nOptions:");
-    for s in &cfg.settings {
+    // The testing-only options only when asked, or when one is set.
+    let shown: Vec<_> = cfg
+        .settings
+        .iter()
+        .filter(|s| testing || s.from_env || !s.spec.testing_only())
+        .collect();
+    let width = shown
+        .iter()
+        .map(|s| s.spec.var.len())
+        .max()
+        .unwrap_or(0)
+        .max(22);
+    for s in shown {
         let from = if s.from_env { "set" } else { "default" };
-        let shown = if s.value.is_empty() {
+        let value = if s.value.is_empty() {
             "(unset)"
         } else {
             s.value.as_str()
         };
-        println!("  {:<22} {:<24} ({from})", s.spec.var, shown);
+        println!("  {:<width$} {:<24} ({from})", s.spec.var, value);
+    }
+    if !testing {
+        println!("  (testing-only options: clxfer doctor --testing)");
     }
 
     println!("\nLayer library:");

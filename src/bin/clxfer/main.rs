@@ -90,6 +90,9 @@ enum Command {
         /// Print the trace's args keys as Markdown (docs/TRACE.md) and exit.
         #[arg(long)]
         trace_markdown: bool,
+        /// Also list the testing-only options (CLXFER_TEST_*), set or not.
+        #[arg(long)]
+        testing: bool,
     },
 }
 
@@ -165,7 +168,7 @@ fn main() -> ExitCode {
             print!("{}", clxfer::sink::schema::markdown());
             ExitCode::SUCCESS
         }
-        Command::Doctor { .. } => doctor::doctor(),
+        Command::Doctor { testing, .. } => doctor::doctor(testing),
     }
 }
 
