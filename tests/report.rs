@@ -579,9 +579,35 @@ fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
     }
     // CLXFER_DIR without --out is where the trace goes.
     let dir = fresh_dir("run-env-dir");
-    let r = go(&["run"], &[("CLXFER_DIR", dir.to_str().unwrap())]);
+    let r = go(
+        &["run", "--rules", "nvidia"],
+        &[("CLXFER_DIR", dir.to_str().unwrap())],
+    );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(checked_traces(&dir).len(), 1, "{}", r.stderr);
+    let traces = checked_traces(&dir);
+    assert_eq!(traces.len(), 1, "{}", r.stderr);
+    // After a trace run: its path, size and event count, the top finding, how to open it.
+    let events = json(&traces[0]).as_array().unwrap().len(); // the end event counts itself too
+    let size = clxfer::units::bytes(std::fs::metadata(&traces[0]).unwrap().len());
+    let said = format!(
+        "clxfer: trace: {} ({size}, {events} events)",
+        traces[0].display()
+    );
+    assert!(r.stderr.contains(&said), "{said:?} in\n{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("clxfer:   top finding: 13 H2D transfers from pageable memory were staged"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "clxfer:   open it with: clxfer view {}",
+            traces[0].display()
+        )),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Issue #23: `--report -` and a character device or FIFO are written as they are, never a file

@@ -77,6 +77,47 @@ fn reports(report: &Path) -> HashSet<PathBuf> {
         .unwrap_or_default()
 }
 
+/// The trace's last event, from the file's end (one event per line; the end event carries the
+/// report): `None` when the trace has none (it was cut short).
+fn end_event(trace: &Path) -> Option<serde_json::Value> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(trace).ok()?;
+    let len = f.metadata().ok()?.len();
+    let tail = len.min(8 << 20);
+    f.seek(SeekFrom::Start(len - tail)).ok()?;
+    let mut text = String::new();
+    f.take(tail).read_to_string(&mut text).ok()?;
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.contains(&format!("\"name\":\"{}\"", clxfer::sink::schema::TRACE_END)))?;
+    serde_json::from_str(line.trim_end_matches(',')).ok()
+}
+
+/// `PATH (SIZE, N events)`.
+fn about(trace: &Path) -> String {
+    let size = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
+    let events = end_event(trace)
+        .and_then(|e| e["args"]["events"].as_u64())
+        .map_or_else(|| "cut short".to_string(), |n| format!("{n} events"));
+    format!(
+        "{} ({}, {events})",
+        trace.display(),
+        clxfer::units::bytes(size)
+    )
+}
+
+/// The report's first finding, with what it would save.
+fn top_finding(trace: &Path) -> Option<String> {
+    let end = end_event(trace)?;
+    let f = end["args"]["report"]["findings"].get(0)?;
+    let title = f["title"].as_str()?;
+    Some(match f["saving_ns"].as_u64() {
+        Some(ns) => format!("{title} (saves ~{})", clxfer::units::duration(ns)),
+        None => title.to_string(),
+    })
+}
+
 pub fn run(a: Args) -> ExitCode {
     let Some(lib) = layer_library() else {
         return fail("libclxfer.so is not next to the clxfer binary (build it with cargo build)");
@@ -171,7 +212,13 @@ pub fn run(a: Args) -> ExitCode {
             eprintln!("clxfer: no trace written (did the program use OpenCL?)");
         }
         for t in &traces {
-            eprintln!("clxfer: trace: {}", t.display());
+            eprintln!("clxfer: trace: {}", about(t));
+            if let Some(top) = top_finding(t) {
+                eprintln!("clxfer:   top finding: {top}");
+            }
+        }
+        if let Some(t) = traces.first() {
+            eprintln!("clxfer:   open it with: clxfer view {}", t.display());
         }
     }
     let stream = a.report.as_deref().map(clxfer::sink::trace_file::is_stream);
