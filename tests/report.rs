@@ -653,3 +653,82 @@ fn a_report_to_stderr_or_a_device_is_written_there_as_it_is() {
     assert_eq!(names, ["fifo"]);
     assert!(!std::path::Path::new("/dev/stderr.1").exists());
 }
+
+/// Issue #23: `clxfer report` gives no report that looks complete for what is not a whole clxfer
+/// trace, reads a directory's traces, and gives several traces' JSON as one document.
+#[test]
+fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
+    let dir = fresh_dir("report-inputs");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    for (path, needle) in [
+        (
+            write("empty.json", "{\"traceEvents\": []}"),
+            "an empty trace",
+        ),
+        (
+            write("partial.json", "[{\"ph\":\"X\",\"pid\":1,"),
+            "an empty trace",
+        ),
+        (
+            write(
+                "other.json",
+                "[{\"name\":\"main\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5}]",
+            ),
+            "not a clxfer trace",
+        ),
+    ] {
+        let r = clxfer_run(&["report", path.to_str().unwrap()]);
+        assert_eq!(r.code, Some(2), "{}: {}", path.display(), r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", r.stderr);
+        assert!(
+            lines[0].contains(needle),
+            "{}: {}",
+            path.display(),
+            r.stderr
+        );
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+    // A directory with no trace says so.
+    let none = fresh_dir("report-no-traces");
+    let r = clxfer_run(&["report", none.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stderr
+            .contains("is a directory with no clxfer-*.json trace"),
+        "{}",
+        r.stderr
+    );
+    // Two real traces in a directory: both reported; as JSON, one document.
+    let src = fresh_dir("report-dir");
+    let r = transfers_twice(&src, "");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = clxfer_run(&["report", src.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.matches("clxfer summary · transfers").count(), 2);
+    let r = clxfer_run(&["report", "--format", "json", src.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&r.stdout).expect("one JSON document");
+    assert_eq!(doc.as_array().map(Vec::len), Some(2));
+    // A trace cut in half: its report, with one warning line first.
+    let whole = checked_traces(&src).remove(0);
+    let text = std::fs::read_to_string(&whole).unwrap();
+    let cut = write("cut.json", &text[..text.len() / 2]);
+    let r = clxfer_run(&["report", cut.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let warnings: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(
+        warnings[0].starts_with("clxfer: warning: ") && warnings[0].contains("was cut short"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("clxfer summary · transfers"),
+        "{}",
+        r.stdout
+    );
+}

@@ -76,6 +76,9 @@ pub struct Reader {
     b: Builder,
     end: Option<EndFacts>,
     last_ts: u64,
+    /// Events read, and whether one was clxfer's start event.
+    events: u64,
+    started: bool,
 }
 
 impl Reader {
@@ -88,8 +91,10 @@ impl Reader {
         let ts = ns(e.get("ts"));
         let args = e.get("args").unwrap_or(&no_args);
         self.last_ts = self.last_ts.max(ts);
+        self.events += 1;
         match (ph, name) {
             ("i", s::TRACE_START) => {
+                self.started = true;
                 b.program = str_of(args, s::PROGRAM).into();
                 b.pid = u64_of(args, s::PID) as u32;
                 b.start_time = str_of(args, s::START_TIME).into();
@@ -138,11 +143,46 @@ pub fn report(trace: &Trace) -> Report {
     r.report()
 }
 
-/// The report of a trace file, read event by event (any size).
-pub fn report_file(path: &std::path::Path) -> Result<Report, ReadError> {
+/// A trace file's report, and a warning when the trace was cut short (no end event: the program
+/// was killed, or the file was cut).
+pub struct FileReport {
+    pub report: Report,
+    pub cut_short: Option<String>,
+}
+
+/// The report of a trace file, read event by event (any size). A file with no events, or whose
+/// events are not clxfer's (another tool's trace), is an error: no report that looks complete.
+pub fn report_file(path: &std::path::Path) -> Result<FileReport, ReadError> {
     let mut r = Reader::default();
     read_file_with(path, |_, e| r.event(&e))?;
-    Ok(r.report())
+    if r.events == 0 {
+        return Err(ReadError(format!(
+            "{}: an empty trace (no events)",
+            path.display()
+        )));
+    }
+    if !r.started {
+        return Err(ReadError(format!(
+            "{}: not a clxfer trace: {} events, none of them `{}` (another tool's trace?)",
+            path.display(),
+            r.events,
+            s::TRACE_START
+        )));
+    }
+    let cut_short = r.end.is_none().then(|| {
+        format!(
+            "{} was cut short (no `{}` event): the report covers its first {} and {} events; \
+             memory peaks, the clock mapping and the commands left incomplete are not known",
+            path.display(),
+            s::TRACE_END,
+            crate::units::duration(r.last_ts),
+            r.events
+        )
+    });
+    Ok(FileReport {
+        report: r.report(),
+        cut_short,
+    })
 }
 
 fn end_facts(args: &Value, ts: u64) -> EndFacts {

@@ -7,21 +7,66 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The traces named, a directory standing for every `clxfer-*.json` in it (sorted).
+fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for t in traces {
+        if !t.is_dir() {
+            files.push(t.clone());
+            continue;
+        }
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(t)
+            .map_err(|e| format!("cannot read the directory {}: {e}", t.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("clxfer-") && n.ends_with(".json"))
+            })
+            .collect();
+        if inside.is_empty() {
+            return Err(format!(
+                "{} is a directory with no clxfer-*.json trace",
+                t.display()
+            ));
+        }
+        inside.sort();
+        files.extend(inside);
+    }
+    Ok(files)
+}
+
 pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
     let Some(format) = Format::parse(format) else {
         return fail(format!("--format {format}: accepted: text|json|md"));
     };
-    let mut out = String::new();
-    for (i, path) in traces.iter().enumerate() {
-        let report = match from_trace::report_file(path) {
+    let traces = match expand(traces) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let mut rendered = Vec::new();
+    for path in &traces {
+        let file = match from_trace::report_file(path) {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        if i > 0 && format != Format::Json {
-            out.push('\n');
+        if let Some(warning) = &file.cut_short {
+            eprintln!("clxfer: warning: {warning}");
         }
-        out += &report.render(format);
+        rendered.push(file.report.render(format));
     }
+    // Several traces as JSON: one document, an array of their reports.
+    let out = match format {
+        Format::Json if rendered.len() > 1 => format!(
+            "[\n{}\n]\n",
+            rendered
+                .iter()
+                .map(|r| r.trim_end())
+                .collect::<Vec<_>>()
+                .join(",\n")
+        ),
+        _ => rendered.join("\n"),
+    };
     let _ = std::io::stdout().write_all(out.as_bytes());
     ExitCode::SUCCESS
 }

@@ -38,7 +38,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
     let report = match from_trace::report_file(trace) {
-        Ok(r) => serde_json::to_vec(&r).unwrap_or_default(),
+        Ok(r) => serde_json::to_vec(&r.report).unwrap_or_default(),
         Err(e) => return fail(e),
     };
     // Served as written: the page reads a trace cut short as Perfetto does.
