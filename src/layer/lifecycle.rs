@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 static INIT: Once = Once::new();
 static PID: AtomicI32 = AtomicI32::new(0);
-static FINISHED: AtomicBool = AtomicBool::new(false);
 
 /// Where this process is: no OpenCL call yet (a forked child that makes none has nothing to
 /// finish), calls arriving, or finished (later calls are forwarded untraced).
@@ -143,7 +142,6 @@ extern "C" fn after_fork_in_child() {
     let _ = catch_unwind(super::intercept::fork::renew_in_child);
     STAGE.store(QUIET, Ordering::Relaxed);
     PID.store(std::process::id() as i32, Ordering::Relaxed);
-    FINISHED.store(false, Ordering::Relaxed);
     crate::sink::counts::reset();
     crate::sink::transfers::reset();
     crate::sink::buffer::forget_after_fork();
@@ -153,13 +151,14 @@ extern "C" fn after_fork_in_child() {
 
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.
 pub fn finish() {
+    // Once: only the first to move the stage from CALLED to OVER finishes.
     if PID.load(Ordering::Relaxed) != std::process::id() as i32
-        || STAGE.load(Ordering::Relaxed) == QUIET
-        || FINISHED.swap(true, Ordering::AcqRel)
+        || STAGE
+            .compare_exchange(CALLED, OVER, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
     {
         return;
     }
-    STAGE.store(OVER, Ordering::Relaxed);
     let report = || {
         crate::sink::buffer::finish(super::intercept::end());
         crate::sink::counts::report();

@@ -1,6 +1,6 @@
 //! `clxfer report` and `clxfer merge`: reading saved traces.
 
-use crate::fail;
+use crate::{fail, traces_in};
 use clxfer::report::{Format, from_trace};
 use clxfer::trace::merge;
 use std::io::Write;
@@ -15,15 +15,8 @@ fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             files.push(t.clone());
             continue;
         }
-        let mut inside: Vec<PathBuf> = std::fs::read_dir(t)
-            .map_err(|e| format!("cannot read the directory {}: {e}", t.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("clxfer-") && n.ends_with(".json"))
-            })
-            .collect();
+        let mut inside =
+            traces_in(t).map_err(|e| format!("cannot read the directory {}: {e}", t.display()))?;
         if inside.is_empty() {
             return Err(format!(
                 "{} is a directory with no clxfer-*.json trace",

@@ -1,7 +1,7 @@
 //! `clxfer run`: the program with clxfer loaded (as a loader layer, or by LD_PRELOAD), its exit
 //! code passed through, and where each process's trace or report went.
 
-use crate::{fail, layer_library};
+use crate::{fail, layer_library, traces_in};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -37,19 +37,9 @@ pub struct Args {
     program: Vec<OsString>,
 }
 
-/// The clxfer files in `dir` now.
+/// The clxfer traces in `dir` now.
 fn ours(dir: &Path) -> HashSet<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("clxfer-") && n.ends_with(".json"))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    traces_in(dir).unwrap_or_default().into_iter().collect()
 }
 
 /// Files named like `report` (`<stem>.json`, `<stem>.1.json`, …) in its directory.
@@ -94,10 +84,10 @@ fn end_event(trace: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(line.trim_end_matches(',')).ok()
 }
 
-/// `PATH (SIZE, N events)`.
-fn about(trace: &Path) -> String {
+/// `PATH (SIZE, N events)`, from the trace's end event (`None`: it was cut short).
+fn about(trace: &Path, end: Option<&serde_json::Value>) -> String {
     let size = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
-    let events = end_event(trace)
+    let events = end
         .and_then(|e| e["args"]["events"].as_u64())
         .map_or_else(|| "cut short".to_string(), |n| format!("{n} events"));
     format!(
@@ -107,9 +97,8 @@ fn about(trace: &Path) -> String {
     )
 }
 
-/// The report's first finding, with what it would save.
-fn top_finding(trace: &Path) -> Option<String> {
-    let end = end_event(trace)?;
+/// The report's first finding in the trace's end event, with what it would save.
+fn top_finding(end: &serde_json::Value) -> Option<String> {
     let f = end["args"]["report"]["findings"].get(0)?;
     let title = f["title"].as_str()?;
     Some(match f["saving_ns"].as_u64() {
@@ -212,8 +201,9 @@ pub fn run(a: Args) -> ExitCode {
             eprintln!("clxfer: no trace written (did the program use OpenCL?)");
         }
         for t in &traces {
-            eprintln!("clxfer: trace: {}", about(t));
-            if let Some(top) = top_finding(t) {
+            let end = end_event(t);
+            eprintln!("clxfer: trace: {}", about(t, end.as_ref()));
+            if let Some(top) = end.as_ref().and_then(top_finding) {
                 eprintln!("clxfer:   top finding: {top}");
             }
         }

@@ -89,8 +89,8 @@ impl Waiting {
 
 /// What to arm now that the queue's list changed at `now` (0: the clock was not read): its newest
 /// command, if no callback is armed (or [`REARM`] commands and [`REARM_AFTER`] came since the
-/// last arming) and none was armed within `gap` ns; otherwise nothing. `true` in the second place: the queue has just been deferred, and the
-/// caller lists it for the timer.
+/// last arming) and none was armed within `gap` ns; otherwise nothing. `true` in the second
+/// place: the queue has just been deferred, and the caller lists it for the timer.
 #[inline]
 pub fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
     let stuck = waiting.since_armed >= REARM
@@ -236,35 +236,22 @@ unsafe fn pass(
     let mut statuses: SmallVec<[cl_int; 32]> = SmallVec::with_capacity(list.len());
     match request {
         Request::Fired { event, status } => {
-            let fired = list.iter().position(|p| p.event == event);
-            match fired {
-                Some(at) if queue.in_order && status == CL_COMPLETE => {
-                    let f = &list[at];
-                    // Before it in the queue: complete. Listed before it but of uncertain order:
-                    // asked. Listed after it (and not before it in the queue): left for later.
-                    for (i, p) in list.iter().enumerate() {
-                        statuses.push(if i == at {
-                            status
-                        } else if before_fired(p, f) {
-                            CL_COMPLETE
-                        } else if p.reported || i > at {
-                            CL_RUNNING
-                        } else {
-                            status_of(p, CL_RUNNING)
-                        });
-                    }
-                }
-                _ => {
-                    for p in list.iter() {
-                        statuses.push(if p.event == event {
-                            status
-                        } else if p.reported {
-                            CL_RUNNING
-                        } else {
-                            status_of(p, CL_RUNNING)
-                        });
-                    }
-                }
+            // On an in-order queue that completed it: commands before it in the queue are complete;
+            // listed before it but of uncertain order, asked; listed after it, left for later.
+            let in_order = list
+                .iter()
+                .position(|p| p.event == event)
+                .filter(|_| queue.in_order && status == CL_COMPLETE);
+            for (i, p) in list.iter().enumerate() {
+                statuses.push(if p.event == event {
+                    status
+                } else if in_order.is_some_and(|at| before_fired(p, &list[at])) {
+                    CL_COMPLETE
+                } else if p.reported || in_order.is_some_and(|at| i > at) {
+                    CL_RUNNING
+                } else {
+                    status_of(p, CL_RUNNING)
+                });
             }
             // The fired one's callback has run: it may go once over.
             if let Some(p) = list.iter_mut().find(|p| p.event == event) {

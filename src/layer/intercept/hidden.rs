@@ -51,6 +51,16 @@ pub struct Out {
     size_ret: *mut usize,
 }
 
+impl Out {
+    fn of<H, P>(args: &InfoArgs<H, P>) -> Out {
+        Out {
+            size: args.2,
+            value: args.3,
+            size_ret: args.4,
+        }
+    }
+}
+
 /// Writes an info value of `bytes` as the driver would: `CL_INVALID_VALUE` when the program's
 /// buffer is too small, the size where asked.
 ///
@@ -93,11 +103,7 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
             CL_QUEUE_PROPERTIES => QueueAsk::Props,
             CL_QUEUE_PROPERTIES_ARRAY => match forced(args.0 as usize) {
                 Some(info) => {
-                    let out = Out {
-                        size: args.2,
-                        value: args.3,
-                        size_ret: args.4,
-                    };
+                    let out = Out::of(args);
                     let size = SIZE.with(|s| s.as_ptr());
                     (args.2, args.3, args.4) = (0, std::ptr::null_mut(), size);
                     QueueAsk::Array(info, out)
@@ -173,11 +179,7 @@ pub struct ProfilingQueried;
 impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
     type State = Out;
     unsafe fn before(_: Call, args: &mut InfoArgs<cl_event, cl_profiling_info>) -> Out {
-        let out = Out {
-            size: args.2,
-            value: args.3,
-            size_ret: args.4,
-        };
+        let out = Out::of(args);
         if !args.3.is_null() {
             args.3 = VALUE.with(|v| v.as_ptr()).cast();
             args.2 = args.2.min(size_of::<[u64; 8]>());
@@ -225,8 +227,8 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
 /// driver's to their queue, context and memory objects (and to the program's events, which clxfer
 /// retains) until clxfer releases them, which for a command a callback is armed on waits for the
 /// callback. So before such a count is given, clxfer collects what has completed on the queues
-/// concerned ([`collect::quiesce`], which waits at most a few milliseconds for callbacks the
-/// driver is about to run) and asks the driver again; a program's event clxfer still holds (its
+/// concerned ([`collect::quiesce`], which waits at most 100 ms for callbacks the driver is
+/// about to run) and asks the driver again; a program's event clxfer still holds (its
 /// command still runs) is given without clxfer's own reference. While commands run, their
 /// references are the driver's, as without clxfer.
 pub struct Counted<const PARAM: u32>;
