@@ -11,16 +11,10 @@
 set -uo pipefail
 G="$PWD/.gpu"
 chmod +x "$G"/* 2>/dev/null
-mkdir -p /tmp/ocl-icd /tmp/t
-ln -sf /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /tmp/ocl-icd/libOpenCL.so.1
-NV=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null || ldconfig -p | awk '/libnvidia-opencl.so.1 /{print $NF; exit}')
-mkdir -p /tmp/vendors && echo "$NV" > /tmp/vendors/nvidia.icd
-LIBS="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-OCLICD="$LIBS OCL_ICD_FILENAMES=$NV"
-# ocl-icd, given NVIDIA's ICD alone, however this machine's ocl-icd accepts it (as gpu-visit.sh).
-for cand in "OCL_ICD_FILENAMES=$NV" "OCL_ICD_VENDORS=/tmp/vendors OCL_ICD_FILENAMES=" "OCL_ICD_VENDORS=/tmp/vendors/nvidia.icd OCL_ICD_FILENAMES="; do
-  if env $LIBS $cand TEST_PLATFORM=NVIDIA "$G/guest" queries 2>/dev/null | grep -q checksum; then OCLICD="$LIBS $cand"; break; fi
-done
+mkdir -p /tmp/t
+source scripts/gpu-ocl-icd.sh
+runs_guest() { env "$@" TEST_PLATFORM=NVIDIA "$G/guest" queries 2>/dev/null | grep -q checksum; }
+ocl_icd runs_guest > /dev/null
 export TEST_PLATFORM=NVIDIA
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "ocl-icd: $OCLICD"; } > "$OUT/guest.txt" 2>&1
 one() {  # one LABEL ARGS... (env in E)

@@ -4,22 +4,13 @@
 # into $OUT/results.tar.gz (the device tool brings back few files).
 set -uo pipefail
 R="$OUT/results"
-mkdir -p "$R" /tmp/ocl-icd
+mkdir -p "$R"
 G="$PWD/.gpu"
 chmod +x "$G"/* 2>/dev/null
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-# Two loaders there: CUDA's (first for ldconfig; no OPENCL_LAYERS) and ocl-icd (which has layers).
-ln -sf /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /tmp/ocl-icd/libOpenCL.so.1
-# ocl-icd, given NVIDIA's ICD alone (so NVIDIA is its platform 0): by OCL_ICD_FILENAMES, or by a
-# vendors folder, whichever makes it list NVIDIA.
-NV=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null || ldconfig -p | awk '/libnvidia-opencl.so.1 /{print $NF; exit}')
-mkdir -p /tmp/vendors && echo "$NV" > /tmp/vendors/nvidia.icd
-LIBS="LD_LIBRARY_PATH=/tmp/ocl-icd${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-OCLICD="$LIBS OCL_ICD_FILENAMES=$NV"
-for cand in "OCL_ICD_FILENAMES=$NV" "OCL_ICD_VENDORS=/tmp/vendors OCL_ICD_FILENAMES=" "OCL_ICD_VENDORS=/tmp/vendors/nvidia.icd OCL_ICD_FILENAMES="; do
-  if env $LIBS $cand clinfo -l 2>/dev/null | grep -q NVIDIA; then OCLICD="$LIBS $cand"; echo "ocl-icd sees NVIDIA with: $cand" >> "$R/runs.txt"; break; fi
-  echo "ocl-icd does not see NVIDIA with: $cand" >> "$R/runs.txt"
-done
+source scripts/gpu-ocl-icd.sh
+lists_nvidia() { env "$@" clinfo -l 2>/dev/null | grep -q NVIDIA; }
+ocl_icd lists_nvidia >> "$R/runs.txt"
 
 {
   date -u +%FT%TZ; uname -r; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv
