@@ -1,6 +1,10 @@
 //! The one options table. Every `CLXFER_*` variable is declared here once; parsing, `clxfer doctor`
 //! and the README table are all built from [`OPTIONS`]. A bad value gives one warning naming the
 //! variable and the accepted values, and the default is used.
+//!
+//! Two more variables are not options: `clxfer run` sets them for the layer. [`RUN_FLAGS`] names
+//! the options its flags set (so each setting says where it came from), [`RUN_NOTES`] a file where
+//! each process notes the trace and report it wrote (so `clxfer run` lists exactly those).
 
 use crate::model::rules::{self, RuleSet};
 use std::fmt::Write as _;
@@ -52,6 +56,15 @@ pub const OPTIONS: &[OptSpec] = &[
         default: ".",
         doc: "Where trace files go (`clxfer-<program>-<pid>.json`, created new, mode 0600). \
               Default: the working directory.",
+    },
+    OptSpec {
+        var: "CLXFER_OUTPUT",
+        kind: Kind::Path,
+        default: "",
+        doc: "Trace mode: the trace file's name instead of `CLXFER_DIR/clxfer-<program>-<pid>.json` \
+              (relative to the working directory). `{pid}` in it becomes the process id and \
+              `{program}` the program's name, for programs that start several processes. \
+              Created new, mode 0600; if the name is taken, `<name>.1.<ext>`, ….",
     },
     OptSpec {
         var: "CLXFER_REPORT",
@@ -146,12 +159,42 @@ pub enum LogLevel {
     Debug,
 }
 
+/// Set by `clxfer run`: `VAR=--flag` pairs, space-separated, for the options its flags set.
+pub const RUN_FLAGS: &str = "CLXFER_RUN_FLAGS";
+/// Set by `clxfer run`: the file where each process appends `trace PATH` or `report PATH`.
+pub const RUN_NOTES: &str = "CLXFER_RUN_NOTES";
+
+/// Where an option's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    Environment,
+    /// A flag of `clxfer run` (`--summary`, `--rules`, …).
+    Flag(String),
+}
+
 /// One option's effective value and where it came from.
 #[derive(Debug, Clone)]
 pub struct Setting {
     pub spec: &'static OptSpec,
     pub value: String,
-    pub from_env: bool,
+    pub source: Source,
+}
+
+impl Setting {
+    /// Whether the value was given (by the environment or a flag), not the default.
+    pub fn is_set(&self) -> bool {
+        self.source != Source::Default
+    }
+
+    /// `default`, `environment` or the flag (`--summary`).
+    pub fn from(&self) -> &str {
+        match &self.source {
+            Source::Default => "default",
+            Source::Environment => "environment",
+            Source::Flag(f) => f,
+        }
+    }
 }
 
 /// The parsed configuration, read once per process.
@@ -162,6 +205,8 @@ pub struct Config {
     pub opencl_lib: String,
     /// Where trace files go.
     pub dir: std::path::PathBuf,
+    /// The trace file's name, with `{pid}` and `{program}` placeholders (`None`: in `dir`).
+    pub output: Option<String>,
     /// Where the report goes (`None`: stderr in summary mode, nowhere in trace mode).
     pub report: Option<std::path::PathBuf>,
     pub device_timing: bool,
@@ -174,6 +219,8 @@ pub struct Config {
     pub buffer_bytes: u64,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
+    /// `clxfer run`'s notes file ([`RUN_NOTES`]).
+    pub run_notes: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -199,6 +246,13 @@ impl Config {
     /// Parses from any lookup (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let mut warnings = Vec::new();
+        let flags = lookup(RUN_FLAGS).unwrap_or_default();
+        let source = |var: &str| {
+            flags
+                .split_whitespace()
+                .find_map(|pair| pair.strip_prefix(var)?.strip_prefix('='))
+                .map_or(Source::Environment, |flag| Source::Flag(flag.to_string()))
+        };
         let settings: Vec<Setting> = OPTIONS
             .iter()
             .map(|spec| match lookup(spec.var) {
@@ -206,7 +260,7 @@ impl Config {
                     Ok(value) => Setting {
                         spec,
                         value,
-                        from_env: true,
+                        source: source(spec.var),
                     },
                     Err(accepted) => {
                         warnings.push(format!(
@@ -216,14 +270,14 @@ impl Config {
                         Setting {
                             spec,
                             value: spec.default.to_string(),
-                            from_env: false,
+                            source: Source::Default,
                         }
                     }
                 },
                 None => Setting {
                     spec,
                     value: spec.default.to_string(),
-                    from_env: false,
+                    source: Source::Default,
                 },
             })
             .collect();
@@ -245,6 +299,9 @@ impl Config {
         };
         let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
         let dir = std::path::PathBuf::from(get("CLXFER_DIR"));
+        let output = Some(get("CLXFER_OUTPUT"))
+            .filter(|o| !o.is_empty())
+            .map(str::to_string);
         let report = Some(get("CLXFER_REPORT"))
             .filter(|r| !r.is_empty())
             .map(std::path::PathBuf::from);
@@ -259,6 +316,7 @@ impl Config {
             mode,
             opencl_lib,
             dir,
+            output,
             report,
             device_timing,
             log,
@@ -267,6 +325,25 @@ impl Config {
             test_writer_stall_ms,
             buffer_bytes,
             warnings,
+            run_notes: lookup(RUN_NOTES)
+                .filter(|n| !n.is_empty())
+                .map(std::path::PathBuf::from),
+        }
+    }
+
+    /// The options given (by the environment or a flag) and where each came from, for the
+    /// start-up line: `CLXFER_MODE=summary (--summary), CLXFER_RULES=nvidia (environment)`.
+    pub fn given(&self) -> String {
+        let given: Vec<String> = self
+            .settings
+            .iter()
+            .filter(|s| s.is_set())
+            .map(|s| format!("{}={} ({})", s.spec.var, s.value, s.from()))
+            .collect();
+        if given.is_empty() {
+            "all default".into()
+        } else {
+            format!("{}; the rest default", given.join(", "))
         }
     }
 }
@@ -396,7 +473,8 @@ mod tests {
         assert_eq!(c.test_panic_at, None);
         assert!(c.rules.is_none());
         assert!(c.warnings.is_empty());
-        assert!(c.settings.iter().all(|s| !s.from_env));
+        assert!(c.settings.iter().all(|s| !s.is_set()));
+        assert_eq!(c.given(), "all default");
     }
 
     #[test]
@@ -453,6 +531,40 @@ mod tests {
                 format!("{:?}{:?}{:?}", d.mode, d.log, d.opencl_lib)
             );
         }
+    }
+
+    #[test]
+    fn each_setting_says_where_it_came_from() {
+        let c = parse(&[
+            ("CLXFER_MODE", "summary"),
+            ("CLXFER_RULES", "nvidia"),
+            ("CLXFER_LOG", "loud"),
+            (RUN_FLAGS, "CLXFER_MODE=--summary CLXFER_LOG=--log"),
+            (RUN_NOTES, "/tmp/notes"),
+        ]);
+        let from = |var: &str| {
+            let s = c.settings.iter().find(|s| s.spec.var == var).unwrap();
+            (s.value.clone(), s.from().to_string())
+        };
+        assert_eq!(from("CLXFER_MODE"), ("summary".into(), "--summary".into()));
+        assert_eq!(
+            from("CLXFER_RULES"),
+            ("nvidia".into(), "environment".into())
+        );
+        // A bad value is the default, from nowhere else, whatever the flag said.
+        assert_eq!(from("CLXFER_LOG"), ("warn".into(), "default".into()));
+        assert_eq!(from("CLXFER_DIR"), (".".into(), "default".into()));
+        assert_eq!(
+            c.given(),
+            "CLXFER_MODE=summary (--summary), CLXFER_RULES=nvidia (environment); the rest default"
+        );
+        assert_eq!(c.run_notes, Some("/tmp/notes".into()));
+        assert_eq!(
+            parse(&[("CLXFER_OUTPUT", "t-{pid}.json")])
+                .output
+                .as_deref(),
+            Some("t-{pid}.json")
+        );
     }
 
     #[test]

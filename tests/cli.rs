@@ -19,7 +19,7 @@ fn doctor_shows_options_loader_platforms_and_devices() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     for needle in [
         "CLXFER_MODE            summary",
-        "(set)",
+        "(environment)",
         "CLXFER_OPENCL_LIB      libOpenCL.so.1",
         "loader:         OpenCL ICD Loader 2.3.1",
         "platform 0: Portable Computing Language",

@@ -532,7 +532,7 @@ fn merge_aligns_processes_on_one_timeline() {
 }
 
 /// Issue #23: `clxfer run` passes the user's CLXFER_* variables through, a flag overrides its
-/// variable, and under CLXFER_LOG=info it says where each option came from.
+/// variable, and under CLXFER_LOG=info the layer says where each option came from.
 #[test]
 fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
     let prog = program("transfers");
@@ -555,15 +555,13 @@ fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
     let said = r
         .stderr
         .lines()
-        .find(|l| l.starts_with("clxfer: run: "))
+        .find(|l| l.starts_with("clxfer: options: "))
         .unwrap_or_else(|| panic!("no options line: {}", r.stderr));
-    for part in [
-        "CLXFER_MODE=summary (--summary)",
-        "CLXFER_RULES=amd (--rules)",
-        "CLXFER_LOG=info (environment)",
-    ] {
-        assert!(said.contains(part), "{part:?} in {said}");
-    }
+    assert_eq!(
+        said,
+        "clxfer: options: CLXFER_MODE=summary (--summary), CLXFER_LOG=info (environment), \
+         CLXFER_RULES=amd (--rules); the rest default"
+    );
     // CLXFER_LOG=debug reaches the program, and so does --log debug.
     for (args, env) in [
         (vec!["run", "--summary"], vec![("CLXFER_LOG", "debug")]),
@@ -731,4 +729,72 @@ fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
         "{}",
         r.stdout
     );
+}
+
+/// Issue #23: `-o FILE` names the trace, `{pid}` giving each process of a program that forks its
+/// own; each trace's start event says which options were in effect and where each came from; and
+/// `--report -` prints the summary at exit as well as writing the trace.
+#[test]
+fn run_names_the_trace_records_its_options_and_prints_the_summary_too() {
+    let dir = fresh_dir("run-output");
+    let mut cmd = clxfer();
+    cmd.current_dir(&dir)
+        .env("CLXFER_RULES", "nvidia")
+        .args(["run", "-o", "t/run-{pid}.json", "--report", "-", "--"])
+        .arg(program("fork"));
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let traces = checked_traces(&dir.join("t"));
+    assert_eq!(traces.len(), 2, "the parent's and the child's: {}", r.stderr);
+    let mut pids = Vec::new();
+    for t in &traces {
+        let name = t.file_name().unwrap().to_str().unwrap();
+        let pid = name
+            .strip_prefix("run-")
+            .and_then(|n| n.strip_suffix(".json"))
+            .unwrap_or_else(|| panic!("{name}"));
+        pids.push(pid.parse::<u32>().unwrap_or_else(|_| panic!("{name}")));
+        let listed = format!("clxfer: trace: {}", t.canonicalize().unwrap().display());
+        assert!(r.stderr.contains(&listed), "{listed:?} in\n{}", r.stderr);
+        let events = json(t);
+        let start = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "clxfer trace start")
+            .unwrap();
+        assert_eq!(start["args"]["pid"], pids[pids.len() - 1]);
+        let options = start["args"]["options"].as_object().unwrap();
+        for (var, value, from) in [
+            ("CLXFER_OUTPUT", "t/run-{pid}.json", "--output"),
+            ("CLXFER_REPORT", "-", "--report"),
+            ("CLXFER_RULES", "nvidia", "environment"),
+            ("CLXFER_MODE", "trace", "default"),
+            ("CLXFER_DEVICE_TIMING", "on", "default"),
+        ] {
+            assert_eq!(
+                options[var],
+                serde_json::json!({"value": value, "from": from}),
+                "{var} in {name}"
+            );
+        }
+        let mut listed: Vec<&str> = options.keys().map(String::as_str).collect();
+        let mut want: Vec<&str> = clxfer::config::OPTIONS
+            .iter()
+            .filter(|o| !o.testing_only())
+            .map(|o| o.var)
+            .collect();
+        listed.sort();
+        want.sort();
+        assert_eq!(listed, want, "every option but the testing-only ones");
+    }
+    assert_ne!(pids[0], pids[1]);
+    // The summary of each process on stderr, with the trace.
+    for pid in pids {
+        assert!(
+            r.stderr.contains(&format!("(pid {pid})")) && r.stderr.contains("clxfer summary"),
+            "no summary of {pid} in\n{}",
+            r.stderr
+        );
+    }
 }

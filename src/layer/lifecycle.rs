@@ -102,6 +102,7 @@ fn start() {
         std::process::id(),
         config.mode.as_str()
     );
+    crate::info!("options: {}", config.given());
     guard::set_on(true);
 }
 

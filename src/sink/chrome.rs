@@ -91,6 +91,7 @@ pub struct Start<'a> {
     pub program: &'a str,
     pub command_line: &'a [String],
     pub mode: &'a str,
+    pub settings: &'a [crate::config::Setting],
 }
 
 impl<W: Write + Send> Chrome<W> {
@@ -142,6 +143,17 @@ impl<W: Write + Send> Chrome<W> {
         j.field(s::START_TIME).str(&t0.rfc3339());
         j.field(s::VERSION).str(env!("CARGO_PKG_VERSION"));
         j.field(s::MODE).str(start.mode);
+        j.field(s::OPTIONS).open();
+        for o in start.settings {
+            if o.spec.testing_only() && !o.is_set() {
+                continue;
+            }
+            j.key(o.spec.var).open();
+            j.qkey(quoted!("value")).str(&o.value);
+            j.qkey(quoted!("from")).str(o.from());
+            j.close();
+        }
+        j.close();
         j.close();
         c.end_event();
         c

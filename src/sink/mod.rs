@@ -30,12 +30,14 @@ fn output() -> Option<Box<dyn writer::Output>> {
     let report = config.report.clone();
     match config.mode {
         Mode::Trace => {
-            let (file, path) = trace_file::create(&config.dir, &program)?;
+            let (file, path) = trace_file::create(config, &program)?;
+            trace_file::note("trace", &path);
             let args: Vec<String> = std::env::args().collect();
             let start = chrome::Start {
                 program: &program,
                 command_line: &args,
                 mode: config.mode.as_str(),
+                settings: &config.settings,
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
             let trace = chrome::Chrome::new(out, path.display().to_string(), start);

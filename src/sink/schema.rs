@@ -61,6 +61,7 @@ schema! {
     START_TIME = "start_time" ["trace start"] "Wall-clock time of timestamp 0, RFC 3339.",
     VERSION = "clxfer_version" ["trace start"] "The clxfer version that wrote the trace.",
     MODE = "mode" ["trace start"] "CLXFER_MODE.",
+    OPTIONS = "options" ["trace start"] "Every option (`CLXFER_*`; the testing-only ones when set): `{value, from}`, `from` being `default`, `environment` or the `clxfer run` flag that set it.",
     DEVICE_INDEX = "index" ["device info, trace end"] "The device's number (`device #N`).",
     NAME = "name" ["device info, trace end"] "The device's name.",
     VENDOR = "vendor" ["device info"] "The device's vendor string.",

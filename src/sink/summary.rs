@@ -127,7 +127,10 @@ impl Summary {
                 };
                 match created {
                     Ok((mut f, at)) => match f.write_all(text.as_bytes()) {
-                        Ok(()) => crate::info!("report: {}", at.display()),
+                        Ok(()) => {
+                            trace_file::note("report", &at);
+                            crate::info!("report: {}", at.display())
+                        }
                         Err(e) => crate::warn!("writing the report {} failed ({e})", at.display()),
                     },
                     Err(why) => {

@@ -1,6 +1,6 @@
-//! Creating the trace file: `clxfer-<program>-<pid>.json` in `CLXFER_DIR`, created new (never
-//! clobbering an existing file, never following a symlink), mode 0600, closed on exec. If the name
-//! is taken, `.1`, `.2`, … are tried.
+//! Creating the trace file: `clxfer-<program>-<pid>.json` in `CLXFER_DIR`, or the name
+//! `CLXFER_OUTPUT` gives, created new (never clobbering an existing file, never following a
+//! symlink), mode 0600, closed on exec. If the name is taken, `.1`, `.2`, … are tried.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -42,23 +42,60 @@ pub fn room() -> u64 {
     lim.rlim_cur
 }
 
+/// The trace file's first name: `output` with its placeholders filled in, or
+/// `clxfer-<program>-<pid>.json` in `dir`.
+pub fn trace_name(dir: &Path, output: Option<&str>, program: &str, pid: u32) -> PathBuf {
+    let program = sanitize(program);
+    match output {
+        Some(o) => PathBuf::from(
+            o.replace("{pid}", &pid.to_string())
+                .replace("{program}", &program),
+        ),
+        None => dir.join(format!("clxfer-{program}-{pid}.json")),
+    }
+}
+
 /// Creates the file; on failure says so once (`clxfer:` warning) and returns `None`.
-pub fn create(dir: &Path, program: &str) -> Option<(File, PathBuf)> {
-    let first = dir.join(format!(
-        "clxfer-{}-{}.json",
-        sanitize(program),
-        std::process::id()
-    ));
+pub fn create(config: &crate::config::Config, program: &str) -> Option<(File, PathBuf)> {
+    let first = trace_name(
+        &config.dir,
+        config.output.as_deref(),
+        program,
+        std::process::id(),
+    );
     match create_new(&first) {
         Ok(created) => Some(created),
         Err(why) => {
+            let var = if config.output.is_some() {
+                "CLXFER_OUTPUT"
+            } else {
+                "CLXFER_DIR"
+            };
             crate::warn!(
-                "cannot create a trace file in {} ({why}); set CLXFER_DIR to a writable \
-                 directory. The program runs on untraced",
-                dir.display()
+                "cannot create the trace file {} ({why}); set {var} to a writable place. The \
+                 program runs on untraced",
+                first.display()
             );
             None
         }
+    }
+}
+
+/// Notes in `clxfer run`'s file (`CLXFER_RUN_NOTES`) what this process wrote: one line,
+/// `KIND PATH`, in one append (whole lines, however many processes write).
+pub fn note(kind: &str, path: &Path) {
+    use std::io::Write;
+    let Some(notes) = &crate::config::global().run_notes else {
+        return;
+    };
+    let line = format!("{kind} {}\n", path.display());
+    let written = OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(notes)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        crate::debug!("cannot note {kind} in {} ({e})", notes.display());
     }
 }
 
@@ -162,14 +199,32 @@ mod tests {
     }
 
     #[test]
+    fn trace_names_fill_their_placeholders() {
+        let d = Path::new("/d");
+        for (output, want) in [
+            (None, "/d/clxfer-my_prog-42.json"),
+            (Some("t.json"), "t.json"),
+            (Some("/x/{program}-{pid}.json"), "/x/my_prog-42.json"),
+            (Some("run-{pid}-{pid}.json"), "run-42-42.json"),
+            (Some("{PID}.json"), "{PID}.json"),
+        ] {
+            assert_eq!(trace_name(d, output, "my prog", 42), PathBuf::from(want));
+        }
+    }
+
+    #[test]
     fn names_are_safe_and_never_clobber() {
         assert_eq!(sanitize("my prog/../x"), "my_prog_.._x");
         assert_eq!(sanitize(".hidden"), "program.hidden");
         assert_eq!(sanitize(""), "program");
         let dir = std::env::temp_dir().join(format!("clxfer-tf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (_, a) = create(&dir, "p").unwrap();
-        let (_, b) = create(&dir, "p").unwrap();
+        let config = crate::config::Config {
+            dir: dir.clone(),
+            ..crate::config::Config::from_lookup(|_| None)
+        };
+        let (_, a) = create(&config, "p").unwrap();
+        let (_, b) = create(&config, "p").unwrap();
         assert_ne!(a, b);
         assert!(b.to_string_lossy().ends_with(".1.json"));
         use std::os::unix::fs::PermissionsExt;
@@ -178,7 +233,7 @@ mod tests {
         let target = dir.join("target");
         let stem = format!("clxfer-q-{}", std::process::id());
         std::os::unix::fs::symlink(&target, dir.join(format!("{stem}.json"))).unwrap();
-        let (_, c) = create(&dir, "q").unwrap();
+        let (_, c) = create(&config, "q").unwrap();
         assert!(c.to_string_lossy().ends_with(".1.json"));
         assert!(!target.exists());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -16,7 +16,7 @@ pub fn doctor(testing: bool) -> ExitCode {
     let shown: Vec<_> = cfg
         .settings
         .iter()
-        .filter(|s| testing || s.from_env || !s.spec.testing_only())
+        .filter(|s| testing || s.is_set() || !s.spec.testing_only())
         .collect();
     let width = shown
         .iter()
@@ -25,7 +25,7 @@ pub fn doctor(testing: bool) -> ExitCode {
         .unwrap_or(0)
         .max(22);
     for s in shown {
-        let from = if s.from_env { "set" } else { "default" };
+        let from = s.from();
         let value = if s.value.is_empty() {
             "(unset)"
         } else {

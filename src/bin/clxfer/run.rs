@@ -1,8 +1,8 @@
 //! `clxfer run`: the program with clxfer loaded (as a loader layer, or by LD_PRELOAD), its exit
 //! code passed through, and where each process's trace or report went.
 
-use crate::{fail, layer_library, traces_in};
-use std::collections::HashSet;
+use crate::{fail, layer_library};
+use clxfer::config;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -16,8 +16,11 @@ pub struct Args {
     /// Where the traces go (CLXFER_DIR; default: that variable, else .); made if missing.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, beside it; `-`
-    /// for stderr (a character device or FIFO, such as /dev/stderr, is written as it is).
+    /// The trace file instead (CLXFER_OUTPUT); `{pid}` in it becomes each process's id.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, too; `-` for
+    /// stderr (a character device or FIFO, such as /dev/stderr, is written as it is).
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
     /// Load clxfer by LD_PRELOAD instead of as an OpenCL loader layer (OPENCL_LAYERS).
@@ -37,34 +40,31 @@ pub struct Args {
     program: Vec<OsString>,
 }
 
-/// The clxfer traces in `dir` now.
-fn ours(dir: &Path) -> HashSet<PathBuf> {
-    traces_in(dir).unwrap_or_default().into_iter().collect()
+/// What the program's processes wrote, from the notes file they appended to (`kind PATH` per
+/// line, [`config::RUN_NOTES`]): the traces, then the reports, each in the order written.
+fn written(notes: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let text = std::fs::read_to_string(notes).unwrap_or_default();
+    let of = |kind: &str| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(kind)?.strip_prefix(' '))
+            .map(PathBuf::from)
+            .collect()
+    };
+    (of("trace"), of("report"))
 }
 
-/// Files named like `report` (`<stem>.json`, `<stem>.1.json`, …) in its directory.
-fn reports(report: &Path) -> HashSet<PathBuf> {
-    let dir = match report.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let stem = report
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .to_string();
-    std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                        n == report.file_name().unwrap_or_default()
-                            || n.starts_with(&format!("{stem}."))
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+/// A notes file of this run's own, made new in the temporary directory (mode 0600).
+fn notes_file() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir();
+    for n in 0..100 {
+        let path = dir.join(format!("clxfer-run-{}-{n}.notes", std::process::id()));
+        match clxfer::sink::trace_file::open_new(&path) {
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("100 names taken"))
 }
 
 /// The trace's last event, from the file's end (one event per line; the end event carries the
@@ -113,24 +113,42 @@ pub fn run(a: Args) -> ExitCode {
     };
     // The user's CLXFER_* variables reach the program; a flag overrides its variable.
     let inherited = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
-    let out = a
-        .out
-        .clone()
-        .or_else(|| inherited("CLXFER_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("."));
-    if let Err(e) = std::fs::create_dir_all(&out) {
+    // The directory the trace goes to is made if missing (not one a placeholder names).
+    let dir = match a.output.as_deref().or(a.out.as_deref()) {
+        Some(o) if a.output.is_some() => o.parent().map(Path::to_path_buf),
+        Some(o) => Some(o.to_path_buf()),
+        None => inherited("CLXFER_DIR").map(PathBuf::from),
+    };
+    if let Some(dir) =
+        dir.filter(|d| !d.as_os_str().is_empty() && !d.to_string_lossy().contains('{'))
+        && let Err(e) = std::fs::create_dir_all(&dir)
+    {
         return fail(format!(
             "cannot make the output directory {}: {e}",
-            out.display()
+            dir.display()
         ));
     }
     let (program, args) = a.program.split_first().expect("clap requires the program");
     let mut cmd = std::process::Command::new(program);
     cmd.args(args);
-    let mode = if a.summary { Some("summary") } else { None };
-    let flags: [(&str, Option<OsString>, &str); 5] = [
-        ("CLXFER_MODE", mode.map(OsString::from), "--summary"),
-        ("CLXFER_DIR", Some(out.clone().into_os_string()), "--out"),
+    let mode = a.summary.then(|| OsString::from("summary"));
+    let flags: [(&str, Option<OsString>, &str); 7] = [
+        ("CLXFER_MODE", mode, "--summary"),
+        (
+            "CLXFER_DIR",
+            a.out.clone().map(PathBuf::into_os_string),
+            "--out",
+        ),
+        (
+            "CLXFER_OUTPUT",
+            a.output.clone().map(PathBuf::into_os_string),
+            "--output",
+        ),
+        (
+            "CLXFER_REPORT",
+            a.report.clone().map(PathBuf::into_os_string),
+            "--report",
+        ),
         (
             "CLXFER_DEVICE_TIMING",
             a.no_device_timing.then(|| OsString::from("off")),
@@ -143,58 +161,43 @@ pub fn run(a: Args) -> ExitCode {
         ),
         ("CLXFER_LOG", a.log.clone().map(OsString::from), "--log"),
     ];
-    let mut said = Vec::new();
-    for (var, flag_value, flag) in flags {
-        let from_flag = flag_value.is_some() && (var != "CLXFER_DIR" || a.out.is_some());
-        match (flag_value, inherited(var)) {
-            (Some(v), _) if from_flag => {
-                said.push(format!("{var}={} ({flag})", v.to_string_lossy()));
-                cmd.env(var, v);
-            }
-            (_, Some(v)) => said.push(format!("{var}={} (environment)", v.to_string_lossy())),
-            (Some(v), None) => {
-                cmd.env(var, v);
-            }
-            (None, None) => {}
+    // The layer says which options are in effect and where each came from: it is told which
+    // its variables a flag set.
+    let mut set_by = Vec::new();
+    for (var, value, flag) in flags {
+        if let Some(v) = value {
+            cmd.env(var, v);
+            set_by.push(format!("{var}={flag}"));
         }
     }
-    if let Some(r) = &a.report {
-        cmd.env("CLXFER_REPORT", r);
-        said.push(format!("CLXFER_REPORT={} (--report)", r.display()));
-    }
-    // Other CLXFER_* variables of the environment pass through as they are.
-    for (k, v) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("CLXFER_")
-            && !said.iter().any(|s| s.starts_with(&format!("{k}=")))
-            && !v.is_empty()
-        {
-            said.push(format!("{k}={} (environment)", v.to_string_lossy()));
+    cmd.env(config::RUN_FLAGS, set_by.join(" "));
+    let notes = match notes_file() {
+        Ok(n) => n,
+        Err(e) => {
+            return fail(format!(
+                "cannot make a notes file in the temporary directory: {e}"
+            ));
         }
-    }
-    let log = a.log.clone().or_else(|| std::env::var("CLXFER_LOG").ok());
-    if matches!(log.as_deref(), Some("info" | "debug")) && !said.is_empty() {
-        eprintln!("clxfer: run: {}", said.join(", "));
-    }
-    let (var, sep) = if a.preload {
-        ("LD_PRELOAD", ":")
+    };
+    cmd.env(config::RUN_NOTES, &notes);
+    let var = if a.preload {
+        "LD_PRELOAD"
     } else {
-        ("OPENCL_LAYERS", ":")
+        "OPENCL_LAYERS"
     };
     let mut value = lib.clone().into_os_string();
     if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        value.push(sep);
+        value.push(":");
         value.push(old);
     }
     cmd.env(var, value);
-    let traces_before = ours(&out);
-    let reports_before = a.report.as_deref().map(reports).unwrap_or_default();
-    let status = match cmd.status() {
+    let status = cmd.status();
+    let (traces, reports) = written(&notes);
+    let _ = std::fs::remove_file(&notes);
+    let status = match status {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot run {}: {e}", program.to_string_lossy())),
     };
-    let mut traces: Vec<PathBuf> = ours(&out).difference(&traces_before).cloned().collect();
-    traces.sort();
     let summary = a.summary || inherited("CLXFER_MODE").is_some_and(|m| m == "summary");
     if !summary {
         if traces.is_empty() {
@@ -215,11 +218,9 @@ pub fn run(a: Args) -> ExitCode {
     match &a.report {
         Some(r) if r.as_os_str() == "-" => eprintln!("clxfer: report: above, on stderr"),
         Some(r) if stream == Some(true) => eprintln!("clxfer: report: written to {}", r.display()),
-        Some(r) => {
-            let mut made: Vec<PathBuf> = reports(r).difference(&reports_before).cloned().collect();
-            made.sort();
-            for m in made {
-                eprintln!("clxfer: report: {}", m.display());
+        Some(_) => {
+            for r in &reports {
+                eprintln!("clxfer: report: {}", r.display());
             }
         }
         None if summary => eprintln!("clxfer: report: above, on stderr"),
