@@ -55,6 +55,7 @@ fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
         program: "t",
         command_line: &[],
         mode: "trace",
+        settings: &[],
     };
     let mut c = Chrome::new(&mut out, "test".into(), start);
     let spans = [
