@@ -116,6 +116,7 @@ fn bench(c: &mut Criterion) {
                 program: "bench",
                 command_line: &[],
                 mode: "trace",
+                settings: &[],
             };
             (
                 Chrome::new(std::io::sink(), "bench".into(), start),
@@ -135,6 +136,7 @@ fn bench(c: &mut Criterion) {
                 program: "bench",
                 command_line: &[],
                 mode: "trace",
+                settings: &[],
             };
             let base = clock::start().mono_ns;
             let calls = (0..4 * ENQUEUES as u64)
