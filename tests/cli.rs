@@ -249,3 +249,49 @@ fn the_h200_examples_pass_check_and_report_what_the_gpu_did() {
     let summary = std::fs::read_to_string(root().join("docs/examples/h200-summary.md")).unwrap();
     assert!(summary.contains("NVIDIA H200 · nvidia rules"), "{summary}");
 }
+
+/// Issue #23: a newcomer with the stable toolchain alone can run the demo: `scripts/setup demo`
+/// asks for no nightly toolchain, while the tests' setup does, and says why it cannot get one.
+#[test]
+fn the_demo_needs_no_nightly_toolchain() {
+    let shims = fresh_dir("setup-shims");
+    let cargo = which("cargo");
+    let shim = shims.join("cargo");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = +nightly ] && {{ echo \"error: toolchain 'nightly' is not \
+             installed\" >&2; exit 1; }}\nexec {} \"$@\"\n",
+            cargo.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // No rustup on this PATH: the nightly toolchain cannot be fetched.
+    let path = format!("{}:/usr/bin:/bin", shims.display());
+    let setup = |what: &str| {
+        let mut cmd = std::process::Command::new(root().join("scripts/setup"));
+        cmd.arg(what).env("PATH", &path).env("RUSTUP_TOOLCHAIN", "stable");
+        run_cmd(cmd, Duration::from_secs(120))
+    };
+    let demo = setup("demo");
+    assert_eq!(demo.code, Some(0), "{}", demo.stderr);
+    assert_eq!(demo.stderr, "", "the demo's setup has nothing to install here");
+    let test = setup("test");
+    assert_eq!(test.code, Some(1), "{}", test.stderr);
+    assert_eq!(
+        test.stderr,
+        "setup: the nightly Rust toolchain is missing and there is no rustup to fetch it\n"
+    );
+}
+
+/// The full path of a program on this PATH.
+fn which(program: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
