@@ -272,12 +272,17 @@ fn the_demo_needs_no_nightly_toolchain() {
     let path = format!("{}:/usr/bin:/bin", shims.display());
     let setup = |what: &str| {
         let mut cmd = std::process::Command::new(root().join("scripts/setup"));
-        cmd.arg(what).env("PATH", &path).env("RUSTUP_TOOLCHAIN", "stable");
+        cmd.arg(what)
+            .env("PATH", &path)
+            .env("RUSTUP_TOOLCHAIN", "stable");
         run_cmd(cmd, Duration::from_secs(120))
     };
     let demo = setup("demo");
     assert_eq!(demo.code, Some(0), "{}", demo.stderr);
-    assert_eq!(demo.stderr, "", "the demo's setup has nothing to install here");
+    assert_eq!(
+        demo.stderr, "",
+        "the demo's setup has nothing to install here"
+    );
     let test = setup("test");
     assert_eq!(test.code, Some(1), "{}", test.stderr);
     assert_eq!(

@@ -485,6 +485,31 @@ fn merge_aligns_processes_on_one_timeline() {
     let gap_us = (second.0 - first.0).num_microseconds().unwrap() as f64;
     assert!(gap_us > 0.0);
     assert!((ts_of(second.1) - ts_of(first.1) - gap_us).abs() < 1.0);
+    // Its report is each process's own (issue #23): not one program's name over all, not their
+    // transfers summed into one device.
+    let report_of = |p: &Path| {
+        let r = clxfer_run(&["report", "--format", "json", p.to_str().unwrap()]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        serde_json::from_str::<Value>(&r.stdout).unwrap()
+    };
+    let merged = report_of(&out);
+    let merged = merged.as_array().expect("one report per process");
+    assert_eq!(merged.len(), 3);
+    for (m, t) in merged.iter().zip([&traces[0], &traces[1], &same_pid]) {
+        let alone = report_of(t);
+        for key in [
+            "program",
+            "pid",
+            "start_time",
+            "devices",
+            "findings",
+            "wall_ns",
+        ] {
+            assert_eq!(m[key], alone[key], "{key} of {}", t.display());
+        }
+    }
+    let text = clxfer_run(&["report", out.to_str().unwrap()]).stdout;
+    assert_eq!(text.matches("clxfer summary · transfers (pid ").count(), 3);
     // Never overwrites.
     let mut cmd = clxfer();
     cmd.arg("merge").arg(&traces[0]).arg("-o").arg(&out);
@@ -729,6 +754,31 @@ fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
         "{}",
         r.stdout
     );
+    // What only the end event says is "unknown", never 0 or a dash; the whole trace knows it.
+    for needle in [
+        "buffers peaked at unknown",
+        "clock mapping unknown",
+        "without device time in the part read",
+        "pinned or registered memory peaked at unknown",
+        "commands incomplete at the end and records dropped: unknown",
+    ] {
+        assert!(r.stdout.contains(needle), "{needle:?} in\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains("peaked at 0 B") && !r.stdout.contains("mapping -"));
+    assert!(!r.stdout.contains("have no device time"), "{}", r.stdout);
+    let r = clxfer_run(&["report", "--format", "json", cut.to_str().unwrap()]);
+    let cut_json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(cut_json["cut_short"], true);
+    assert_eq!(cut_json["pinned_host_peak_bytes"], Value::Null);
+    let d = &cut_json["devices"][0];
+    assert_eq!(d["resident_peak_bytes"], Value::Null, "{d}");
+    assert_eq!(d["clock_mapping"], Value::Null, "{d}");
+    let r = clxfer_run(&["report", whole.to_str().unwrap()]);
+    assert!(!r.stdout.contains("unknown"), "{}", r.stdout);
+    let r = clxfer_run(&["report", "--format", "json", whole.to_str().unwrap()]);
+    let whole_json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(whole_json["cut_short"], false);
+    assert!(whole_json["devices"][0]["resident_peak_bytes"].as_u64() > Some(0));
 }
 
 /// Issue #23: `-o FILE` names the trace, `{pid}` giving each process of a program that forks its
@@ -745,7 +795,12 @@ fn run_names_the_trace_records_its_options_and_prints_the_summary_too() {
     let r = run_cmd(cmd, Duration::from_secs(180));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let traces = checked_traces(&dir.join("t"));
-    assert_eq!(traces.len(), 2, "the parent's and the child's: {}", r.stderr);
+    assert_eq!(
+        traces.len(),
+        2,
+        "the parent's and the child's: {}",
+        r.stderr
+    );
     let mut pids = Vec::new();
     for t in &traces {
         let name = t.file_name().unwrap().to_str().unwrap();

@@ -7,13 +7,14 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(trace) = clxfer::trace::read::parse(data) {
         let _ = clxfer::trace::check::check(&trace);
-        let report = clxfer::report::from_trace::report(&trace);
-        for format in [
-            clxfer::report::Format::Text,
-            clxfer::report::Format::Json,
-            clxfer::report::Format::Markdown,
-        ] {
-            let _ = report.render(format);
+        for report in clxfer::report::from_trace::report(&trace) {
+            for format in [
+                clxfer::report::Format::Text,
+                clxfer::report::Format::Json,
+                clxfer::report::Format::Markdown,
+            ] {
+                let _ = report.render(format);
+            }
         }
     }
 });

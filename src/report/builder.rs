@@ -213,7 +213,8 @@ impl Rows {
 #[derive(Debug, Default)]
 pub(super) struct DeviceAcc {
     pub facts: DeviceFacts,
-    pub end: DeviceEndFacts,
+    /// `None` when the trace was cut short before its end event.
+    pub end: Option<DeviceEndFacts>,
     /// By (kind, direction, path), [`Rows`].
     rows: Rows,
     /// Best pinned GB/s per direction (index: `Direction as usize`).
@@ -246,6 +247,8 @@ pub struct Builder {
     /// can reach the writer first).
     early: FxHashMap<u64, Option<u64>>,
     end: Option<EndFacts>,
+    /// A trace cut short: how far it reached (its wall time, with no end facts).
+    last_ns: u64,
 }
 
 impl Builder {
@@ -287,6 +290,11 @@ impl Builder {
 
     pub fn end(&mut self, end: EndFacts) {
         self.end = Some(end);
+    }
+
+    /// The trace was cut short at `at_ns`: no end facts will come.
+    pub fn cut_short(&mut self, at_ns: u64) {
+        self.last_ns = at_ns;
     }
 
     /// An enqueue with its device time, both known (`None`: unavailable or not timed).
@@ -372,23 +380,25 @@ impl Builder {
         for (_, e) in parked {
             self.add(e, None);
         }
-        let end = self.end.take().unwrap_or_default();
-        for de in &end.devices {
+        // No end facts: the trace was cut short; what only its end says is not known.
+        let end = self.end.take();
+        for de in end.iter().flat_map(|e| &e.devices) {
             let d = self.devices.entry(de.index).or_default();
             d.facts.index = de.index;
-            d.end = de.clone();
+            d.end = Some(de.clone());
         }
         let findings = findings::all(&self.devices);
         Report {
             program: self.program,
             pid: self.pid,
             start_time: self.start_time,
-            wall_ns: end.at_ns,
+            wall_ns: end.as_ref().map_or(self.last_ns, |e| e.at_ns),
+            cut_short: end.is_none(),
             devices: self.devices.values().map(device_report).collect(),
-            pinned_host_peak_bytes: end.pinned_peak,
+            pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,
-            incomplete_at_exit: end.incomplete,
-            dropped_records: end.dropped,
+            incomplete_at_exit: end.as_ref().map(|e| e.incomplete),
+            dropped_records: end.as_ref().map(|e| e.dropped),
         }
     }
 }
@@ -447,10 +457,10 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
             .iter()
             .filter_map(|&dir| Some((dir.as_str().to_string(), d.best_pinned[dir as usize]?)))
             .collect(),
-        resident_peak_bytes: d.end.resident_peak,
-        alloc_host_ptr_peak_bytes: d.end.alloc_host_ptr_peak,
+        resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
+        alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
-        clock_mapping: d.end.clock.clone(),
+        clock_mapping: d.end.as_ref().map(|e| e.clock.clone()),
     }
 }
 

@@ -221,7 +221,10 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     }
 
     // 4. ALLOC_HOST_PTR buffers that also take device memory.
-    let ahp = d.end.alloc_host_ptr_peak;
+    let (ahp, all) = d
+        .end
+        .as_ref()
+        .map_or((0, 0), |e| (e.alloc_host_ptr_peak, e.resident_peak));
     if ahp > 0 && !set.unified.value {
         let of = if d.facts.global_mem > 0 {
             format!(
@@ -242,7 +245,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 format!(
                     "peak {}{of}; all buffers together peaked at {}",
                     bytes(ahp),
-                    bytes(d.end.resident_peak)
+                    bytes(all)
                 ),
                 format!("{} ({}.alloc-host-ptr)", set.alloc_host_ptr.says, set.name),
             ],
@@ -354,8 +357,9 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
         );
     }
 
-    // 8. Device time unavailable.
-    if d.without_device_time > 0 {
+    // 8. Device time unavailable (in a trace cut short, not known: a command's device slice may
+    // lie beyond the cut).
+    if d.without_device_time > 0 && d.end.is_some() {
         let n = d.without_device_time;
         push(
             "device-time-unavailable",

@@ -79,6 +79,8 @@ pub struct Reader {
     /// Events read, and whether one was clxfer's start event.
     events: u64,
     started: bool,
+    /// The start event's `ts`: 0, or in a merge the process's shift on the merged timeline.
+    start_ts: u64,
 }
 
 impl Reader {
@@ -95,6 +97,7 @@ impl Reader {
         match (ph, name) {
             ("i", s::TRACE_START) => {
                 self.started = true;
+                self.start_ts = ts;
                 b.program = str_of(args, s::PROGRAM).into();
                 b.pid = u64_of(args, s::PID) as u32;
                 b.start_time = str_of(args, s::START_TIME).into();
@@ -106,7 +109,9 @@ impl Reader {
                 auto_rules: str_of(args, s::AUTO_RULES).into(),
                 global_mem: u64_of(args, s::GLOBAL_MEM),
             }),
-            ("i", s::TRACE_END) => self.end = Some(end_facts(args, ts)),
+            ("i", s::TRACE_END) => {
+                self.end = Some(end_facts(args, ts.saturating_sub(self.start_ts)))
+            }
             ("X", _)
                 if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
                     || args.get(s::PATH.name).is_some() =>
@@ -126,63 +131,109 @@ impl Reader {
 
     pub fn report(mut self) -> Report {
         // A trace cut short (a killed program) has no end: the run lasted until its last event.
-        let last_ts = self.last_ts;
-        self.b.end(self.end.unwrap_or(EndFacts {
-            at_ns: last_ts,
-            ..EndFacts::default()
-        }));
+        match self.end {
+            Some(end) => self.b.end(end),
+            None => self.b.cut_short(self.last_ts.saturating_sub(self.start_ts)),
+        }
         self.b.report()
     }
 }
 
-pub fn report(trace: &Trace) -> Report {
-    let mut r = Reader::default();
-    for e in &trace.events {
-        r.event(e);
+/// The process an event belongs to: its pid, or the host pid a device track's pid holds
+/// ([`s::device_pid`]). A merged trace holds several processes, each reported on its own.
+fn process_of(pid: u64) -> u64 {
+    if pid >= DEVICE_PID_BASE as u64 {
+        (pid >> 8) & 0x3f_ffff
+    } else {
+        pid & 0x3f_ffff
     }
-    r.report()
 }
 
-/// A trace file's report, and a warning when the trace was cut short (no end event: the program
-/// was killed, or the file was cut).
+/// One [`Reader`] per process, in the order of their first events.
+#[derive(Default)]
+struct Processes {
+    each: Vec<(u64, Reader)>,
+}
+
+impl Processes {
+    fn event(&mut self, e: &Value) {
+        let p = process_of(e.get("pid").and_then(Value::as_u64).unwrap_or(0));
+        let at = match self.each.iter().position(|(q, _)| *q == p) {
+            Some(at) => at,
+            None => {
+                self.each.push((p, Reader::default()));
+                self.each.len() - 1
+            }
+        };
+        self.each[at].1.event(e);
+    }
+}
+
+/// The report of each process in a trace (one, unless the trace is a merge).
+pub fn report(trace: &Trace) -> Vec<Report> {
+    let mut ps = Processes::default();
+    for e in &trace.events {
+        ps.event(e);
+    }
+    ps.each.into_iter().map(|(_, r)| r.report()).collect()
+}
+
+/// A process's report from a trace file, and a warning when its trace was cut short (no end
+/// event: the program was killed, or the file was cut).
 pub struct FileReport {
     pub report: Report,
     pub cut_short: Option<String>,
 }
 
-/// The report of a trace file, read event by event (any size). A file with no events, or whose
-/// events are not clxfer's (another tool's trace), is an error: no report that looks complete.
-pub fn report_file(path: &std::path::Path) -> Result<FileReport, ReadError> {
-    let mut r = Reader::default();
-    read_file_with(path, |_, e| r.event(&e))?;
-    if r.events == 0 {
+/// The report of each process in a trace file (one, unless it is a merge), read event by event
+/// (any size). A file with no events, or whose events are not clxfer's (another tool's trace), is
+/// an error: no report that looks complete. Events of a process with no start event of clxfer's
+/// are left out.
+pub fn report_file(path: &std::path::Path) -> Result<Vec<FileReport>, ReadError> {
+    let mut ps = Processes::default();
+    read_file_with(path, |_, e| ps.event(&e))?;
+    let events: u64 = ps.each.iter().map(|(_, r)| r.events).sum();
+    if events == 0 {
         return Err(ReadError(format!(
             "{}: an empty trace (no events)",
             path.display()
         )));
     }
-    if !r.started {
+    ps.each.retain(|(_, r)| r.started);
+    if ps.each.is_empty() {
         return Err(ReadError(format!(
-            "{}: not a clxfer trace: {} events, none of them `{}` (another tool's trace?)",
+            "{}: not a clxfer trace: {events} events, none of them `{}` (another tool's trace?)",
             path.display(),
-            r.events,
             s::TRACE_START
         )));
     }
-    let cut_short = r.end.is_none().then(|| {
-        format!(
-            "{} was cut short (no `{}` event): the report covers its first {} and {} events; \
-             memory peaks, the clock mapping and the commands left incomplete are not known",
-            path.display(),
-            s::TRACE_END,
-            crate::units::duration(r.last_ts),
-            r.events
-        )
-    });
-    Ok(FileReport {
-        report: r.report(),
-        cut_short,
-    })
+    let processes = ps.each.len();
+    Ok(ps
+        .each
+        .into_iter()
+        .map(|(pid, r)| {
+            let whose = if processes > 1 {
+                format!(" (process {pid})")
+            } else {
+                String::new()
+            };
+            let cut_short = r.end.is_none().then(|| {
+                format!(
+                    "{}{whose} was cut short (no `{}` event): the report covers its first {} \
+                     and {} events; memory peaks, the clock mapping and the commands left \
+                     incomplete are not known",
+                    path.display(),
+                    s::TRACE_END,
+                    crate::units::duration(r.last_ts.saturating_sub(r.start_ts)),
+                    r.events
+                )
+            });
+            FileReport {
+                report: r.report(),
+                cut_short,
+            }
+        })
+        .collect())
 }
 
 fn end_facts(args: &Value, ts: u64) -> EndFacts {

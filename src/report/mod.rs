@@ -21,16 +21,20 @@ pub struct Report {
     pub pid: u32,
     /// Wall-clock time clxfer started, RFC 3339.
     pub start_time: String,
-    /// From clxfer's start to the end of the report.
+    /// From clxfer's start to the end of the report (of a trace cut short: to its last event).
     pub wall_ns: u64,
+    /// The trace was cut short (no end event): the figures only its end gives are `null`, and
+    /// commands whose completion lay beyond the cut count as without device time.
+    pub cut_short: bool,
     pub devices: Vec<DeviceReport>,
-    pub pinned_host_peak_bytes: u64,
+    /// `null`: not known (a trace cut short), here and below.
+    pub pinned_host_peak_bytes: Option<u64>,
     /// Ranked by the time they would save, largest first.
     pub findings: Vec<Finding>,
     /// Commands not complete when the run ended (no device time).
-    pub incomplete_at_exit: u64,
+    pub incomplete_at_exit: Option<u64>,
     /// Records lost because the writer fell behind (0 normally).
-    pub dropped_records: u64,
+    pub dropped_records: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -49,12 +53,12 @@ pub struct DeviceReport {
     pub operations: Vec<Row>,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
-    pub resident_peak_bytes: u64,
-    pub alloc_host_ptr_peak_bytes: u64,
+    pub resident_peak_bytes: Option<u64>,
+    pub alloc_host_ptr_peak_bytes: Option<u64>,
     /// Transfers whose device time was unavailable (failed query, 0 duration, untimed queue,
     /// device timing off, or not complete at the end).
     pub without_device_time: u64,
-    pub clock_mapping: String,
+    pub clock_mapping: Option<String>,
 }
 
 /// One line of a table.

@@ -190,26 +190,28 @@ fn memory(d: &DeviceReport) -> String {
     };
     let mut s = format!(
         "memory: buffers peaked at {}{of}",
-        bytes(d.resident_peak_bytes)
+        known(d.resident_peak_bytes.map(bytes))
     );
-    if d.alloc_host_ptr_peak_bytes > 0 {
-        let _ = write!(
-            s,
-            " (ALLOC_HOST_PTR {})",
-            bytes(d.alloc_host_ptr_peak_bytes)
-        );
+    if let Some(ahp) = d.alloc_host_ptr_peak_bytes.filter(|&b| b > 0) {
+        let _ = write!(s, " (ALLOC_HOST_PTR {})", bytes(ahp));
     }
     s
 }
 
+/// A figure only a trace's end gives: "unknown" when the trace was cut short.
+fn known(figure: Option<String>) -> String {
+    figure.unwrap_or_else(|| "unknown".into())
+}
+
 fn timing(d: &DeviceReport) -> String {
-    let clock = if d.clock_mapping.is_empty() {
-        "-"
+    let clock = known(d.clock_mapping.clone().filter(|c| !c.is_empty()));
+    let beyond = if d.clock_mapping.is_none() {
+        " in the part read"
     } else {
-        &d.clock_mapping
+        ""
     };
     format!(
-        "timing: clock mapping {clock}; {} transfers without device time",
+        "timing: clock mapping {clock}; {} transfers without device time{beyond}",
         d.without_device_time
     )
 }
@@ -247,14 +249,17 @@ fn text(r: &Report) -> String {
     let _ = writeln!(
         out,
         "\nhost: pinned or registered memory peaked at {}",
-        bytes(r.pinned_host_peak_bytes)
+        known(r.pinned_host_peak_bytes.map(bytes))
     );
-    if r.incomplete_at_exit > 0 || r.dropped_records > 0 {
-        let _ = writeln!(
-            out,
-            "{} commands incomplete at the end; {} records dropped",
-            r.incomplete_at_exit, r.dropped_records
-        );
+    match (r.incomplete_at_exit, r.dropped_records) {
+        (Some(0), Some(0)) => {}
+        (Some(incomplete), Some(dropped)) => {
+            let _ = writeln!(
+                out,
+                "{incomplete} commands incomplete at the end; {dropped} records dropped"
+            );
+        }
+        _ => out.push_str("commands incomplete at the end and records dropped: unknown\n"),
     }
     out.push('\n');
     if r.findings.is_empty() {
@@ -320,7 +325,7 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(
         out,
         "\nHost: pinned or registered memory peaked at {}.",
-        bytes(r.pinned_host_peak_bytes)
+        known(r.pinned_host_peak_bytes.map(bytes))
     );
     out.push_str("\n## Findings, ranked by the time they would save\n\n");
     if r.findings.is_empty() {

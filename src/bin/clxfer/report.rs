@@ -39,16 +39,18 @@ pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
     };
     let mut rendered = Vec::new();
     for path in &traces {
-        let file = match from_trace::report_file(path) {
+        let processes = match from_trace::report_file(path) {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        if let Some(warning) = &file.cut_short {
-            eprintln!("clxfer: warning: {warning}");
+        for p in processes {
+            if let Some(warning) = &p.cut_short {
+                eprintln!("clxfer: warning: {warning}");
+            }
+            rendered.push(p.report.render(format));
         }
-        rendered.push(file.report.render(format));
     }
-    // Several traces as JSON: one document, an array of their reports.
+    // Several processes (traces, or a merge) as JSON: one document, an array of their reports.
     let out = match format {
         Format::Json if rendered.len() > 1 => format!(
             "[\n{}\n]\n",

@@ -37,8 +37,20 @@ const FILES: &[(&str, &str, &[u8])] = &[
 ];
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
+    // The page shows one process's report: of a merge, the first's.
     let report = match from_trace::report_file(trace) {
-        Ok(r) => serde_json::to_vec(&r.report).unwrap_or_default(),
+        Ok(ps) => {
+            if ps.len() > 1 {
+                eprintln!(
+                    "clxfer: {} holds {} processes; the page shows the report of the first (pid \
+                     {}): clxfer report gives each",
+                    trace.display(),
+                    ps.len(),
+                    ps[0].report.pid
+                );
+            }
+            serde_json::to_vec(&ps[0].report).unwrap_or_default()
+        }
         Err(e) => return fail(e),
     };
     // Served as written: the page reads a trace cut short as Perfetto does.
