@@ -376,8 +376,8 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
         ),
         (vec!["merge", "a.json"], "clxfer:   --out <OUT>"),
         (
-            vec!["report", "--format", "csv", "a.json"],
-            "clxfer:   [possible values: text, json, md]",
+            vec!["report", "--format", "xml", "a.json"],
+            "clxfer:   [possible values: text, json, md, csv]",
         ),
         (
             vec!["run", "/bin/true"],
@@ -852,4 +852,115 @@ fn run_names_the_trace_records_its_options_and_prints_the_summary_too() {
             r.stderr
         );
     }
+}
+
+/// Issue #23: `clxfer report --format csv`: a row per command, host and device halves joined,
+/// and the report's tables, read back by Python's csv module as a spreadsheet user would.
+#[test]
+fn report_exports_commands_and_tables_as_csv() {
+    let dir = fresh_dir("report-csv");
+    let r = clxfer_run(&[
+        "run",
+        "--rules",
+        "nvidia",
+        "--out",
+        dir.to_str().unwrap(),
+        "--",
+        program("transfers").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let trace = checked_traces(&dir).remove(0);
+    let events = json(&trace);
+    let events = events.as_array().unwrap();
+    let enqueues = |device: bool| {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == "enqueue")
+            .filter(|e| (e["pid"].as_u64().unwrap() >= 1 << 31) == device)
+            .count()
+    };
+    // Python's csv module: the columns, one row per command, the device halves where they are.
+    let read = |table: &str| {
+        let csv = clxfer_run(&[
+            "report",
+            "--format",
+            "csv",
+            "--table",
+            table,
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(csv.code, Some(0), "{}", csv.stderr);
+        let script = "import csv, json, sys\n\
+                      rows = list(csv.DictReader(sys.stdin))\n\
+                      print(json.dumps(rows))";
+        let mut py = std::process::Command::new("python3");
+        py.args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = py.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(csv.stdout.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice::<Vec<serde_json::Map<String, Value>>>(&out.stdout).unwrap()
+    };
+    let commands = read("commands");
+    assert_eq!(commands.len(), enqueues(false));
+    let timed = commands.iter().filter(|c| c["device_us"] != "").count();
+    assert_eq!(timed, enqueues(true));
+    let columns: Vec<&str> = commands[0].keys().map(String::as_str).collect();
+    for c in clxfer::report::csv::COMMAND_COLUMNS {
+        assert!(columns.contains(&c.0), "{} missing", c.0);
+    }
+    // Each row is its command's: the host slice's bytes and the device slice's start.
+    for c in &commands {
+        let id: u64 = c["command"].as_str().unwrap().parse().unwrap();
+        let host = events
+            .iter()
+            .find(|e| e["cat"] == "enqueue" && e["ph"] == "X" && e["args"]["command"] == id)
+            .unwrap();
+        assert_eq!(
+            c["bytes"].as_str().unwrap(),
+            host["args"]["bytes"].to_string()
+        );
+        assert_eq!(
+            c["api"].as_str().unwrap(),
+            host["args"]["api"].as_str().unwrap()
+        );
+        if let Some(dev) = events.iter().find(|e| {
+            e["ph"] == "X" && e["pid"].as_u64().unwrap() >= 1 << 31 && e["args"]["command"] == id
+        }) {
+            let start: f64 = c["device_start_us"].as_str().unwrap().parse().unwrap();
+            assert_eq!(start, dev["ts"].as_f64().unwrap(), "command {id}");
+        }
+    }
+    // The report's tables: the same calls and findings as its JSON.
+    let report: Value = serde_json::from_str(
+        &clxfer_run(&["report", "--format", "json", trace.to_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    let transfers = read("transfers");
+    let calls: u64 = transfers
+        .iter()
+        .map(|t| t["calls"].as_str().unwrap().parse::<u64>().unwrap())
+        .sum();
+    let want: u64 = report["devices"][0]["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, want);
+    let findings = read("findings");
+    assert_eq!(findings.len(), report["findings"].as_array().unwrap().len());
+    assert_eq!(findings[0]["title"], report["findings"][0]["title"]);
+    assert_eq!(
+        read("operations").len(),
+        report["devices"][0]["operations"].as_array().unwrap().len()
+    );
 }

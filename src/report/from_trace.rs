@@ -141,7 +141,7 @@ impl Reader {
 
 /// The process an event belongs to: its pid, or the host pid a device track's pid holds
 /// ([`s::device_pid`]). A merged trace holds several processes, each reported on its own.
-fn process_of(pid: u64) -> u64 {
+pub fn process_of(pid: u64) -> u64 {
     if pid >= DEVICE_PID_BASE as u64 {
         (pid >> 8) & 0x3f_ffff
     } else {

@@ -3,6 +3,7 @@
 //! saved trace (`from_trace.rs`), so the two give the same numbers for the same run.
 
 mod builder;
+pub mod csv;
 mod findings;
 pub mod from_trace;
 mod hist;

@@ -35,15 +35,23 @@ enum Command {
                             -- ./myprog"
     )]
     Run(run::Args),
-    /// The report of saved traces: where the transfer time went and what to change.
-    #[command(after_help = "Example:\n  clxfer report clxfer-myprog-4242.json --format md")]
+    /// The report of saved traces (or directories of them): where the transfer time went and
+    /// what to change.
+    #[command(
+        after_help = "Examples:\n  clxfer report clxfer-myprog-4242.json --format md\n  clxfer \
+                      report --format csv --table commands clxfer-myprog-4242.json > commands.csv"
+    )]
     Report {
-        /// Trace files (clxfer-<program>-<pid>.json).
+        /// Trace files (clxfer-<program>-<pid>.json), or directories of them.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
-        /// text, json or md.
-        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::Format::WORDS))]
+        /// text, json, md, or csv (one table: --table).
+        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
         format: String,
+        /// With --format csv: commands (a row per command, host and device halves joined), or
+        /// the report's transfers, operations or findings.
+        #[arg(long, default_value = "commands", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::csv::Table::WORDS))]
+        table: String,
     },
     /// Check traces against every rule Perfetto's JSON importer imposes; exit 1 on a violation,
     /// 2 if a file is not a trace.
@@ -141,9 +149,19 @@ fn main() -> ExitCode {
             return usage_error(&e.to_string(), hint);
         }
     };
+    if matches!(cli.command, Command::Report { .. } | Command::Doctor { .. }) {
+        // Their output piped into `head` stops them quietly, as it does any Unix tool (Rust
+        // ignores SIGPIPE, which would make each write an error message instead).
+        // SAFETY: restoring a signal's default action, before any thread is started.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match cli.command {
         Command::Run(args) => run::run(args),
-        Command::Report { traces, format } => report::report(&traces, &format),
+        Command::Report {
+            traces,
+            format,
+            table,
+        } => report::report(&traces, &format, &table),
         Command::Check { traces } => check::check(&traces),
         Command::Merge { traces, out } => report::merge(&traces, &out),
         Command::View { trace, port } => view::view(&trace, port),

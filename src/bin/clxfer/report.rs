@@ -1,7 +1,7 @@
 //! `clxfer report` and `clxfer merge`: reading saved traces.
 
 use crate::{fail, traces_in};
-use clxfer::report::{Format, from_trace};
+use clxfer::report::{Format, Report, csv, from_trace};
 use clxfer::trace::merge;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,25 +29,37 @@ fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
-    let Some(format) = Format::parse(format) else {
-        return fail(format!("--format {format}: accepted: text|json|md"));
-    };
+/// `--format`'s values: the report's formats, and CSV.
+pub const FORMATS: &[&str] = &["text", "json", "md", "csv"];
+
+pub fn report(traces: &[PathBuf], format: &str, table: &str) -> ExitCode {
     let traces = match expand(traces) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    if format == "csv" {
+        let Some(table) = csv::Table::parse(table) else {
+            return fail(format!(
+                "--table {table}: accepted: {}",
+                csv::Table::WORDS.join("|")
+            ));
+        };
+        return report_csv(&traces, table);
+    }
+    let Some(format) = Format::parse(format) else {
+        return fail(format!(
+            "--format {format}: accepted: {}",
+            FORMATS.join("|")
+        ));
+    };
     let mut rendered = Vec::new();
     for path in &traces {
-        let processes = match from_trace::report_file(path) {
+        let processes = match reports_of(path) {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        for p in processes {
-            if let Some(warning) = &p.cut_short {
-                eprintln!("clxfer: warning: {warning}");
-            }
-            rendered.push(p.report.render(format));
+        for r in processes {
+            rendered.push(r.render(format));
         }
     }
     // Several processes (traces, or a merge) as JSON: one document, an array of their reports.
@@ -64,6 +76,37 @@ pub fn report(traces: &[PathBuf], format: &str) -> ExitCode {
     };
     let _ = std::io::stdout().write_all(out.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// The reports of each process in the trace at `path`, a warning said for each cut short.
+fn reports_of(path: &Path) -> Result<Vec<Report>, String> {
+    let processes = from_trace::report_file(path).map_err(|e| e.to_string())?;
+    Ok(processes
+        .into_iter()
+        .map(|p| {
+            if let Some(warning) = &p.cut_short {
+                eprintln!("clxfer: warning: {warning}");
+            }
+            p.report
+        })
+        .collect())
+}
+
+/// One CSV table of every trace, one header line.
+fn report_csv(traces: &[PathBuf], table: csv::Table) -> ExitCode {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for (i, path) in traces.iter().enumerate() {
+        let written = reports_of(path)
+            .and_then(|reports| csv::write(table, path, &reports, i == 0, &mut out));
+        if let Err(e) = written {
+            return fail(e);
+        }
+    }
+    match out.flush() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("writing the CSV failed: {e}")),
+    }
 }
 
 pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {

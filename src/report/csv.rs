@@ -1,0 +1,454 @@
+//! `clxfer report --format csv`: one table as CSV, for a spreadsheet or pandas. `commands` has a
+//! row per enqueued command, joined from its host and device slices; `transfers`, `operations`
+//! and `findings` are the report's tables. Every table starts with the process (`pid`,
+//! `program`), so the tables of several traces or of a merge stack into one.
+
+use super::Report;
+use super::from_trace::process_of;
+use crate::sink::schema::{self as s, DEVICE_PID_BASE};
+use crate::trace::read::{ReadError, read_file_with};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+
+/// The tables, as `--table` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    Commands,
+    Transfers,
+    Operations,
+    Findings,
+}
+
+impl Table {
+    pub const WORDS: &'static [&'static str] = &["commands", "transfers", "operations", "findings"];
+
+    pub fn parse(word: &str) -> Option<Table> {
+        let all = [
+            Table::Commands,
+            Table::Transfers,
+            Table::Operations,
+            Table::Findings,
+        ];
+        Table::WORDS
+            .iter()
+            .position(|w| *w == word)
+            .map(|at| all[at])
+    }
+}
+
+/// The columns of `commands`; docs/TRACE.md lists them from here.
+pub const COMMAND_COLUMNS: &[(&str, &str)] = &[
+    ("pid", "The process (in a merge, as the trace start says)."),
+    (
+        "command",
+        "The command's number in its process (0: not timed).",
+    ),
+    ("api", "The OpenCL entry point."),
+    ("kernel", "A kernel's function name."),
+    ("queue", "`device #D queue #Q`."),
+    ("direction", "`H2D`, `D2H`, `D2D`, `H2H`."),
+    ("path", "How the bytes moved (the trace's `path`)."),
+    ("bytes", "Bytes moved."),
+    ("blocking", "`true` or `false`."),
+    (
+        "host_memory",
+        "What the host pointer is (`pageable`, `mapped`, …).",
+    ),
+    ("rules", "The rule set that classified it."),
+    ("rule_ids", "The rules applied, space-separated."),
+    (
+        "host_start_us",
+        "The call's start, µs on the trace's clock.",
+    ),
+    ("host_us", "Time inside the call, µs."),
+    (
+        "device_start_us",
+        "The command's start on the device, µs (empty: no device slice).",
+    ),
+    ("device_us", "Its device time, µs."),
+    ("device_gbps", "Bytes over the device time, GB/s."),
+    (
+        "device_time",
+        "`unavailable` when the driver gave no usable time.",
+    ),
+    (
+        "error",
+        "The driver's error code, when it refused the call.",
+    ),
+];
+
+/// docs/TRACE.md's section on the CSV tables.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "\n## CSV: `clxfer report --format csv`\n\n\
+         For a spreadsheet or pandas (`pd.read_csv`): one table of every trace named, one header \
+         line, RFC 4180 quoting. `--table` picks it:\n\n\
+         - `commands` (the default): a row per enqueued command, in the order of the calls, its \
+         host slice and its device slice joined by `command` (a command still waiting for its \
+         device slice when 65,536 rows after it wait too is written without it). Columns \
+         below.\n\
+         - `transfers` and `operations`: the report's tables (`pid, program, device, \
+         device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, \
+         median_gbps, p90_gbps`; `kind` is empty in `transfers`).\n\
+         - `findings`: `pid, program, rank, device, kind, saving_ns, title, evidence, fix, \
+         saves` (evidence lines joined by ` | `).\n\n\
+         | `commands` column | meaning |\n|---|---|\n",
+    );
+    for (column, doc) in COMMAND_COLUMNS {
+        out.push_str(&format!("| `{column}` | {doc} |\n"));
+    }
+    out
+}
+
+/// Rows waiting for their other half before they are written, at most; past it the oldest is
+/// written with what it has (a command that never completed must not hold every row after it).
+const WAITING: usize = 1 << 16;
+
+/// Writes `table` of the trace at `path` to `out`; `reports` are its processes' reports.
+pub fn write(
+    table: Table,
+    path: &std::path::Path,
+    reports: &[Report],
+    header: bool,
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(out);
+    let fail = |e: csv::Error| e.to_string();
+    match table {
+        Table::Commands => {
+            if header {
+                w.write_record(COMMAND_COLUMNS.iter().map(|(c, _)| *c))
+                    .map_err(fail)?;
+            }
+            let mut join = Join::default();
+            let mut failed = None;
+            read_file_with(path, |_, e| {
+                for row in join.event(&e) {
+                    if failed.is_none() {
+                        failed = w.write_record(&row).err();
+                    }
+                }
+            })
+            .map_err(|ReadError(e)| e)?;
+            for row in join.rest() {
+                w.write_record(&row).map_err(fail)?;
+            }
+            if let Some(e) = failed {
+                return Err(fail(e));
+            }
+        }
+        Table::Transfers | Table::Operations => {
+            if header {
+                w.write_record([
+                    "pid",
+                    "program",
+                    "device",
+                    "device_name",
+                    "rules",
+                    "kind",
+                    "direction",
+                    "path",
+                    "calls",
+                    "bytes",
+                    "device_ns",
+                    "host_ns",
+                    "median_gbps",
+                    "p90_gbps",
+                ])
+                .map_err(fail)?;
+            }
+            for r in reports {
+                for d in &r.devices {
+                    let rows = if table == Table::Transfers {
+                        &d.transfers
+                    } else {
+                        &d.operations
+                    };
+                    for row in rows {
+                        let g = |v: Option<f64>| v.map(|g| format!("{g:.3}")).unwrap_or_default();
+                        w.write_record([
+                            r.pid.to_string(),
+                            r.program.clone(),
+                            d.index.to_string(),
+                            d.name.clone(),
+                            d.rules.clone(),
+                            row.kind.clone().unwrap_or_default(),
+                            row.direction.clone(),
+                            row.path.clone(),
+                            row.calls.to_string(),
+                            row.bytes.to_string(),
+                            row.device_ns.to_string(),
+                            row.host_ns.to_string(),
+                            g(row.median_gbps),
+                            g(row.p90_gbps),
+                        ])
+                        .map_err(fail)?;
+                    }
+                }
+            }
+        }
+        Table::Findings => {
+            if header {
+                w.write_record([
+                    "pid",
+                    "program",
+                    "rank",
+                    "device",
+                    "kind",
+                    "saving_ns",
+                    "title",
+                    "evidence",
+                    "fix",
+                    "saves",
+                ])
+                .map_err(fail)?;
+            }
+            for r in reports {
+                for (rank, f) in r.findings.iter().enumerate() {
+                    w.write_record([
+                        r.pid.to_string(),
+                        r.program.clone(),
+                        (rank + 1).to_string(),
+                        f.device.to_string(),
+                        f.kind.to_string(),
+                        f.saving_ns.to_string(),
+                        f.title.clone(),
+                        f.evidence.join(" | "),
+                        f.fix.clone(),
+                        f.saves.clone(),
+                    ])
+                    .map_err(fail)?;
+                }
+            }
+        }
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+/// A command's row, as its host slice gives it, and whether its device half has come (or will
+/// not: command 0 is not timed).
+struct Waiting {
+    row: Vec<String>,
+    done: bool,
+    key: (u64, u64),
+}
+
+/// Joins host and device slices into rows, in the order of the calls.
+#[derive(Default)]
+struct Join {
+    rows: VecDeque<Waiting>,
+    /// The sequence number of `rows[0]`.
+    first: u64,
+    /// (process, command) → sequence number, for rows waiting for their device slice.
+    at: HashMap<(u64, u64), u64>,
+    /// Device halves that came before their host slice.
+    early: HashMap<(u64, u64), [String; 4]>,
+    /// A process's pid as its trace start says (a merge may have renumbered its events' pids).
+    pids: HashMap<u64, String>,
+}
+
+/// A JSON value as a cell: strings bare, numbers as written, nothing for null.
+fn cell(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(t)) => t.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+impl Join {
+    /// Takes one event; returns the rows now complete, in order.
+    fn event(&mut self, e: &Value) -> Vec<Vec<String>> {
+        let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
+        let no_args = Value::Null;
+        let args = e.get("args").unwrap_or(&no_args);
+        if e.get("name").and_then(Value::as_str) == Some(s::TRACE_START) {
+            self.pids
+                .insert(process_of(pid), cell(args.get(s::PID.name)));
+        }
+        let is_slice = e.get("ph").and_then(Value::as_str) == Some("X")
+            && e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE);
+        if !is_slice {
+            return Vec::new();
+        }
+        let arg = |k: s::Key| cell(args.get(k.name));
+        let id = args
+            .get(s::COMMAND.name)
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let key = (process_of(pid), id);
+        if pid >= DEVICE_PID_BASE as u64 {
+            let device = [
+                cell(e.get("ts")),
+                cell(e.get("dur")),
+                arg(s::DEVICE_GBPS),
+                arg(s::DEVICE_TIME),
+            ];
+            match self.at.remove(&key) {
+                Some(seq) => {
+                    let w = &mut self.rows[(seq - self.first) as usize];
+                    fill(&mut w.row, device);
+                    w.done = true;
+                }
+                None if self.early.len() < WAITING => {
+                    self.early.insert(key, device);
+                }
+                None => {}
+            }
+        } else {
+            let ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
+            let rule_ids: Vec<&str> = ids
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let mut row = vec![
+                self.pids
+                    .get(&key.0)
+                    .cloned()
+                    .unwrap_or_else(|| key.0.to_string()),
+                arg(s::COMMAND),
+                arg(s::API),
+                arg(s::KERNEL),
+                arg(s::QUEUE),
+                arg(s::DIRECTION),
+                arg(s::PATH),
+                arg(s::BYTES),
+                arg(s::BLOCKING),
+                arg(s::HOST_MEMORY),
+                arg(s::RULES),
+                rule_ids.join(" "),
+                cell(e.get("ts")),
+                cell(e.get("dur")),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                arg(s::ERROR),
+            ];
+            let mut done = id == 0;
+            if let Some(device) = self.early.remove(&key) {
+                fill(&mut row, device);
+                done = true;
+            } else if !done {
+                self.at.insert(key, self.first + self.rows.len() as u64);
+            }
+            self.rows.push_back(Waiting { row, done, key });
+        }
+        self.ready(WAITING)
+    }
+
+    /// The rows at the front that are complete, and the oldest beyond `keep` rows.
+    fn ready(&mut self, keep: usize) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        while let Some(front) = self.rows.front() {
+            if !front.done && self.rows.len() <= keep {
+                break;
+            }
+            let w = self.rows.pop_front().expect("a front row");
+            if !w.done {
+                self.at.remove(&w.key);
+            }
+            self.first += 1;
+            out.push(w.row);
+        }
+        out
+    }
+
+    /// Every row left: commands whose device slice never came (incomplete at the end).
+    fn rest(&mut self) -> Vec<Vec<String>> {
+        self.ready(0)
+    }
+}
+
+/// A row's device columns (`device_start_us` to `device_time`).
+fn fill(row: &mut [String], device: [String; 4]) {
+    let [start, dur, gbps, time] = device;
+    row[14] = start;
+    row[15] = dur;
+    row[16] = gbps;
+    row[17] = time;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn host(pid: u64, id: u64, ts: f64) -> Value {
+        json!({"name": "w", "cat": "enqueue", "ph": "X", "pid": pid, "tid": pid, "ts": ts,
+               "dur": 2.5, "args": {"api": "clEnqueueWriteBuffer", "command": id,
+               "queue": "device #1 queue #1", "direction": "H2D", "path": "staged",
+               "bytes": 4096, "blocking": false, "rule_ids": ["any.pageable", "nvidia.pageable"]}})
+    }
+
+    fn device(pid: u64, id: u64, ts: f64) -> Value {
+        let dpid = crate::sink::schema::device_pid(pid as u32, 1);
+        json!({"name": "Write", "cat": "enqueue", "ph": "X", "pid": dpid, "tid": 1024,
+               "ts": ts, "dur": 1.25, "args": {"command": id, "device_gbps": 3.277}})
+    }
+
+    /// (event, rows it completes: their command numbers).
+    #[test]
+    fn host_and_device_halves_join_in_call_order() {
+        let cases: &[(&str, Vec<Value>, Vec<Vec<&str>>)] = &[
+            (
+                "device after host, out of order: rows wait for the first",
+                vec![
+                    host(7, 1, 10.0),
+                    host(7, 2, 11.0),
+                    device(7, 2, 12.0),
+                    device(7, 1, 13.0),
+                ],
+                vec![vec![], vec![], vec![], vec!["1", "2"]],
+            ),
+            (
+                "device before host, and an untimed command 0 at once",
+                vec![device(7, 3, 5.0), host(7, 3, 4.0), host(7, 0, 6.0)],
+                vec![vec![], vec!["3"], vec!["0"]],
+            ),
+            (
+                "two processes of a merge with the same command numbers",
+                vec![
+                    host(7, 1, 1.0),
+                    host(8, 1, 2.0),
+                    device(8, 1, 3.0),
+                    device(7, 1, 4.0),
+                ],
+                vec![vec![], vec![], vec![], vec!["1", "1"]],
+            ),
+        ];
+        for (what, events, want) in cases {
+            let mut j = Join::default();
+            for (e, want) in events.iter().zip(want) {
+                let got: Vec<String> = j.event(e).into_iter().map(|r| r[1].clone()).collect();
+                assert_eq!(&got, want, "{what}");
+            }
+            assert!(j.rest().is_empty(), "{what}");
+        }
+        let mut j = Join::default();
+        j.event(&host(7, 1, 10.0));
+        let row = j.event(&device(7, 1, 12.5)).remove(0);
+        assert_eq!(row.len(), COMMAND_COLUMNS.len());
+        assert_eq!(row[11], "any.pageable nvidia.pageable");
+        assert_eq!(&row[12..17], ["10.0", "2.5", "12.5", "1.25", "3.277"]);
+    }
+
+    #[test]
+    fn a_command_that_never_completes_is_written_at_the_end_without_device_time() {
+        let mut j = Join::default();
+        assert!(j.event(&host(7, 1, 1.0)).is_empty());
+        assert!(
+            j.event(&host(7, 0, 2.0)).is_empty(),
+            "held behind command 1"
+        );
+        let rest = j.rest();
+        assert_eq!(rest.len(), 2);
+        assert_eq!(rest[0][14], "", "no device start");
+        assert_eq!(Table::parse("findings"), Some(Table::Findings));
+        assert_eq!(Table::parse("csv"), None);
+    }
+}
