@@ -391,10 +391,13 @@ mod tests {
                "ts": ts, "dur": 1.25, "args": {"command": id, "device_gbps": 3.277}})
     }
 
-    /// (event, rows it completes: their command numbers).
+    /// What a case shows, its events, and for each event the rows it completes (their command
+    /// numbers).
+    type Case = (&'static str, Vec<Value>, Vec<Vec<&'static str>>);
+
     #[test]
     fn host_and_device_halves_join_in_call_order() {
-        let cases: &[(&str, Vec<Value>, Vec<Vec<&str>>)] = &[
+        let cases: &[Case] = &[
             (
                 "device after host, out of order: rows wait for the first",
                 vec![
