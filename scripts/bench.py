@@ -272,7 +272,7 @@ def write_doc(lines):
     block = (f"{begin}\n`scripts/bench {ROUNDS} {ENQUEUES}`, {when}, on this machine:\n\n```\n"
              + "\n".join(lines).rstrip() + "\n```\n" + end)
     if begin in doc:
-        # The first block: the current issue's section (older sections keep their figures).
+        # The first block: the current issue's section (the only one).
         doc = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, doc, count=1,
                      flags=re.S)
     else:

@@ -300,3 +300,51 @@ fn which(program: &str) -> std::path::PathBuf {
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{program} is not on PATH"))
 }
+
+/// Issue #23: README's examples are the ones `--help` gives, and its command table names every
+/// command and every flag each one takes.
+#[test]
+fn readme_command_table_and_examples_are_the_help() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for sub in ["run", "report", "check", "merge", "view", "doctor"] {
+        let mut cmd = clxfer();
+        cmd.args([sub, "--help"]);
+        let help = run_cmd(cmd, Duration::from_secs(30)).stdout;
+        let examples: Vec<&str> = help
+            .lines()
+            .skip_while(|l| !l.starts_with("Example"))
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| l.starts_with("clxfer "))
+            .collect();
+        assert!(!examples.is_empty(), "{sub} --help has no example");
+        for e in examples {
+            assert!(readme.contains(e), "README lacks {sub}'s example {e:?}");
+        }
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `clxfer {sub}")))
+            .unwrap_or_else(|| panic!("README's command table has no row for {sub}"));
+        let flags = help
+            .lines()
+            .skip_while(|l| !l.starts_with("Options:"))
+            .take_while(|l| !l.starts_with("Example"))
+            .filter(|l| l.trim_start().starts_with('-'))
+            .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--")))
+            .map(|f| f.trim_end_matches(','))
+            .filter(|f| {
+                !matches!(
+                    *f,
+                    "--help" | "--options-markdown" | "--rules-markdown" | "--trace-markdown"
+                )
+            });
+        for flag in flags {
+            // Merge's `-o FILE` stands for its --output.
+            let short = if flag == "--output" { "-o FILE" } else { flag };
+            assert!(
+                row.contains(flag) || row.contains(short),
+                "README's {sub} row lacks {flag}"
+            );
+        }
+    }
+}

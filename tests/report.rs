@@ -374,7 +374,7 @@ fn run_passes_the_exit_code_traces_children_and_reports_bad_input_in_one_line() 
             vec!["run"],
             "clxfer: Usage: clxfer run -- <PROGRAM ARGS>...",
         ),
-        (vec!["merge", "a.json"], "clxfer:   --out <OUT>"),
+        (vec!["merge", "a.json"], "clxfer:   --output <FILE>"),
         (
             vec!["report", "--format", "xml", "a.json"],
             "clxfer:   [possible values: text, json, md, csv]",

@@ -27,16 +27,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a program with clxfer loaded: a trace per process (or, with --summary, a report at
-    /// exit). The program's exit code is passed through.
+    /// Run a program with clxfer loaded: a trace per process, or with --summary a report at exit.
+    ///
+    /// The program's exit code is passed through; the CLXFER_* variables of the environment
+    /// reach it, and a flag overrides its variable.
     #[command(
-        after_help = "Examples:\n  clxfer run -- ./myprog input.dat\n  clxfer run --summary \
-                            --rules nvidia -- python3 app.py\n  clxfer run --preload --out /tmp/t \
-                            -- ./myprog"
+        after_help = "Examples:\n  clxfer run -- ./myprog input.dat\n  clxfer run --report - -o \
+                      run.json -- ./myprog   # a trace, and the summary on stderr\n  clxfer run \
+                      --summary --rules nvidia -- python3 app.py\n  clxfer run --preload --out \
+                      /tmp/t -- ./myprog"
     )]
     Run(run::Args),
-    /// The report of saved traces (or directories of them): where the transfer time went and
-    /// what to change.
+    /// The report of saved traces (or directories of them): where the time went, what to change.
     #[command(
         after_help = "Examples:\n  clxfer report clxfer-myprog-4242.json --format md\n  clxfer \
                       report --format csv --table commands clxfer-myprog-4242.json > commands.csv"
@@ -53,8 +55,9 @@ enum Command {
         #[arg(long, default_value = "commands", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::csv::Table::WORDS))]
         table: String,
     },
-    /// Check traces against every rule Perfetto's JSON importer imposes; exit 1 on a violation,
-    /// 2 if a file is not a trace.
+    /// Check traces against every rule Perfetto's JSON importer imposes.
+    ///
+    /// Exit 1 on a violation, 2 if a file is not a trace.
     #[command(after_help = "Example:\n  clxfer check clxfer-myprog-4242.json")]
     Check {
         /// Trace files (clxfer-<program>-<pid>.json).
@@ -71,11 +74,13 @@ enum Command {
         #[arg(required = true)]
         traces: Vec<PathBuf>,
         /// The merged trace (created new; an existing file is never overwritten).
-        #[arg(short, long)]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]
         out: PathBuf,
     },
-    /// Serve the viewer for a trace on 127.0.0.1 and print its URL: bandwidth against size for
-    /// every transfer, the findings, bytes and time by path.
+    /// Serve the viewer for a trace on 127.0.0.1 and print its URL.
+    ///
+    /// The page shows bandwidth against size for every transfer, the findings, and bytes and
+    /// time by path.
     #[command(
         after_help = "Example:\n  clxfer view clxfer-myprog-4242.json   # then open the URL it prints"
     )]
