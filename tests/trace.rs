@@ -447,11 +447,15 @@ fn after_fork_the_child_writes_its_own_trace_with_only_its_calls() {
 fn an_unwritable_directory_warns_once_and_the_program_runs_on() {
     let prog = program("buffers");
     let plain = run(&prog, Load::None, &[]);
-    for dir in ["/nonexistent/clxfer", "/proc"] {
-        let r = run(&prog, Load::Layer, &[("CLXFER_DIR", dir)]);
+    for (var, value) in [
+        ("CLXFER_DIR", "/nonexistent/clxfer"),
+        ("CLXFER_DIR", "/proc"),
+        ("CLXFER_OUTPUT", "/nonexistent/t-{pid}.json"),
+    ] {
+        let r = run(&prog, Load::Layer, &[(var, value)]);
         assert_eq!((r.code, &r.stdout), (plain.code, &plain.stdout));
-        let warning = r.one_line("cannot create a trace file");
-        assert!(warning.contains("CLXFER_DIR"), "{warning}");
+        let warning = r.one_line("cannot create the trace file");
+        assert!(warning.contains(var), "{warning}");
     }
 }
 
