@@ -715,6 +715,11 @@ fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
             r.stderr
         );
         assert!(r.stdout.is_empty(), "{}", r.stdout);
+        // As CSV too: the one line, and not even a header on stdout.
+        let r = clxfer_run(&["report", "--format", "csv", path.to_str().unwrap()]);
+        assert_eq!(r.code, Some(2), "{}: {}", path.display(), r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
     }
     // A directory with no trace says so.
     let none = fresh_dir("report-no-traces");

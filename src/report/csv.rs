@@ -119,20 +119,32 @@ pub fn write(
     let fail = |e: csv::Error| e.to_string();
     match table {
         Table::Commands => {
-            if header {
-                w.write_record(COMMAND_COLUMNS.iter().map(|(c, _)| *c))
-                    .map_err(fail)?;
-            }
+            // The header once the trace shows itself to be clxfer's (its start event): another
+            // tool's trace gets the one-line error and nothing on stdout.
+            let mut header = header;
             let mut join = Join::default();
             let mut failed = None;
+            let columns = || COMMAND_COLUMNS.iter().map(|(c, _)| *c);
             read_file_with(path, |_, e| {
-                for row in join.event(&e) {
+                let rows = join.event(&e);
+                if header && !join.pids.is_empty() && failed.is_none() {
+                    header = false;
+                    failed = w.write_record(columns()).err();
+                }
+                for row in rows {
                     if failed.is_none() {
                         failed = w.write_record(&row).err();
                     }
                 }
             })
             .map_err(|ReadError(e)| e)?;
+            if join.pids.is_empty() {
+                return Err(format!(
+                    "{}: not a clxfer trace (no `{}` event)",
+                    path.display(),
+                    s::TRACE_START
+                ));
+            }
             for row in join.rest() {
                 w.write_record(&row).map_err(fail)?;
             }

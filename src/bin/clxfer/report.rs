@@ -97,8 +97,13 @@ fn report_csv(traces: &[PathBuf], table: csv::Table) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for (i, path) in traces.iter().enumerate() {
-        let written = reports_of(path)
-            .and_then(|reports| csv::write(table, path, &reports, i == 0, &mut out));
+        // The commands table is the trace's own rows: no report to build.
+        let reports = match table {
+            csv::Table::Commands => Ok(Vec::new()),
+            _ => reports_of(path),
+        };
+        let written =
+            reports.and_then(|reports| csv::write(table, path, &reports, i == 0, &mut out));
         if let Err(e) = written {
             return fail(e);
         }
