@@ -350,15 +350,10 @@ impl Config {
 
 static GLOBAL: OnceLock<Config> = OnceLock::new();
 
-/// The process's configuration, read from the environment on first use; bad values warn once here.
+/// The process's configuration, read from the environment on first use. Its warnings are said
+/// once, by the layer's start-up (`layer::lifecycle`), which reads it first.
 pub fn global() -> &'static Config {
-    GLOBAL.get_or_init(|| {
-        let config = Config::from_env();
-        for warning in &config.warnings {
-            crate::diag::emit(format_args!("{warning}"));
-        }
-        config
-    })
+    GLOBAL.get_or_init(Config::from_env)
 }
 
 /// The value to use, or the accepted values for the warning.

@@ -52,3 +52,15 @@ macro_rules! debug {
         }
     };
 }
+
+/// The program's name, for messages and file names.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "program".into())
+}

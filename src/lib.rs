@@ -13,3 +13,4 @@ pub mod sync;
 pub mod timing;
 pub mod trace;
 pub mod units;
+pub mod vocab;

@@ -154,7 +154,7 @@ fn readme_names_the_two_commands_and_ci_runs_the_test_one() {
 #[test]
 fn trace_doc_is_the_generated_one() {
     let doc = std::fs::read_to_string(root().join("docs/TRACE.md")).unwrap_or_default();
-    let table = clxfer::sink::schema::markdown();
+    let table = clxfer::report::trace_doc();
     assert!(
         doc == table,
         "docs/TRACE.md is stale; run `clxfer doctor --trace-markdown > docs/TRACE.md`"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use clxfer::sink::schema;
+use clxfer::vocab::schema;
 use common::*;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -249,7 +249,7 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
                     assert!(
                         known.contains(k.as_str())
                             || meta_keys.contains(&k.as_str())
-                            || schema::record_kinds().contains(&k.as_str()),
+                            || schema::DROPPED_KINDS.contains(&k.as_str()),
                         "unknown args key {k} in {e}"
                     );
                 }

@@ -1,4 +1,4 @@
-//! The macro that turns the list in `api.rs` into functions. Every generated body is the same three
+//! The macro that turns the list in `vocab/api.rs` into functions. Every generated body is the same three
 //! lines: pick the next function down, pack the arguments, hand both to [`super::forward`].
 
 /// The hook type of an entry: the one named after `=>`, else [`super::Plain`].
@@ -22,35 +22,6 @@ macro_rules! cl_entry_points {
                 $([$xerr:ident])? $(=> $xhook:path)? ;
         )* }
     ) => {
-        /// Every entry point clxfer intercepts, core first, then extensions.
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Api { $($name,)* $($xname,)* }
-
-        impl Api {
-            pub const ALL: &'static [Api] = &[$(Api::$name,)* $(Api::$xname,)*];
-            pub const COUNT: usize = Api::ALL.len();
-
-            pub const fn name(self) -> &'static str {
-                match self { $(Api::$name => stringify!($name),)* $(Api::$xname => stringify!($xname),)* }
-            }
-
-            pub fn from_name(name: &str) -> Option<Api> {
-                Api::ALL.iter().copied().find(|api| api.name() == name)
-            }
-
-            /// The dispatch-table slot of a core function; `None` for extensions.
-            pub const fn slot(self) -> Option<usize> {
-                match self {
-                    $(Api::$name => Some(
-                        std::mem::offset_of!(opencl_sys::cl_icd::cl_icd_dispatch, $name)
-                            / std::mem::size_of::<usize>(),
-                    ),)*
-                    _ => None,
-                }
-            }
-        }
-
         /// The LD_PRELOAD exports: each forwards to the real OpenCL library.
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         pub mod exports {

@@ -79,6 +79,9 @@ pub fn init() -> bool {
 fn start() {
     guard::install_panic_hook();
     let config = config::global();
+    for warning in &config.warnings {
+        crate::warn!("{warning}");
+    }
     crate::timing::clock::start();
     PID.store(std::process::id() as i32, Ordering::Relaxed);
     if config.mode == Mode::Off {
@@ -170,14 +173,4 @@ pub fn finish() {
     }
 }
 
-/// The program's name, for messages.
-pub fn program_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|a| {
-            std::path::Path::new(&a)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| "program".into())
-}
+pub use crate::diag::program_name;

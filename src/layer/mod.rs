@@ -14,19 +14,8 @@ pub mod probe;
 
 use crate::sink::record::Record;
 use crate::timing::clock;
-pub use api::Api;
+pub use crate::vocab::{Api, Via};
 use opencl_sys::{CL_INVALID_PLATFORM, CL_PLATFORM_NOT_FOUND_KHR, cl_int};
-
-/// How a call reached clxfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Via {
-    /// A symbol exported for LD_PRELOAD.
-    Preload = 0,
-    /// A slot of the loader-layer dispatch table.
-    Layer = 1,
-    /// A wrapper handed out by `clGetExtensionFunctionAddress(ForPlatform)`.
-    Extension = 2,
-}
 
 /// One intercepted call: which entry point, and how it arrived (counted per way in, `sink::counts`;
 /// clxfer's own queries go through the object's dispatch table, [`driver::icd`]).

@@ -66,7 +66,7 @@ impl Kind {
 
 /// The kind of command an entry point enqueues, `Other` for the rest.
 pub fn kind(api: &str) -> Kind {
-    let verb = crate::sink::chrome::verb_name(api);
+    let verb = crate::vocab::api::verb_name(api);
     Kind::ALL
         .into_iter()
         .find(|k| k.as_str() == verb)
@@ -74,9 +74,9 @@ pub fn kind(api: &str) -> Kind {
 }
 
 /// [`kind`] of an entry point clxfer intercepts (looked up: every enqueue asks).
-pub fn kind_of(api: crate::layer::Api) -> Kind {
+pub fn kind_of(api: crate::vocab::Api) -> Kind {
     static KIND: std::sync::LazyLock<Vec<Kind>> = std::sync::LazyLock::new(|| {
-        crate::layer::Api::ALL
+        crate::vocab::Api::ALL
             .iter()
             .map(|a| kind(a.name()))
             .collect()

@@ -5,8 +5,8 @@
 
 use super::Report;
 use super::from_trace::process_of;
-use crate::sink::schema::{self as s, DEVICE_PID_BASE};
 use crate::trace::read::{ReadError, read_file_with};
+use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -398,7 +398,7 @@ mod tests {
     }
 
     fn device(pid: u64, id: u64, ts: f64) -> Value {
-        let dpid = crate::sink::schema::device_pid(pid as u32, 1);
+        let dpid = crate::vocab::schema::device_pid(pid as u32, 1);
         json!({"name": "Write", "cat": "enqueue", "ph": "X", "pid": dpid, "tid": 1024,
                "ts": ts, "dur": 1.25, "args": {"command": id, "device_gbps": 3.277}})
     }

@@ -4,8 +4,8 @@
 use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, cited, kind};
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
-use crate::sink::schema::{self as s, DEVICE_PID_BASE};
 use crate::trace::read::{self, ReadError, Trace, read_file_with};
+use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
 use serde_json::Value;
 
 /// A `ts` or `dur` in nanoseconds; 0 when absent or negative.
@@ -261,5 +261,16 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
         pinned_peak: u64_of(args, s::PINNED_PEAK),
         incomplete: u64_of(args, s::INCOMPLETE),
         dropped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn huge_times_do_not_overflow() {
+        // Found by the fuzz target: a slice whose start plus duration passes i64.
+        let t = crate::trace::read::parse(b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]").unwrap();
+        let reports = super::report(&t);
+        assert!(reports.iter().all(|r| r.devices.is_empty()));
     }
 }

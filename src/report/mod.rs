@@ -13,6 +13,11 @@ pub use builder::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Kind, cited, kind, kind_of,
 };
 pub use render::Format;
+
+/// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
+pub fn trace_doc() -> String {
+    crate::vocab::schema::markdown() + &csv::markdown()
+}
 use serde::Serialize;
 
 /// The whole report (its JSON form is `clxfer report --format json`).

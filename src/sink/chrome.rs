@@ -13,12 +13,11 @@ mod tracks;
 
 use super::json::{self, Json, Part, quoted};
 use super::record::*;
-use super::schema::{self as s, device_pid, queue_tid};
 use super::writer::Output;
 use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::timing::clock;
+use crate::vocab::schema::{self as s, device_pid, queue_tid};
 use args::{CommandName, Name, Rendered, classification, gbps};
-pub use args::{verb, verb_name};
 use lanes::Lanes;
 use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};
@@ -394,7 +393,7 @@ impl<W: Write + Send> Chrome<W> {
         let lane = self.lane(c.queue, c.start, c.end);
         let tid = queue_tid(c.queue.queue, lane);
         let (ts, dur) = (self.ts(c.start), c.end.saturating_sub(c.start));
-        let verb = verb(c.api);
+        let verb = c.api.verb();
         let shown = CommandName(&c);
         let name = match (&c.kernel, c.class) {
             (None, Some((dir, path))) => Name::Words(&[verb, dir, path]),

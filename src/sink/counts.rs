@@ -1,7 +1,7 @@
 //! How many calls clxfer saw, per entry point and per way in; reported at exit with
 //! `CLXFER_LOG=info` (what the demo and the loading tests read); counted only at that level.
 
-use crate::layer::{Api, Via};
+use crate::vocab::{Api, Via};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -3,7 +3,7 @@
 //! as microseconds with three decimals.
 
 /// The largest integer every JSON reader (doubles) holds exactly: 2^53.
-pub const EXACT: u64 = 1 << 53;
+pub use crate::vocab::schema::EXACT;
 
 /// Appends JSON to a byte buffer. Commas are placed by one flag: a value or a closed container
 /// calls for one before the next, an opening or a key does not (one test per value, where a bit
@@ -111,7 +111,7 @@ impl Json {
 
     /// A key of the trace schema.
     #[inline]
-    pub fn field(&mut self, key: super::schema::Key) -> &mut Self {
+    pub fn field(&mut self, key: crate::vocab::schema::Key) -> &mut Self {
         self.qkey(key.quoted)
     }
 

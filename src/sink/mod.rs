@@ -9,7 +9,6 @@ pub mod counters;
 pub mod counts;
 pub mod json;
 pub mod record;
-pub mod schema;
 pub mod summary;
 pub mod trace_file;
 pub mod transfers;
@@ -26,7 +25,7 @@ pub fn records_every_call() -> bool {
 /// The output of this process's mode, opened by the writer thread when it starts.
 fn output() -> Option<Box<dyn writer::Output>> {
     let config = config::global();
-    let program = crate::layer::lifecycle::program_name();
+    let program = crate::diag::program_name();
     let report = config.report.clone();
     match config.mode {
         Mode::Trace => {

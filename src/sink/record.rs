@@ -1,8 +1,8 @@
 //! What the call path hands to the writer: small records, stamped on the monotonic clock
 //! (`timing::clock`), rendered into the trace only on the writer thread.
 
-use crate::layer::Api;
 use crate::model::classification::{Classification, ObjRef};
+use crate::vocab::Api;
 use smallvec::SmallVec;
 
 /// One record. Small, so that the plain calls (most of them) move few bytes; an enqueue's details
@@ -156,9 +156,7 @@ pub enum Counter {
 }
 
 /// Which of [`Record`]'s kinds a dropped record was, for the counts in the trace.
-pub const KINDS: [&str; 6] = [
-    "calls", "commands", "counters", "devices", "queues", "threads",
-];
+pub use crate::vocab::schema::DROPPED_KINDS as KINDS;
 
 impl Record {
     pub fn kind(&self) -> usize {

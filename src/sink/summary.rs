@@ -6,10 +6,10 @@ use super::buffer;
 use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
 use super::trace_file;
 use super::writer::Output;
-use crate::layer::Api;
 use crate::model::classification::Classification;
 use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format, Report};
 use crate::timing::clock;
+use crate::vocab::Api;
 use std::io::Write;
 use std::path::PathBuf;
 

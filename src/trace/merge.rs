@@ -5,7 +5,7 @@
 //! traces of any size merge in the memory of one event.
 
 use super::read::{ReadError, ns, read_file_with};
-use crate::sink::schema::{self as s, DEVICE_PID_BASE, device_pid};
+use crate::vocab::schema::{self as s, DEVICE_PID_BASE, device_pid};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::io::Write;

@@ -188,7 +188,7 @@ fn main() -> ExitCode {
             trace_markdown: true,
             ..
         } => {
-            print!("{}", clxfer::sink::schema::markdown());
+            print!("{}", clxfer::report::trace_doc());
             ExitCode::SUCCESS
         }
         Command::Doctor { testing, .. } => doctor::doctor(testing),

@@ -77,10 +77,12 @@ fn end_event(trace: &Path) -> Option<serde_json::Value> {
     f.seek(SeekFrom::Start(len - tail)).ok()?;
     let mut text = String::new();
     f.take(tail).read_to_string(&mut text).ok()?;
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.contains(&format!("\"name\":\"{}\"", clxfer::sink::schema::TRACE_END)))?;
+    let line = text.lines().rev().find(|l| {
+        l.contains(&format!(
+            "\"name\":\"{}\"",
+            clxfer::vocab::schema::TRACE_END
+        ))
+    })?;
     serde_json::from_str(line.trim_end_matches(',')).ok()
 }
 

@@ -2,9 +2,9 @@
 
 use super::super::json::Json;
 use super::super::record::Command;
-use super::super::schema as s;
-use crate::layer::Api;
 use crate::model::classification::{Classification, Direction, Reason};
+use crate::vocab::Api;
+use crate::vocab::schema as s;
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -114,41 +114,6 @@ pub(super) fn gbps(bytes: u64, ns: u64) -> f64 {
     }
 }
 
-/// The verb of an enqueue, for device slice names (`Write`, `Map`, `Migrate`, `Kernel`, …): looked
-/// up, not matched, as every enqueue asks.
-pub fn verb(api: Api) -> &'static str {
-    static VERBS: std::sync::LazyLock<Vec<&'static str>> =
-        std::sync::LazyLock::new(|| Api::ALL.iter().map(|a| verb_name(a.name())).collect());
-    VERBS[api as usize]
-}
-
-/// [`verb`] of an entry point's name (a trace gives names).
-pub fn verb_name(name: &str) -> &str {
-    let bare = name.strip_prefix("clEnqueue").unwrap_or(name);
-    let starts = |p: &str| bare.starts_with(p);
-    if starts("Write") {
-        "Write"
-    } else if starts("Read") {
-        "Read"
-    } else if starts("Copy") {
-        "Copy"
-    } else if starts("Fill") || starts("SVMMemFill") || starts("MemFill") || starts("Memset") {
-        "Fill"
-    } else if starts("Map") || starts("SVMMap") {
-        "Map"
-    } else if starts("Unmap") || starts("SVMUnmap") {
-        "Unmap"
-    } else if starts("Migrate") || starts("SVMMigrate") {
-        "Migrate"
-    } else if starts("SVMMemcpy") || starts("Memcpy") {
-        "Memcpy"
-    } else if starts("NDRange") || starts("Task") || starts("NativeKernel") {
-        "Kernel"
-    } else {
-        bare
-    }
-}
-
 /// An event's name: clxfer's own words joined by spaces, or text to escape.
 pub(super) enum Name<'a> {
     Words(&'a [&'static str]),
@@ -163,7 +128,7 @@ impl std::fmt::Display for CommandName<'_> {
         let c = self.0;
         match &c.kernel {
             Some(k) => write!(f, "Kernel {k}")?,
-            None => f.write_str(verb(c.api))?,
+            None => f.write_str(c.api.verb())?,
         }
         if let Some((dir, path)) = c.class {
             write!(f, " {dir} {path}")?;

@@ -1,7 +1,7 @@
 //! The writer on records made up here: lanes, joins, the checker's verdict.
 use super::*;
-use crate::layer::Api;
 use crate::trace::{check::check, read::parse};
+use crate::vocab::Api;
 
 fn command(id: u64, queue: u32, host: u64, start: u64, end: u64) -> Record {
     let base = clock::start().mono_ns;
