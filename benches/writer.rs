@@ -87,6 +87,8 @@ fn records() -> Vec<Record> {
             bytes: class.bytes,
             blocking: false,
             kernel: None,
+            waits: Box::default(),
+            held: false,
         }));
         out.push(Record::Call(Call {
             api,
@@ -100,7 +102,10 @@ fn records() -> Vec<Record> {
                 class: Some(class),
                 mems: Default::default(),
                 kernel: None,
+                timed: true,
+                deps: Default::default(),
             })),
+            node: 0,
         }));
     }
     out
@@ -147,6 +152,7 @@ fn bench(c: &mut Criterion) {
                         begin: base + i * 100,
                         end: base + i * 100 + 30,
                         command: None,
+                        node: 0,
                     })
                 })
                 .collect::<Vec<_>>();

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod diag;
+pub mod graph;
 pub mod layer;
 pub mod model;
 pub mod report;

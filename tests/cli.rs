@@ -222,8 +222,22 @@ fn the_h200_examples_pass_check_and_report_what_the_gpu_did() {
     let mut cmd = clxfer();
     cmd.arg("check").arg(&trace);
     let r = run_cmd(cmd, Duration::from_secs(60));
-    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains(": ok: "), "{}", r.stdout);
+    // The example predates issue #24: its 18 migrations clamped onto an earlier command share a
+    // timestamp with their enqueue, which DevTools cannot draw, and which `check` now says. That,
+    // and nothing else, until the example is made again on two H200s (issue #24).
+    let violations: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  event "))
+        .collect();
+    assert_eq!(violations.len(), 18, "{}", r.stdout);
+    assert!(
+        violations
+            .iter()
+            .all(|v| v.contains("starts and ends at one timestamp")),
+        "{}",
+        r.stdout
+    );
     let mut cmd = clxfer();
     cmd.args(["report", "--format", "json"]).arg(&trace);
     let r = run_cmd(cmd, Duration::from_secs(60));

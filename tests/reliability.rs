@@ -478,7 +478,7 @@ fn a_program_that_dlcloses_opencl_exits_as_without_clxfer() {
 }
 
 /// The entry points clxfer intercepts in one section (`core` or `extension`) of the one list,
-/// `src/layer/api.rs`, as (name, number of arguments, what it returns: `i` cl_int, `p` a pointer
+/// `src/vocab/api.rs`, as (name, number of arguments, what it returns: `i` cl_int, `p` a pointer
 /// or handle, `v` nothing, `?` unknown).
 fn entry_points(section: &str) -> Vec<(String, usize, char)> {
     let mut out = Vec::new();
@@ -634,10 +634,10 @@ fn transfer_entry_points() -> Vec<String> {
         .collect()
 }
 
-/// The entry points of the one list, `src/layer/api.rs`, in one section (`core`, `extension`)
+/// The entry points of the one list, `src/vocab/api.rs`, in one section (`core`, `extension`)
 /// or in all: (name, its line).
 fn listed(section: Option<&str>) -> Vec<(String, String)> {
-    let api = std::fs::read_to_string(root().join("src/layer/api.rs")).unwrap();
+    let api = std::fs::read_to_string(root().join("src/vocab/api.rs")).unwrap();
     let text = match section {
         Some(section) => {
             let start = api.find(&format!("{section} {{")).unwrap();

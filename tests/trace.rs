@@ -193,12 +193,12 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
         assert!(
             meta("process_name")
                 .iter()
-                .any(|n| n.starts_with("OpenCL pthread"))
+                .any(|n| n.starts_with("device #1 · pthread"))
         );
         assert!(
             meta("thread_name")
                 .iter()
-                .any(|n| n.starts_with("queue ") && n.contains("in-order · profiling forced"))
+                .any(|n| n.starts_with("queue #") && n.contains("(in-order) · profiling forced"))
         );
         let start = &ev
             .iter()

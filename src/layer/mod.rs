@@ -35,6 +35,8 @@ pub struct Span {
     /// Summary mode: what the report needs of a classified enqueue that is not timed on the
     /// device, instead of `command` (a timed one's facts wait for its completion, `events.rs`).
     pub facts: Option<crate::report::Enqueue>,
+    /// A call about a node of the graph that is no command (a user event): its number.
+    pub node: u64,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -158,6 +160,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             end,
             command,
             facts,
+            node,
         } = span;
         match facts {
             Some(facts) => crate::sink::buffer::push_with(|_| Record::Transfer(facts, None)),
@@ -170,6 +173,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
                     begin,
                     end,
                     command,
+                    node,
                 })
             }),
         }

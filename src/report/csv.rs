@@ -281,8 +281,10 @@ impl Join {
             self.pids
                 .insert(process_of(pid), cell(args.get(s::PID.name)));
         }
+        // Enqueues: the timed ones' slices (category `enqueue`), and untimed ones' host slices.
         let is_slice = e.get("ph").and_then(Value::as_str) == Some("X")
-            && e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE);
+            && (e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
+                || args.get(s::QUEUE.name).is_some());
         if !is_slice {
             return Vec::new();
         }
@@ -341,7 +343,7 @@ impl Join {
                 String::new(),
                 arg(s::ERROR),
             ];
-            let mut done = id == 0;
+            let mut done = id == 0 || args.get(s::DEVICE_TIME.name).is_some();
             if let Some(device) = self.early.remove(&key) {
                 fill(&mut row, device);
                 done = true;

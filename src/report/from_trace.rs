@@ -116,7 +116,9 @@ impl Reader {
                 if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
                     || args.get(s::PATH.name).is_some() =>
             {
-                let id = u64_of(args, s::COMMAND);
+                // An untimed command (no device slice will come) is reported at once.
+                let untimed = str_of(args, s::DEVICE_TIME) == "untimed";
+                let id = if untimed { 0 } else { u64_of(args, s::COMMAND) };
                 let dur = ns(e.get("dur"));
                 if pid >= DEVICE_PID_BASE as u64 {
                     let unavailable = args.get(s::DEVICE_TIME.name).is_some();

@@ -103,6 +103,8 @@ pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
         spare,
         Enqueued {
             id: 0,
+            timed: false,
+            deps: crate::graph::Deps::default(),
             queue,
             class: None,
             mems: SmallVec::new(),

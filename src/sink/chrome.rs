@@ -10,6 +10,7 @@ mod lanes;
 #[cfg(test)]
 mod tests;
 mod tracks;
+mod waits;
 
 use super::json::{self, Json, Part, quoted};
 use super::record::*;
@@ -51,6 +52,10 @@ pub struct Chrome<W: Write + Send> {
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
+    /// The dependency arrows' ends not yet joined.
+    waits: waits::Waits,
+    /// Out-of-order queues (their host slices say the barrier each command waits for).
+    out_of_order: HashSet<QueueRef, FxBuildHasher>,
     /// Flags → their names as a JSON string (`"READ_WRITE|ALLOC_HOST_PTR"`), by table and value:
     /// a program uses the same few.
     flag_names: HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
@@ -110,6 +115,8 @@ impl<W: Write + Send> Chrome<W> {
             hosts: HashSet::default(),
             early: HashMap::default(),
             rendered: Rendered::default(),
+            waits: waits::Waits::default(),
+            out_of_order: HashSet::default(),
             flag_names: HashMap::default(),
             heads: HashMap::default(),
             events: 0,
@@ -293,14 +300,16 @@ impl<W: Write + Send> Chrome<W> {
                 ts,
             );
             j.qkey(quoted!("dur")).us(dur);
+            // A call about a user event names it, as its waiters' `waits` do.
+            if c.node != 0 {
+                j.qkey(quoted!("args")).open();
+                j.field(s::COMMAND).u64(c.node);
+                j.close();
+            }
             self.end_event();
             return;
         };
-        let cat = if e.id != 0 {
-            s::CAT_ENQUEUE
-        } else {
-            s::CAT_CALL
-        };
+        let cat = if e.timed { s::CAT_ENQUEUE } else { s::CAT_CALL };
         let api = [c.api.name()];
         let classed =
             (e.class.as_ref()).map(|cl| [c.api.name(), cl.direction.as_str(), cl.path.as_str()]);
@@ -321,6 +330,27 @@ impl<W: Write + Send> Chrome<W> {
         ]);
         if let Some(k) = &e.kernel {
             j.field(s::KERNEL).str(k);
+        }
+        if !e.timed {
+            j.field(s::DEVICE_TIME).word("untimed");
+        }
+        if !e.deps.waits.is_empty() {
+            j.field(s::WAITS).open_array();
+            for &w in &e.deps.waits {
+                j.u64(w);
+            }
+            j.close_array();
+        }
+        if e.deps.unknown > 0 {
+            j.field(s::WAITS_UNKNOWN).u64(e.deps.unknown as u64);
+        }
+        if self.out_of_order.contains(&e.queue)
+            && let Some(after) = e.deps.after
+        {
+            j.field(s::AFTER).u64(after);
+        }
+        if e.deps.all_before {
+            j.field(s::AFTER_ALL).bool(true);
         }
         if let Some(cl) = &e.class {
             classification(j, c.api, cl, &mut self.rendered);
@@ -357,9 +387,9 @@ impl<W: Write + Send> Chrome<W> {
         }
         j.close();
         self.end_event();
-        let id = e.id;
+        let (id, timed) = (e.id, e.timed);
         super::buffer::unbox(e);
-        if id != 0 {
+        if timed {
             match self.early.remove(&id) {
                 Some(c) => self.device_slice(c, true),
                 None => self.bare(id),
@@ -428,6 +458,12 @@ impl<W: Write + Send> Chrome<W> {
         }
         j.close();
         self.end_event();
+        let at = waits::At { pid: dpid, tid, ts };
+        if c.held || !c.waits.is_empty() {
+            for (id, from, to) in self.waits.slice(c.id, at, c.held, &c.waits) {
+                self.flow(s::WAIT_FLOW_NAME, id, from, to);
+            }
+        }
         if !flow {
             return;
         }
@@ -453,6 +489,31 @@ impl<W: Write + Send> Chrome<W> {
         );
         j.qkey(quoted!("bp")).word("e");
         j.qkey(quoted!("id")).u64(c.id);
+        self.end_event();
+    }
+
+    /// A flow arrow of `name`: `s` at `from`, `f` (bound to its enclosing slice) at `to`.
+    fn flow(&mut self, name: &'static str, id: u64, from: waits::At, to: waits::At) {
+        let j = self.begin(
+            Name::Words(&[name]),
+            s::CAT_ENQUEUE,
+            "s",
+            from.pid,
+            from.tid,
+            from.ts,
+        );
+        j.qkey(quoted!("id")).u64(id);
+        self.end_event();
+        let j = self.begin(
+            Name::Words(&[name]),
+            s::CAT_ENQUEUE,
+            "f",
+            to.pid,
+            to.tid,
+            to.ts,
+        );
+        j.qkey(quoted!("bp")).word("e");
+        j.qkey(quoted!("id")).u64(id);
         self.end_event();
     }
 

@@ -41,13 +41,19 @@ pub struct Call {
     pub end: u64,
     /// For enqueues: what the command does.
     pub command: Option<Box<Enqueued>>,
+    /// For calls about a user event: its number (0: none).
+    pub node: u64,
 }
 
 /// What an enqueue call put on a queue.
 #[derive(Default)]
 pub struct Enqueued {
-    /// The flow id joining host and device slices; 0 when the command is not timed.
+    /// The command's number (`graph::Id`); also the flow id joining host and device slices.
     pub id: u64,
+    /// Timed on the device: a device slice will come.
+    pub timed: bool,
+    /// What it waits for (`graph`).
+    pub deps: crate::graph::Deps,
     pub queue: QueueRef,
     /// `None` for commands that are not transfers (markers, barriers, kernels that move nothing).
     pub class: Option<Classification>,
@@ -103,6 +109,10 @@ pub struct Command {
     pub bytes: u64,
     pub blocking: bool,
     pub kernel: Option<std::sync::Arc<str>>,
+    /// The commands of its wait list (for the dependency arrows); empty allocates nothing.
+    pub waits: Box<[u64]>,
+    /// Its event is the program's: a later command may wait on it.
+    pub held: bool,
 }
 
 /// A device's track.

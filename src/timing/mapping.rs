@@ -59,7 +59,10 @@ impl ClockMap {
     /// Takes in one command (its enqueue call began at `host_begin`, the driver queued it at device
     /// time `queued`) and returns the offset to place it with.
     pub fn place(&mut self, host_begin: u64, queued: u64) -> i64 {
-        let bound = host_begin as i64 - queued as i64;
+        // QUEUED is stamped during the call, so at least a nanosecond after it began: a command
+        // never starts at its enqueue's very timestamp, where an arrow's two ends would be one
+        // (DevTools' engine keys them by timestamp).
+        let bound = host_begin as i64 + 1 - queued as i64;
         let offset = match self.offset {
             Some(o) if o >= bound => o,
             Some(_) => {
@@ -97,10 +100,13 @@ mod tests {
         for (begin, into) in calls {
             let queued = begin + into - 1000;
             let o = m.place(begin, queued);
-            assert!(to_host(queued, o) >= begin, "never before the call");
+            assert!(
+                to_host(queued, o) > begin,
+                "never before the call, nor at its start"
+            );
             offsets.push(o);
         }
-        assert_eq!(offsets, [700, 950, 950]);
+        assert_eq!(offsets, [701, 951, 951]);
         assert!(offsets.iter().all(|&o| o <= 1000), "a lower bound");
         assert_eq!(m.corrections, 0, "estimates are not corrections");
     }
@@ -111,10 +117,11 @@ mod tests {
         assert_eq!(m.offset(), Some(4_905));
         // Consistent command: queued after the call began.
         assert_eq!(m.place(6_000, 1_200), 4_905);
-        // Calibration a little off: this command would be queued 15 ns before its call began.
-        assert_eq!(m.place(7_000, 2_080), 4_920);
+        // Calibration a little off: this command would be queued 15 ns before its call began; it
+        // is placed 1 ns after.
+        assert_eq!(m.place(7_000, 2_080), 4_921);
         assert_eq!(m.corrections, 1);
-        assert_eq!(to_host(2_080, 4_920), 7_000);
+        assert_eq!(to_host(2_080, 4_921), 7_001);
         assert_eq!(m.method.as_str(), "clGetDeviceAndHostTimer");
     }
 

@@ -226,6 +226,10 @@ impl Checker {
                         "flow end without \"bp\":\"e\" binds to the next slice, not its own".into(),
                     );
                 }
+                // Perfetto and DevTools key a flow by its category, name and id.
+                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
+                let cat_name = obj.get("cat").and_then(Value::as_str).unwrap_or("");
+                let key = format!("{key} ({cat_name}/{name})");
                 let entry = self.flows.entry(key).or_default();
                 let end = (i, pid, tid, ts, cat);
                 match ph {
@@ -311,6 +315,17 @@ impl Checker {
                          each, and ids must be unique",
                         s.len(),
                         f.len()
+                    )
+                });
+            }
+            if let (Some(start), Some(end)) = (s.first(), f.first())
+                && start.3 == end.3
+            {
+                keep(&mut flow_errors, &mut flow_count, || {
+                    format!(
+                        "event {}: flow id {id} starts and ends at one timestamp, so DevTools \
+                         takes its two ends for one and draws nothing",
+                        end.0
                     )
                 });
             }

@@ -64,8 +64,8 @@ core {
     fn clGetKernelWorkGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_work_group_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
     fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int => intercept::Waited;
     fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::EventQueried;
-    fn clRetainEvent(event: cl_event) -> cl_int;
-    fn clReleaseEvent(event: cl_event) -> cl_int;
+    fn clRetainEvent(event: cl_event) -> cl_int => intercept::EventHeld<true>;
+    fn clReleaseEvent(event: cl_event) -> cl_int => intercept::EventHeld<false>;
     fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::ProfilingQueried;
     fn clFlush(command_queue: cl_command_queue) -> cl_int;
     fn clFinish(command_queue: cl_command_queue) -> cl_int => intercept::Finished;
@@ -84,8 +84,8 @@ core {
     fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::Kernel>;
     fn clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: Option<unsafe extern "C" fn(arg1: *mut c_void)>, args: *mut c_void, cb_args: usize, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::Kernel>;
     fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int => intercept::Marker;
-    fn clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> cl_int;
-    fn clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int;
+    fn clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> cl_int => intercept::Ordered;
+    fn clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int => intercept::Ordered;
     fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void => extensions::AddressHook;
     fn clCreateFromGLBuffer(context: cl_context, flags: cl_mem_flags, bufobj: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clCreateFromGLTexture2D(context: cl_context, flags: cl_mem_flags, target: cl_GLenum, miplevel: cl_GLint, texture: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
@@ -99,8 +99,8 @@ core {
     fn clSetEventCallback(event: cl_event, command_exec_callback_type: cl_int, pfn_notify: Option<unsafe extern "C" fn(event: cl_event, event_command_status: cl_int, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int;
     fn clCreateSubBuffer(buffer: cl_mem, flags: cl_mem_flags, buffer_create_type: cl_buffer_create_type, buffer_create_info: *const c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clSetMemObjectDestructorCallback(memobj: cl_mem, pfn_notify: Option<unsafe extern "C" fn(memobj: cl_mem, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int;
-    fn clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event [errcode_ret];
-    fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> cl_int;
+    fn clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event [errcode_ret] => intercept::UserEventCreated;
+    fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> cl_int => intercept::UserEventSet;
     fn clEnqueueReadBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, buffer_origin: *const usize, host_origin: *const usize, region: *const usize, buffer_row_pitch: usize, buffer_slice_pitch: usize, host_row_pitch: usize, host_slice_pitch: usize, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::HostRect<false>>;
     fn clEnqueueWriteBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, buffer_origin: *const usize, host_origin: *const usize, region: *const usize, buffer_row_pitch: usize, buffer_slice_pitch: usize, host_row_pitch: usize, host_slice_pitch: usize, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::HostRect<true>>;
     fn clEnqueueCopyBufferRect(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const usize, dst_origin: *const usize, region: *const usize, src_row_pitch: usize, src_slice_pitch: usize, dst_row_pitch: usize, dst_slice_pitch: usize, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => intercept::Enqueue<intercept::CopyBufferRect>;

@@ -26,7 +26,11 @@ macro_rules! schema {
 
 schema! {
     API = "api" ["host"] "The OpenCL entry point.",
-    COMMAND = "command" ["host, device"] "The command's number in this process; also the id of the flow arrow from the enqueue to the device slice (0: not timed).",
+    COMMAND = "command" ["host, device"] "The command's number in this process (user events are numbered in the same series); also the id of the arrow from the enqueue to the device slice.",
+    WAITS = "waits" ["host"] "The commands (or user events) its wait list named, by number, in the list's order.",
+    WAITS_UNKNOWN = "waits_unknown" ["host"] "Events of its wait list clxfer knows nothing of (made before it was loaded).",
+    AFTER = "after" ["host"] "Out-of-order queues: the last barrier before it, which it waits for (on an in-order queue each command waits for the one before, which the track shows).",
+    AFTER_ALL = "after_all" ["host"] "`true`: a marker or barrier without a wait list on an out-of-order queue, which waits for every earlier command of its queue.",
     QUEUE = "queue" ["host"] "`device #D queue #Q`: the queue the command went to.",
     DIRECTION = "direction" ["host, device"] "`H2D`, `D2H`, `D2D` or `H2H`.",
     PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",
@@ -53,7 +57,7 @@ schema! {
     QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT.",
     SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
     ENQUEUE_TO_START = "enqueue_to_start_us" ["device"] "From the enqueue call's start on the host to the command's start.",
-    DEVICE_TIME = "device_time" ["device"] "Present only as `unavailable`: the profiling query failed or reported a zero duration (NVIDIA does for migrations); a failed query puts the slice, 0 long, at the completion.",
+    DEVICE_TIME = "device_time" ["host, device"] "Device slices: present only as `unavailable`, the profiling query failed or reported a zero duration (NVIDIA does for migrations); a failed query puts the slice, 0 long, at the completion. Host slices: `untimed`, no device slice comes (an untimed queue, device timing off, or a command without an event).",
     STATUS = "status" ["device"] "Present only when the command failed: the negative execution status its completion callback got.",
     PROGRAM = "program" ["trace start"] "The program's name.",
     COMMAND_LINE = "command_line" ["trace start"] "The program's arguments.",
@@ -89,6 +93,10 @@ pub const CAT_CALL: &str = "call";
 pub const CAT_ENQUEUE: &str = "enqueue";
 pub const CAT_CLXFER: &str = "clxfer";
 pub const FLOW_NAME: &str = "enqueue";
+/// The name of a dependency arrow's flow events: from a command's device slice to that of each
+/// command whose wait list named it. Their category is the slices' own (`enqueue`), which DevTools
+/// needs to bind them; the name keeps them apart (flows are keyed by category, name and id).
+pub const WAIT_FLOW_NAME: &str = "wait";
 pub const TRACE_START: &str = "clxfer trace start";
 pub const TRACE_END: &str = "clxfer trace end";
 pub const DEVICE_INFO: &str = "device info";
@@ -151,8 +159,9 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
   enqueue nothing have category `call`. An enqueue's slice is named `<entry point> <direction>
   <path>` (`clEnqueueWriteBuffer H2D staged`) and carries the whole classification in `args`.
 - **Device tracks**: one process per device, `pid` = 2^31 | host pid << 8 | device number, named
-  `OpenCL <device name>` and sorted under the program. One thread per queue (`tid` = queue number ×
-  1024), named `queue N · in-order|out-of-order · profiling forced|profiling by the program|untimed`.
+  `device #D · <device name>` (two GPUs of one model are told apart) and sorted under the program.
+  One thread per queue (`tid` = queue number × 1024), named `queue #N (in-order|out-of-order) ·
+  profiling forced|profiling by the program|untimed`.
   Commands that overlap on a queue go to extra lanes (`tid` + 1, + 2, …, named `… · lane 2`), so no
   slice is ever dropped or mis-nested. A device slice spans the command's `CL_PROFILING_COMMAND_START`
   to `END`, placed on the host clock, and is named `<verb> <direction> <path>` (`Write H2D pinned`,
@@ -161,7 +170,10 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
 - **Arrows**: one flow per timed command, `s` at the enqueue slice's `ts` on its thread and `f`
   (`bp: "e"`) at the device slice's `ts` on its lane, both of category `enqueue` like the two slices
   (what Perfetto, catapult and DevTools need to draw it); the id is the command's number (`command`
-  in both slices' `args`), unique in the file.
+  in both slices' `args`), unique in the file. **Dependency arrows** (flows named `wait`, category
+  `enqueue`, ids 1, 2, … of their own): from the device slice of each command a wait list named to
+  the device slice of the command that waited, when both were timed; the host slice's `waits` lists
+  them all. An in-order queue's own order is its track, and gets no arrows.
 - **Counters** (`C`): `pinned host bytes` and `bytes in flight` (transfers enqueued, not yet
   complete) in the program's process, `device-resident buffer bytes` in each device's process; one
   `args` key, `bytes`. Sampled: at most one sample per counter per 100 µs from the program's
@@ -184,7 +196,8 @@ Each device's profiling clock is mapped onto the host clock with one offset (hos
   seen, which approaches the true offset from below (error at most the shortest enqueue call).
 
 Either way the bound is enforced for every command, so a device slice never starts before its
-enqueue call began; when that moves a `clGetDeviceAndHostTimer` offset it counts as a correction.
+enqueue call began, nor at the same nanosecond (where the arrow's two ends would be one for
+DevTools); when that moves a `clGetDeviceAndHostTimer` offset it counts as a correction.
 A command whose profiling query fails, or whose duration is 0 (NVIDIA reports 0 for migrations),
 is marked `device_time: unavailable`; a failed query places its slice, 0 long, at the moment the
 completion arrived.

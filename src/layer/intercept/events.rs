@@ -80,6 +80,13 @@ pub struct Capture {
     supplied: bool,
 }
 
+impl Capture {
+    /// The event out-pointer is clxfer's: the program never sees the event.
+    pub fn supplied(self) -> bool {
+        self.supplied
+    }
+}
+
 /// Before an enqueue: make sure the driver hands back an event.
 pub fn capture(event: &mut *mut cl_event) -> Capture {
     if !crate::config::global().device_timing || !event.is_null() {
@@ -108,6 +115,11 @@ impl Now {
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A new command's (or user event's) number.
+pub fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Taken as `clFinish` starts: the commands numbered below it were enqueued before, so they are
 /// over once it returns.
@@ -142,6 +154,8 @@ pub struct What {
     pub kernel: Option<Arc<str>>,
     /// Summary mode: what the report needs, sent with the device time when the command completes.
     pub facts: Option<crate::report::Enqueue>,
+    /// The commands its wait list named (trace mode, for the dependency arrows).
+    pub waits: Box<[u64]>,
 }
 
 /// Arms what [`collect::due`] said, and lists a deferred queue for the timer. Called without the
@@ -304,20 +318,21 @@ pub struct Pending {
     pub program: bool,
 }
 
-/// After an enqueue the driver accepted: time the command on the device. `event` is the event
-/// out-pointer the driver got. Returns the command's id, 0 when it is not timed. A timed command
-/// takes the report's `facts` (summary mode) along, to send them when it completes.
+/// After an enqueue the driver accepted: time command `id` on the device. `event` is the event
+/// out-pointer the driver got. Returns whether it is timed (a device record will come). A timed
+/// command takes the report's `facts` (summary mode) along, to send them when it completes.
 ///
 /// # Safety
 /// The driver accepted the enqueue, so `*event` (if `event` is not null) is a live event.
 pub unsafe fn track(
+    id: u64,
     cap: Capture,
     event: *mut cl_event,
     queue: &Arc<QueueInfo>,
     span: &Span,
     mut what: What,
     facts: &mut Option<crate::report::Enqueue>,
-) -> u64 {
+) -> bool {
     let handle = if event.is_null() {
         std::ptr::null_mut()
     } else {
@@ -327,7 +342,7 @@ pub unsafe fn track(
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
     }
     if handle.is_null() {
-        return 0;
+        return false;
     }
     let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing;
     // Summary mode reports transfers only: other commands need no device time.
@@ -339,14 +354,13 @@ pub unsafe fn track(
         if cap.supplied {
             unsafe { driver::release_event(handle) };
         }
-        return 0;
+        return false;
     }
     // The program's event: hold a reference of clxfer's own until the command completes.
     if !cap.supplied && !unsafe { driver::retain_event(handle) } {
-        return 0;
+        return false;
     }
     what.facts = facts.take();
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     counters::in_flight_add(what.bytes as i64, || span.end);
     let pending = Pending {
         event: handle as usize,
@@ -366,7 +380,7 @@ pub unsafe fn track(
         collect::due(&mut waiting, span.end, gap)
     };
     unsafe { arm_or_defer(queue, decided) };
-    id
+    true
 }
 
 /// Arms the queue's callback on `event`, one of its waiting commands. Called without the lock:
@@ -509,6 +523,8 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         bytes: p.what.bytes,
         blocking: p.what.blocking,
         kernel: p.what.kernel.take(),
+        waits: std::mem::take(&mut p.what.waits),
+        held: p.program,
     };
     buffer::push_with(|_| Record::Command(command));
 }
@@ -529,6 +545,7 @@ pub(super) mod tests {
                 blocking: false,
                 kernel: None,
                 facts: None,
+                waits: Box::default(),
             },
             host_tid: 0,
             host_begin: begin,

@@ -55,7 +55,17 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
                 bytes: a.5 as u64,
                 ptr: ret as usize,
             };
-            unsafe { enqueued(call, cap, a.0, a.8, span, Some((blocking, op)), None) };
+            unsafe {
+                enqueued(
+                    call,
+                    cap,
+                    a.0,
+                    (a.8, (a.6, a.7)),
+                    span,
+                    Some((blocking, op)),
+                    None,
+                )
+            };
         }
         ret
     }
@@ -119,7 +129,17 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
             bytes: e.span,
             ptr: ret as usize,
         };
-        unsafe { enqueued(call, cap, a.0, a.10, span, Some((blocking, op)), None) };
+        unsafe {
+            enqueued(
+                call,
+                cap,
+                a.0,
+                (a.10, (a.8, a.9)),
+                span,
+                Some((blocking, op)),
+                None,
+            )
+        };
         ret
     }
 }

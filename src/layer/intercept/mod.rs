@@ -9,6 +9,7 @@ mod collect;
 mod commands;
 mod events;
 pub mod fork;
+mod graph;
 mod hidden;
 mod map;
 mod objects;
@@ -16,6 +17,7 @@ mod queues;
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
+pub use graph::{EventHeld, UserEventCreated, UserEventSet, WaitList};
 pub use hidden::{
     ContextQueried, EventQueried, MemQueried, ProfilingQueried, QueuePropertySet, QueueQueried,
 };
@@ -72,6 +74,8 @@ struct World {
     kernels: Mutex<HashMap<usize, Vec<(u32, usize)>>>,
     /// Kernel → function name.
     kernel_names: Mutex<HashMap<usize, Arc<str>>>,
+    /// The events the program holds, and the commands they stand for.
+    events: Mutex<crate::graph::events::Events>,
 }
 
 static WORLD: LazyLock<World> = LazyLock::new(World::default);
@@ -270,7 +274,7 @@ unsafe fn enqueued(
     call: Call,
     cap: Capture,
     queue: cl_command_queue,
-    event: *mut cl_event,
+    (event, waits): (*mut cl_event, (cl_uint, *const cl_event)),
     span: &mut Span,
     transfer: Option<(bool, Op)>,
     kernel: Option<cl_kernel>,
@@ -278,10 +282,16 @@ unsafe fn enqueued(
     let Some(q) = queues::info(queue as usize) else {
         return;
     };
+    let id = events::next_id();
+    let deps = unsafe { graph::deps(call.api, id, &q, waits) };
+    if !cap.supplied() {
+        unsafe { graph::made(event, id) };
+    }
     if !crate::sink::records_every_call() {
-        return unsafe { summarized(call, cap, event, &q, span, transfer) };
+        return unsafe { summarized(call, (id, cap), event, &q, span, transfer) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
+    e.id = id;
     if let Some(transfer) = transfer {
         let trace = Some((&mut e.mems, span.end));
         record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
@@ -299,10 +309,12 @@ unsafe fn enqueued(
         blocking: e.class.as_ref().is_some_and(|c| c.blocking),
         kernel: e.kernel.clone(),
         facts: None,
+        waits: deps.waits.as_slice().into(),
     };
-    e.id = unsafe { events::track(cap, event, &q, span, what, &mut None) };
+    e.deps = deps;
+    e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
     // A blocking call returned: its command, and those before it, have completed.
-    if e.id != 0 && e.class.as_ref().is_some_and(|c| c.blocking) {
+    if e.timed && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { collect::synced(&q, 0) };
     }
     span.command = Some(e);
@@ -315,7 +327,7 @@ unsafe fn enqueued(
 /// As [`enqueued`].
 unsafe fn summarized(
     call: Call,
-    cap: Capture,
+    (id, cap): (u64, Capture),
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
@@ -336,11 +348,12 @@ unsafe fn summarized(
         blocking,
         kernel: None,
         facts: None,
+        waits: Box::default(),
     };
-    let id = unsafe { events::track(cap, event, q, span, what, &mut facts) };
+    let timed = unsafe { events::track(id, cap, event, q, span, what, &mut facts) };
     span.facts = facts;
     // A blocking call returned: its command, and those before it, have completed.
-    if id != 0 && blocking {
+    if timed && blocking {
         unsafe { collect::synced(q, 0) };
     }
 }
@@ -364,7 +377,7 @@ pub trait Command<A> {
 /// note the error else.
 pub struct Enqueue<C>(PhantomData<C>);
 
-impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
+impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
@@ -381,7 +394,8 @@ impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {
             let op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
-            unsafe { enqueued(call, cap, queue, args.event(), span, op, C::kernel(args)) };
+            let event = (args.event(), args.wait_list());
+            unsafe { enqueued(call, cap, queue, event, span, op, C::kernel(args)) };
         }
         ret
     }
@@ -395,7 +409,9 @@ pub struct Timed<const EVENT_REQUIRED: bool = false>;
 /// `clEnqueueMarker`, whose event is not optional.
 pub type Marker = Timed<true>;
 
-impl<A: EnqueueArgs, const EVENT_REQUIRED: bool> Hook<A, cl_int> for Timed<EVENT_REQUIRED> {
+impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
+    for Timed<EVENT_REQUIRED>
+{
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
@@ -411,7 +427,52 @@ impl<A: EnqueueArgs, const EVENT_REQUIRED: bool> Hook<A, cl_int> for Timed<EVENT
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            unsafe { enqueued(call, cap, args.queue(), args.event(), span, None, None) };
+            let event = (args.event(), args.wait_list());
+            unsafe { enqueued(call, cap, args.queue(), event, span, None, None) };
+        }
+        ret
+    }
+}
+
+/// `clEnqueueBarrier` and `clEnqueueWaitForEvents` (OpenCL 1.1): commands without an event,
+/// which order their queue as a barrier does.
+pub struct Ordered;
+
+impl Hook<(cl_command_queue,), cl_int> for Ordered {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut (cl_command_queue,)) -> Call {
+        call
+    }
+    unsafe fn after(
+        call: Call,
+        args: &(cl_command_queue,),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS {
+            let none = (std::ptr::null_mut(), (0, std::ptr::null()));
+            unsafe { enqueued(call, Capture::default(), args.0, none, span, None, None) };
+        }
+        ret
+    }
+}
+
+impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut (cl_command_queue, cl_uint, *const cl_event)) -> Call {
+        call
+    }
+    unsafe fn after(
+        call: Call,
+        args: &(cl_command_queue, cl_uint, *const cl_event),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS {
+            let waits = (std::ptr::null_mut(), (args.1, args.2));
+            unsafe { enqueued(call, Capture::default(), args.0, waits, span, None, None) };
         }
         ret
     }

@@ -253,7 +253,17 @@ impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            unsafe { enqueued(call, cap, args.0, args.7, span, None, None) };
+            unsafe {
+                enqueued(
+                    call,
+                    cap,
+                    args.0,
+                    (args.7, (args.5, args.6)),
+                    span,
+                    None,
+                    None,
+                )
+            };
         }
         if ret == CL_SUCCESS && !args.2.is_null() {
             // The driver accepted the array of `args.1` pointers.

@@ -22,6 +22,8 @@ fn command(id: u64, queue: u32, host: u64, start: u64, end: u64) -> Record {
         bytes: 4096,
         blocking: false,
         kernel: None,
+        waits: Box::default(),
+        held: false,
     })
 }
 
@@ -42,7 +44,10 @@ fn host(id: u64, start: u64) -> Record {
             class: None,
             mems: Default::default(),
             kernel: None,
+            timed: true,
+            deps: Default::default(),
         })),
+        node: 0,
     })
 }
 
@@ -127,7 +132,7 @@ fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
         .filter_map(|e| e["args"]["name"].as_str())
         .collect();
     assert!(
-        names.contains(&"queue 1 · out-of-order · profiling forced · lane 3"),
+        names.contains(&"queue #1 (out-of-order) · profiling forced · lane 3"),
         "{names:?}"
     );
 }

@@ -82,7 +82,7 @@ impl<W: Write + Send> Chrome<W> {
 
     pub(super) fn queue(&mut self, q: QueueTrack) {
         let label = format!(
-            "queue {} · {} · {}",
+            "queue #{} ({}) · {}",
             q.queue.queue,
             if q.out_of_order {
                 "out-of-order"
@@ -92,6 +92,9 @@ impl<W: Write + Send> Chrome<W> {
             q.timing.as_str()
         );
         self.ensure_device(q.queue.device);
+        if q.out_of_order {
+            self.out_of_order.insert(q.queue);
+        }
         self.queues.entry(q.queue).or_default().label = Some(label);
         // A queue's lane 0 exists from the start, so the queue shows even before its first command.
         self.queues.entry(q.queue).or_default().open_first();
@@ -108,7 +111,9 @@ impl<W: Write + Send> Chrome<W> {
         }
         self.devices.insert(d.index, true);
         let dpid = device_pid(self.host_pid, d.index);
-        self.meta(dpid, None, "process_name", &format!("OpenCL {}", d.name));
+        // Two devices of one name (two GPUs of a model) are told apart by their numbers.
+        let name = format!("device #{} · {}", d.index, d.name);
+        self.meta(dpid, None, "process_name", &name);
         self.sort_index(dpid, None, d.index);
         let j = self.begin(
             Name::Words(&[s::DEVICE_INFO]),
@@ -142,12 +147,7 @@ impl<W: Write + Send> Chrome<W> {
         unnamed.sort();
         for index in unnamed {
             let dpid = device_pid(self.host_pid, index);
-            self.meta(
-                dpid,
-                None,
-                "process_name",
-                &format!("OpenCL device #{index}"),
-            );
+            self.meta(dpid, None, "process_name", &format!("device #{index}"));
             self.devices.insert(index, true);
         }
         let mut queues: Vec<QueueRef> = self.queues.keys().copied().collect();

@@ -1,0 +1,140 @@
+//! The order a queue imposes, in O(1) per command. An in-order queue orders each command after
+//! the one before. An out-of-order queue orders nothing but barriers: every command waits for the
+//! last barrier; a marker or barrier without a wait list waits for every earlier command of the
+//! queue (OpenCL 3.0, `clEnqueueMarkerWithWaitList`, `clEnqueueBarrierWithWaitList`); with a wait
+//! list it waits for the list alone (and the last barrier).
+
+use super::{Deps, Id, Kind};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Queue {
+    pub out_of_order: bool,
+    /// In order: the last command; out of order: the last barrier.
+    last: Option<Id>,
+}
+
+impl Queue {
+    pub fn new(out_of_order: bool) -> Queue {
+        Queue {
+            out_of_order,
+            last: None,
+        }
+    }
+
+    /// Places command `id` on the queue; `deps` holds its wait list, to which the queue's order
+    /// is added.
+    pub fn place(&mut self, id: Id, kind: Kind, deps: &mut Deps) {
+        deps.after = self.last;
+        if !self.out_of_order {
+            self.last = Some(id);
+            return;
+        }
+        let listed = !deps.waits.is_empty() || deps.unknown > 0;
+        if kind != Kind::Work && !listed {
+            deps.all_before = true;
+        }
+        if kind == Kind::Barrier {
+            self.last = Some(id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Kind::*;
+
+    /// (kind, wait list) of each command in turn, numbered 1, 2, …; then, for each, its `after`
+    /// and `all_before`.
+    type Case = (
+        &'static str,
+        bool,
+        &'static [(Kind, &'static [Id])],
+        &'static [(Option<Id>, bool)],
+    );
+
+    #[test]
+    fn each_queue_kind_orders_as_the_spec_says() {
+        let cases: &[Case] = &[
+            (
+                "in order: each after the one before, whatever it is",
+                false,
+                &[(Work, &[]), (Marker, &[]), (Barrier, &[1]), (Work, &[])],
+                &[
+                    (None, false),
+                    (Some(1), false),
+                    (Some(2), false),
+                    (Some(3), false),
+                ],
+            ),
+            (
+                "out of order: work is unordered",
+                true,
+                &[(Work, &[]), (Work, &[]), (Work, &[1])],
+                &[(None, false), (None, false), (None, false)],
+            ),
+            (
+                "out of order: a marker without a list waits for all before, and holds nothing",
+                true,
+                &[(Work, &[]), (Marker, &[]), (Work, &[])],
+                &[(None, false), (None, true), (None, false)],
+            ),
+            (
+                "out of order: a barrier without a list waits for all before, and holds the rest",
+                true,
+                &[(Work, &[]), (Barrier, &[]), (Work, &[]), (Work, &[])],
+                &[
+                    (None, false),
+                    (None, true),
+                    (Some(2), false),
+                    (Some(2), false),
+                ],
+            ),
+            (
+                "out of order: a barrier with a list waits for it, and holds the rest",
+                true,
+                &[
+                    (Work, &[]),
+                    (Work, &[]),
+                    (Barrier, &[1]),
+                    (Marker, &[2]),
+                    (Work, &[]),
+                ],
+                &[
+                    (None, false),
+                    (None, false),
+                    (None, false),
+                    (Some(3), false),
+                    (Some(3), false),
+                ],
+            ),
+        ];
+        for (what, out_of_order, commands, want) in cases {
+            let mut q = Queue::new(*out_of_order);
+            for (i, ((kind, waits), want)) in commands.iter().zip(*want).enumerate() {
+                let mut deps = Deps {
+                    waits: waits.iter().copied().collect(),
+                    ..Deps::default()
+                };
+                q.place(i as Id + 1, *kind, &mut deps);
+                assert_eq!(
+                    (deps.after, deps.all_before),
+                    *want,
+                    "{what}: command {}",
+                    i + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_event_in_the_list_is_a_list() {
+        let mut q = Queue::new(true);
+        let mut deps = Deps {
+            unknown: 1,
+            ..Deps::default()
+        };
+        q.place(1, Marker, &mut deps);
+        assert!(!deps.all_before);
+    }
+}

@@ -1,0 +1,150 @@
+//! Feeding the command graph (`crate::graph`): each enqueue's wait list resolved to the commands
+//! its events stand for, its queue's order added, and the events the program holds followed from
+//! the call that made them to the program's last release.
+
+use super::queues::QueueInfo;
+use super::{Hook, Span, WORLD};
+use crate::graph::{Deps, Id, Kind};
+use crate::layer::{Api, Call};
+use opencl_sys::*;
+
+/// The wait list of an enqueue: `(num_events_in_wait_list, event_wait_list)`, the two arguments
+/// before its event out-pointer; none for `clEnqueueMarker`.
+pub trait WaitList {
+    fn wait_list(&self) -> (cl_uint, *const cl_event);
+}
+
+impl WaitList for (cl_command_queue, *mut cl_event) {
+    fn wait_list(&self) -> (cl_uint, *const cl_event) {
+        (0, std::ptr::null())
+    }
+}
+
+macro_rules! wait_list {
+    ($($t:ident)*) => {
+        #[allow(non_snake_case)]
+        impl<$($t),*> WaitList for (cl_command_queue, $($t,)* cl_uint, *const cl_event, *mut cl_event) {
+            fn wait_list(&self) -> (cl_uint, *const cl_event) {
+                let (_, $($t,)* n, list, _) = self;
+                $(let _ = $t;)*
+                (*n, *list)
+            }
+        }
+    };
+}
+
+wait_list!();
+wait_list!(A);
+wait_list!(A B);
+wait_list!(A B C);
+wait_list!(A B C D);
+wait_list!(A B C D E);
+wait_list!(A B C D E F);
+wait_list!(A B C D E F G);
+wait_list!(A B C D E F G H);
+wait_list!(A B C D E F G H I);
+wait_list!(A B C D E F G H I J);
+wait_list!(A B C D E F G H I J K);
+
+/// How an entry point orders its queue.
+fn kind(api: Api) -> Kind {
+    match api {
+        Api::clEnqueueMarker | Api::clEnqueueMarkerWithWaitList => Kind::Marker,
+        Api::clEnqueueBarrier | Api::clEnqueueBarrierWithWaitList | Api::clEnqueueWaitForEvents => {
+            Kind::Barrier
+        }
+        _ => Kind::Work,
+    }
+}
+
+/// What command `id`, enqueued by `api` on `queue` with `waits`, waits for.
+///
+/// # Safety
+/// The driver accepted the enqueue, so `waits` names that many live events.
+pub unsafe fn deps(api: Api, id: Id, queue: &QueueInfo, waits: (cl_uint, *const cl_event)) -> Deps {
+    let mut deps = Deps::default();
+    let (n, list) = waits;
+    if n > 0 && !list.is_null() {
+        // SAFETY: the driver accepted `n` events at `list`.
+        let events = unsafe { std::slice::from_raw_parts(list, n as usize) };
+        let known = WORLD.events.lock();
+        for &e in events {
+            match known.command(e as usize) {
+                Some(c) => deps.waits.push(c),
+                None => deps.unknown += 1,
+            }
+        }
+    }
+    queue.order.lock().place(id, kind(api), &mut deps);
+    deps
+}
+
+/// The driver handed the program `event` for command `id` (`event` is the program's out-pointer).
+///
+/// # Safety
+/// `event` is null or points to the event the driver wrote.
+pub unsafe fn made(event: *mut cl_event, id: Id) {
+    if event.is_null() {
+        return;
+    }
+    let handle = unsafe { event.read() };
+    if !handle.is_null() {
+        WORLD.events.lock().made(handle as usize, id);
+    }
+}
+
+/// `clRetainEvent` (`RETAIN`) and `clReleaseEvent`: the program's references to its events.
+pub struct EventHeld<const RETAIN: bool>;
+
+impl<const RETAIN: bool> Hook<(cl_event,), cl_int> for EventHeld<RETAIN> {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_event,)) {}
+    unsafe fn after(_: (), args: &(cl_event,), ret: cl_int, _: &mut Span) -> cl_int {
+        if ret == CL_SUCCESS {
+            let mut events = WORLD.events.lock();
+            if RETAIN {
+                events.retained(args.0 as usize);
+            } else {
+                events.released(args.0 as usize);
+            }
+        }
+        ret
+    }
+}
+
+/// `clCreateUserEvent`: a user event is a node of the graph, numbered like commands.
+pub struct UserEventCreated;
+
+impl Hook<(cl_context, *mut cl_int), cl_event> for UserEventCreated {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_context, *mut cl_int)) {}
+    unsafe fn after(
+        _: (),
+        _: &(cl_context, *mut cl_int),
+        ret: cl_event,
+        span: &mut Span,
+    ) -> cl_event {
+        if !ret.is_null() {
+            let id = super::events::next_id();
+            WORLD.events.lock().made(ret as usize, id);
+            span.node = id;
+        }
+        ret
+    }
+}
+
+/// `clSetUserEventStatus`: the host completes a user event (its slice names the event's number).
+pub struct UserEventSet;
+
+impl Hook<(cl_event, cl_int), cl_int> for UserEventSet {
+    type State = ();
+    unsafe fn before(_: Call, _: &mut (cl_event, cl_int)) {}
+    unsafe fn after(_: (), args: &(cl_event, cl_int), ret: cl_int, span: &mut Span) -> cl_int {
+        if ret == CL_SUCCESS
+            && let Some(id) = WORLD.events.lock().command(args.0 as usize)
+        {
+            span.node = id;
+        }
+        ret
+    }
+}

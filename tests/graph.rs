@@ -1,0 +1,147 @@
+//! The command graph on PoCL (issue #24): each enqueue's wait list resolved to the commands its
+//! events stand for, the order its queue adds, user events numbered like commands, and a
+//! dependency arrow between the device slices of each explicit wait.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The host slices of the program's calls that carry a command number, in call order.
+fn numbered(events: &[Value]) -> Vec<&Value> {
+    let mut calls: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"].as_u64().unwrap() < 1 << 31)
+        .filter(|e| e["args"]["command"].is_u64())
+        .collect();
+    calls.sort_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap());
+    calls
+}
+
+/// A call (by its place), its `waits`, `after`, `after_all`, and whether it is untimed.
+type Expected = (usize, Vec<u64>, Option<u64>, bool, bool);
+
+#[test]
+fn wait_lists_queues_and_user_events_make_the_graph_and_its_arrows() {
+    let prog = program("graph");
+    let plain = run(&prog, Load::None, &[]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    for load in [Load::Layer, Load::Preload] {
+        let r = run(&prog, load, &[]);
+        assert_eq!(
+            (r.code, &r.stdout),
+            (plain.code, &plain.stdout),
+            "{}",
+            r.stderr
+        );
+        let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+        let calls = numbered(&events);
+        let id = |i: usize| calls[i]["args"]["command"].as_u64().unwrap();
+        let api: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let want_api = [
+            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueWriteBuffer H2D zero-copy",
+            "clCreateUserEvent",
+            "clEnqueueReadBuffer D2H zero-copy",
+            "clEnqueueMarkerWithWaitList",
+            "clEnqueueBarrierWithWaitList",
+            "clEnqueueWriteBuffer H2D zero-copy",
+            "clSetUserEventStatus",
+            "clEnqueueBarrier",
+            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueMarker",
+            "clEnqueueWriteBuffer H2D zero-copy",
+        ];
+        assert_eq!(api, want_api, "{load:?}");
+        // Numbers: one series, in call order (the user event's setting names its own).
+        let ids: Vec<u64> = (0..calls.len()).filter(|&i| i != 7).map(id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        let none: &[u64] = &[];
+        let want: [Expected; 10] = [
+            (1, vec![id(0)], None, false, false),
+            (3, vec![id(2), id(0)], None, false, false),
+            (4, none.to_vec(), None, true, false),
+            (5, vec![id(1)], None, false, false),
+            (6, none.to_vec(), Some(id(5)), false, false),
+            (8, none.to_vec(), Some(id(5)), true, true),
+            (9, none.to_vec(), Some(id(8)), false, false),
+            (10, none.to_vec(), Some(id(8)), true, false),
+            (11, vec![id(0)], None, false, false),
+            (0, none.to_vec(), None, false, false),
+        ];
+        for (i, waits, after, all, untimed) in want {
+            let a = &calls[i]["args"];
+            let got_waits: Vec<u64> = a["waits"]
+                .as_array()
+                .map(|w| w.iter().map(|x| x.as_u64().unwrap()).collect())
+                .unwrap_or_default();
+            assert_eq!(got_waits, waits, "{load:?} {}: waits", api[i]);
+            assert_eq!(a["after"].as_u64(), after, "{load:?} {}: after", api[i]);
+            assert_eq!(
+                a["after_all"] == true,
+                all,
+                "{load:?} {}: after_all",
+                api[i]
+            );
+            assert_eq!(
+                a["device_time"] == "untimed",
+                untimed,
+                "{load:?} {}",
+                api[i]
+            );
+        }
+        // The user event's setting names it.
+        assert_eq!(id(7), id(2));
+        // The in-order queue's commands carry no `after`: the track is the order.
+        assert!(calls[11]["args"]["after"].is_null());
+        // Dependency arrows, device slice to device slice: 1 → 2, 1 → the read, 2 → the barrier,
+        // 1 → the last write (the user event has no device slice to start from).
+        let device: HashMap<(u64, u64, String), u64> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"].as_u64().unwrap() >= 1 << 31)
+            .map(|e| {
+                let at = (
+                    e["pid"].as_u64().unwrap(),
+                    e["tid"].as_u64().unwrap(),
+                    e["ts"].to_string(),
+                );
+                (at, e["args"]["command"].as_u64().unwrap())
+            })
+            .collect();
+        let mut ends: HashMap<u64, [Option<u64>; 2]> = HashMap::new();
+        for e in events.iter().filter(|e| e["name"] == "wait") {
+            let at = (
+                e["pid"].as_u64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+                e["ts"].to_string(),
+            );
+            let command = *device
+                .get(&at)
+                .unwrap_or_else(|| panic!("a wait flow off a slice: {e}"));
+            let side = usize::from(e["ph"] == "f");
+            ends.entry(e["id"].as_u64().unwrap()).or_default()[side] = Some(command);
+        }
+        let mut arrows: Vec<(u64, u64)> = ends
+            .values()
+            .map(|[s, f]| (s.expect("a start"), f.expect("an end")))
+            .collect();
+        arrows.sort();
+        let mut want = vec![
+            (id(0), id(1)),
+            (id(0), id(3)),
+            (id(1), id(5)),
+            (id(0), id(11)),
+        ];
+        want.sort();
+        assert_eq!(arrows, want, "{load:?}");
+    }
+    // Summary mode follows the same events and changes nothing the program sees.
+    let r = run(&prog, Load::Layer, &[("CLXFER_MODE", "summary")]);
+    assert_eq!(
+        (r.code, &r.stdout),
+        (plain.code, &plain.stdout),
+        "{}",
+        r.stderr
+    );
+}
