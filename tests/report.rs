@@ -969,3 +969,60 @@ fn report_exports_commands_and_tables_as_csv() {
         report["devices"][0]["operations"].as_array().unwrap().len()
     );
 }
+
+/// Issue #24: kernels enter the report, and a blocking read behind them is split: the time it
+/// waited for the kernels ahead of it, and its own. The live report, the report of the trace and
+/// summary mode's say the same.
+#[test]
+fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
+    let prog = program("kernels");
+    let (live, from_trace, _) = live_and_from_trace(&prog, &["2000"], "auto");
+    let check = |r: &Value, what: &str| {
+        let d = &r["devices"][0];
+        let k = &d["kernels"][0];
+        assert_eq!(k["name"], "spin", "{what}: {d}");
+        assert_eq!(k["calls"], 3, "{what}");
+        let kernel_ns = k["device_ns"].as_u64().unwrap();
+        assert!(kernel_ns > 0, "{what}");
+        let read = d["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["direction"] == "D2H")
+            .unwrap();
+        let (host, waited) = (
+            read["host_ns"].as_u64().unwrap(),
+            read["waited_ns"].as_u64().unwrap(),
+        );
+        // The read was enqueued right behind the three launches: it waited for most of them.
+        assert!(
+            waited * 2 >= kernel_ns,
+            "{what}: waited {waited} of kernels' {kernel_ns}"
+        );
+        assert!(waited <= host, "{what}");
+        (kernel_ns, waited)
+    };
+    assert_eq!(check(&live, "live"), check(&from_trace, "from the trace"));
+    assert_eq!(
+        live["devices"][0]["kernels"],
+        from_trace["devices"][0]["kernels"]
+    );
+    // Summary mode times kernels too.
+    let r = run(
+        &prog,
+        Load::Layer,
+        &[("CLXFER_MODE", "summary"), ("CLXFER_REPORT", "-")],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let table = r
+        .stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("  kernel "))
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        table.trim_start().starts_with("spin") && table.contains(" 3 "),
+        "{}",
+        r.stderr
+    );
+}

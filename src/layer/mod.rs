@@ -34,7 +34,7 @@ pub struct Span {
     pub command: Option<Box<crate::sink::record::Enqueued>>,
     /// Summary mode: what the report needs of a classified enqueue that is not timed on the
     /// device, instead of `command` (a timed one's facts wait for its completion, `events.rs`).
-    pub facts: Option<crate::report::Enqueue>,
+    pub facts: Option<crate::report::Fact>,
     /// A call about a node of the graph that is no command (a user event): its number.
     pub node: u64,
 }
@@ -163,7 +163,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             node,
         } = span;
         match facts {
-            Some(facts) => crate::sink::buffer::push_with(|_| Record::Transfer(facts, None)),
+            Some(facts) => crate::sink::buffer::push_with(|_| Record::Fact(facts, None)),
             // Summary mode keeps only classified enqueues, as facts.
             None if !crate::sink::records_every_call() => {}
             None => crate::sink::buffer::push_with(|tid| {

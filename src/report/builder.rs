@@ -4,6 +4,7 @@
 //! (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
 
 use super::hist::Hist;
+use super::kernels::{KernelRun, Kernels};
 use super::{DeviceReport, Report, Row, findings};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
@@ -120,6 +121,22 @@ pub struct Enqueue {
     pub flags: Option<u64>,
 }
 
+/// What a command's completion says: its device time, and when it started after its enqueue call
+/// began (the time a blocking call waited for the commands ahead of it, when shorter than the
+/// call), if known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ran {
+    pub ns: u64,
+    pub after_call_ns: Option<u64>,
+}
+
+/// The host side of a command the report counts: a classified transfer, or a kernel launch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fact {
+    Transfer(Enqueue),
+    Kernel(KernelRun),
+}
+
 /// A device as the trace start or the layer describes it.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceFacts {
@@ -179,6 +196,8 @@ struct Acc {
     bytes: u64,
     device_ns: u64,
     host_ns: u64,
+    /// Of `host_ns`, the time blocking calls waited for the commands ahead of theirs.
+    waited_ns: u64,
     gbps: Hist,
 }
 
@@ -230,6 +249,7 @@ pub(super) struct DeviceAcc {
     /// Sizes of the small transfers: exact, for the first [`SIZES`] distinct sizes.
     pub small_sizes: BTreeMap<u64, u64>,
     pub misaligned: Sum,
+    pub kernels: Kernels,
     pub without_device_time: u64,
     /// Of those, blocking calls whose host time stood in.
     pub host_time_used: u64,
@@ -242,10 +262,10 @@ pub struct Builder {
     pub pid: u32,
     pub start_time: String,
     devices: BTreeMap<u32, DeviceAcc>,
-    parked: FxHashMap<u64, Enqueue>,
+    parked: FxHashMap<u64, Fact>,
     /// Completions that came before their enqueue (summary mode: a blocking call's completion
     /// can reach the writer first).
-    early: FxHashMap<u64, Option<u64>>,
+    early: FxHashMap<u64, Option<Ran>>,
     end: Option<EndFacts>,
     /// A trace cut short: how far it reached (its wall time, with no end facts).
     last_ns: u64,
@@ -268,23 +288,40 @@ impl Builder {
 
     /// An enqueue; `id` is its command number, 0 when it will get no device time.
     pub fn enqueue(&mut self, id: u64, e: Enqueue) {
-        if let Some(device_ns) = self.early.remove(&id) {
-            self.add(e, device_ns);
+        self.fact(id, Fact::Transfer(e));
+    }
+
+    /// A transfer or a kernel launch; `id` as for [`Builder::enqueue`].
+    pub fn fact(&mut self, id: u64, f: Fact) {
+        if let Some(ran) = self.early.remove(&id) {
+            self.add_fact(f, ran);
         } else if id != 0 && self.parked.len() < PARKED {
-            self.parked.insert(id, e);
+            self.parked.insert(id, f);
         } else {
-            self.add(e, None);
+            self.add_fact(f, None);
         }
     }
 
-    /// Command `id` completed; `device_ns` is `None` when its device time was unavailable.
-    pub fn completed(&mut self, id: u64, device_ns: Option<u64>) {
+    /// Command `id` completed; `ran` is `None` when its device time was unavailable.
+    pub fn completed(&mut self, id: u64, ran: Option<Ran>) {
         match self.parked.remove(&id) {
-            Some(e) => self.add(e, device_ns),
+            Some(f) => self.add_fact(f, ran),
             None if id != 0 && self.early.len() < PARKED => {
-                self.early.insert(id, device_ns);
+                self.early.insert(id, ran);
             }
             None => {}
+        }
+    }
+
+    /// A fact with its completion, both known.
+    pub fn add_fact(&mut self, f: Fact, ran: Option<Ran>) {
+        match f {
+            Fact::Transfer(e) => self.add(e, ran),
+            Fact::Kernel(k) => {
+                let d = self.devices.entry(k.device).or_default();
+                d.facts.index = k.device;
+                d.kernels.add(&k, ran.map(|r| r.ns));
+            }
         }
     }
 
@@ -297,8 +334,14 @@ impl Builder {
         self.last_ns = at_ns;
     }
 
-    /// An enqueue with its device time, both known (`None`: unavailable or not timed).
-    pub fn add(&mut self, e: Enqueue, device_ns: Option<u64>) {
+    /// An enqueue with its completion, both known (`None`: unavailable or not timed).
+    pub fn add(&mut self, e: Enqueue, ran: Option<Ran>) {
+        let device_ns = ran.map(|r| r.ns);
+        // A blocking call's wait for the commands ahead of it: until its own command started.
+        let waited = match ran.and_then(|r| r.after_call_ns) {
+            Some(after) if e.blocking => after.min(e.host_ns),
+            _ => 0,
+        };
         let d = self.devices.entry(e.device).or_default();
         d.facts.index = e.device;
         let time = device_ns
@@ -316,6 +359,7 @@ impl Builder {
         acc.bytes = acc.bytes.saturating_add(e.bytes);
         acc.device_ns = acc.device_ns.saturating_add(device_ns.unwrap_or(0));
         acc.host_ns = acc.host_ns.saturating_add(e.host_ns);
+        acc.waited_ns = acc.waited_ns.saturating_add(waited);
         if let Some(g) = gbps {
             acc.gbps.add(g);
         }
@@ -375,10 +419,10 @@ impl Builder {
 
     /// The report; enqueues still waiting for their device time count without one.
     pub fn report(mut self) -> Report {
-        let mut parked: Vec<(u64, Enqueue)> = self.parked.drain().collect();
+        let mut parked: Vec<(u64, Fact)> = self.parked.drain().collect();
         parked.sort_by_key(|(id, _)| *id);
-        for (_, e) in parked {
-            self.add(e, None);
+        for (_, f) in parked {
+            self.add_fact(f, None);
         }
         // No end facts: the trace was cut short; what only its end says is not known.
         let end = self.end.take();
@@ -421,6 +465,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
         bytes: acc.bytes,
         device_ns: acc.device_ns,
         host_ns: acc.host_ns,
+        waited_ns: acc.waited_ns,
         median_gbps: acc.gbps.quantile(0.5),
         p90_gbps: acc.gbps.quantile(0.9),
     };
@@ -431,6 +476,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
         sum.bytes = sum.bytes.saturating_add(acc.bytes);
         sum.device_ns = sum.device_ns.saturating_add(acc.device_ns);
         sum.host_ns = sum.host_ns.saturating_add(acc.host_ns);
+        sum.waited_ns = sum.waited_ns.saturating_add(acc.waited_ns);
         sum.gbps.merge(&acc.gbps);
     }
     let transfers = by_class
@@ -457,6 +503,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
             .iter()
             .filter_map(|&dir| Some((dir.as_str().to_string(), d.best_pinned[dir as usize]?)))
             .collect(),
+        kernels: d.kernels.rows(),
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
@@ -501,8 +548,12 @@ mod tests {
     fn a_completion_joins_its_enqueue_in_either_order() {
         let mut b = builder();
         b.enqueue(1, write(1 << 20, Path::Staged, true));
-        b.completed(1, Some(1_000_000));
-        b.completed(2, Some(100_000)); // before its enqueue, as a blocking call's can be
+        let ran = |ns| Ran {
+            ns,
+            after_call_ns: None,
+        };
+        b.completed(1, Some(ran(1_000_000)));
+        b.completed(2, Some(ran(100_000))); // before its enqueue, as a blocking call's can be
         b.enqueue(2, write(4 << 20, Path::Pinned, true));
         b.enqueue(3, write(1 << 20, Path::Staged, false)); // never completes
         let r = b.report();

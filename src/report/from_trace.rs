@@ -1,7 +1,10 @@
 //! The report of a saved trace: its events turned back into the facts the live summary gets
 //! (`sink/summary.rs`), fed to the same [`Builder`].
 
-use super::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Report, cited, kind};
+use super::{
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Ran, Report, cited,
+    kind,
+};
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::trace::read::{self, ReadError, Trace, read_file_with};
@@ -38,13 +41,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         str_of(args, s::DIRECTION),
     )?;
     let path = word(Path::ALL, Path::as_str, str_of(args, s::PATH))?;
-    // `device #D queue #Q`
-    let device = str_of(args, s::QUEUE)
-        .strip_prefix("device #")?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()?;
+    let device = queue_device(args)?;
     let rule_ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
     let (misaligned, holds_host) = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
     let flags = match (
@@ -68,6 +65,26 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         holds_host,
         flags,
     })
+}
+
+/// A host enqueue slice's facts, if it was a kernel launch.
+fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
+    let name = args.get(s::KERNEL.name)?.as_str()?;
+    Some(KernelRun {
+        device: queue_device(args)?,
+        name: name.into(),
+        host_ns,
+    })
+}
+
+/// The device of `device #D queue #Q`.
+fn queue_device(args: &Value) -> Option<u32> {
+    str_of(args, s::QUEUE)
+        .strip_prefix("device #")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Reads a trace's events one at a time into the report's facts.
@@ -114,7 +131,8 @@ impl Reader {
             }
             ("X", _)
                 if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
-                    || args.get(s::PATH.name).is_some() =>
+                    || args.get(s::PATH.name).is_some()
+                    || args.get(s::KERNEL.name).is_some() =>
             {
                 // An untimed command (no device slice will come) is reported at once.
                 let untimed = str_of(args, s::DEVICE_TIME) == "untimed";
@@ -122,9 +140,16 @@ impl Reader {
                 let dur = ns(e.get("dur"));
                 if pid >= DEVICE_PID_BASE as u64 {
                     let unavailable = args.get(s::DEVICE_TIME.name).is_some();
-                    b.completed(id, (!unavailable).then_some(dur));
+                    let after_call = args.get(s::ENQUEUE_TO_START.name).map(|us| ns(Some(us)));
+                    let ran = Ran {
+                        ns: dur,
+                        after_call_ns: after_call,
+                    };
+                    b.completed(id, (!unavailable).then_some(ran));
                 } else if let Some(facts) = enqueue(args, dur) {
                     b.enqueue(id, facts);
+                } else if let Some(kernel) = kernel(args, dur) {
+                    b.fact(id, Fact::Kernel(kernel));
                 }
             }
             _ => {}

@@ -7,11 +7,13 @@ pub mod csv;
 mod findings;
 pub mod from_trace;
 mod hist;
+mod kernels;
 mod render;
 
 pub use builder::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Kind, cited, kind, kind_of,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Kind, Ran, cited, kind, kind_of,
 };
+pub use kernels::{KernelRow, KernelRun};
 pub use render::Format;
 
 /// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
@@ -57,6 +59,8 @@ pub struct DeviceReport {
     pub transfers: Vec<Row>,
     /// Map, unmap, migrate, fill and copy commands, by kind × direction × path.
     pub operations: Vec<Row>,
+    /// Kernel launches by name, most device time first.
+    pub kernels: Vec<KernelRow>,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
     pub resident_peak_bytes: Option<u64>,
@@ -81,6 +85,9 @@ pub struct Row {
     pub device_ns: u64,
     /// Summed time the program's threads spent inside the calls.
     pub host_ns: u64,
+    /// Of `host_ns`, the time blocking calls waited for the commands ahead of theirs (from the
+    /// call's start to its own command's start on the device).
+    pub waited_ns: u64,
     /// Bandwidth over the calls with a time (device time; host time for blocking calls without
     /// one) and bytes; within 1.2% (a log histogram keeps memory constant).
     pub median_gbps: Option<f64>,

@@ -1,6 +1,6 @@
 //! The report as text (aligned columns, no line over [`WIDTH`]), Markdown or JSON.
 
-use super::{DeviceReport, Finding, Report, Row};
+use super::{DeviceReport, Finding, KernelRow, Report, Row};
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;
 
@@ -49,7 +49,9 @@ impl Report {
     }
 }
 
-const HEADS: [&str; 9] = [
+/// The columns of a transfers or operations table: `host time` is the calls' own, `waited` the
+/// time blocking calls waited for the commands ahead of theirs.
+const HEADS: [&str; 10] = [
     "",
     "dir",
     "path",
@@ -57,12 +59,14 @@ const HEADS: [&str; 9] = [
     "bytes",
     "device time",
     "host time",
+    "waited",
     "median GB/s",
     "p90 GB/s",
 ];
 
-fn cells(r: &Row) -> [String; 9] {
+fn cells(r: &Row) -> [String; 10] {
     let opt = |v: Option<f64>| v.map_or("-".into(), gbps);
+    let some = |ns: u64| if ns > 0 { duration(ns) } else { "-".into() };
     [
         r.kind.clone().unwrap_or_default(),
         r.direction.clone(),
@@ -74,24 +78,86 @@ fn cells(r: &Row) -> [String; 9] {
         } else {
             "-".into()
         },
-        duration(r.host_ns),
+        duration(r.host_ns.saturating_sub(r.waited_ns)),
+        some(r.waited_ns),
         opt(r.median_gbps),
         opt(r.p90_gbps),
     ]
 }
 
-/// Columns aligned: text left, numbers right; the first column only when some row has a kind.
-fn table(rows: &[Row], out: &mut String) {
-    let with_kind = rows.iter().any(|r| r.kind.is_some());
-    let first = usize::from(!with_kind);
-    let body: Vec<[String; 9]> = rows.iter().map(cells).collect();
+/// The kernels table: name, launches, device time, the median launch, time in the calls.
+fn kernels_table(rows: &[KernelRow], out: &mut String) {
+    const HEADS: [&str; 5] = ["kernel", "calls", "device time", "median", "host time"];
+    let body: Vec<[String; 5]> = rows
+        .iter()
+        .map(|k| {
+            [
+                clip(&k.name, 40),
+                k.calls.to_string(),
+                if k.device_ns > 0 {
+                    duration(k.device_ns)
+                } else {
+                    "-".into()
+                },
+                k.median_ns.map_or("-".into(), duration),
+                duration(k.host_ns),
+            ]
+        })
+        .collect();
     let mut widths = HEADS.map(str::len);
     for r in &body {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let line = |cells: [&str; 9], out: &mut String| {
+    let line = |cells: [&str; 5], out: &mut String| {
+        let mut l = String::from("  ");
+        for (i, c) in cells.iter().enumerate() {
+            let pad = widths[i] - c.chars().count();
+            if i == 0 {
+                l += c;
+                l += &" ".repeat(pad + 2);
+            } else {
+                l += &" ".repeat(pad + 2);
+                l += c;
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(HEADS, out);
+    for r in &body {
+        line(std::array::from_fn(|i| r[i].as_str()), out);
+    }
+}
+
+fn md_kernels(rows: &[KernelRow], out: &mut String) {
+    out.push_str("| kernel | calls | device time | median | host time |\n|---|---|---|---|---|\n");
+    for k in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            k.name,
+            k.calls,
+            duration(k.device_ns),
+            k.median_ns.map_or("-".into(), duration),
+            duration(k.host_ns)
+        );
+    }
+}
+
+/// Columns aligned: text left, numbers right; the first column only when some row has a kind.
+fn table(rows: &[Row], out: &mut String) {
+    let with_kind = rows.iter().any(|r| r.kind.is_some());
+    let first = usize::from(!with_kind);
+    let body: Vec<[String; 10]> = rows.iter().map(cells).collect();
+    let mut widths = HEADS.map(str::len);
+    for r in &body {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 10], out: &mut String| {
         let mut l = String::from("  ");
         for (i, c) in cells.iter().enumerate().skip(first) {
             let pad = widths[i] - c.chars().count();
@@ -243,6 +309,9 @@ fn text(r: &Report) -> String {
             out.push_str("  map/unmap, migrate, fill and copy:\n");
             table(&d.operations, &mut out);
         }
+        if !d.kernels.is_empty() {
+            kernels_table(&d.kernels, &mut out);
+        }
         wrapped("  ", &memory(d), &mut out);
         wrapped("  ", &timing(d), &mut out);
     }
@@ -319,6 +388,10 @@ fn markdown(r: &Report) -> String {
         if !d.operations.is_empty() {
             out.push_str("\nMap/unmap, migrate, fill and copy:\n\n");
             md_table(&d.operations, &mut out);
+        }
+        if !d.kernels.is_empty() {
+            out.push_str("\nKernels:\n\n");
+            md_kernels(&d.kernels, &mut out);
         }
         let _ = writeln!(out, "\n{}. {}.", upper(&memory(d)), upper(&timing(d)));
     }

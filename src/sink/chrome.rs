@@ -267,7 +267,7 @@ impl<W: Write + Send> Chrome<W> {
             Record::Device(d) => self.device(&d),
             Record::Queue(q) => self.queue(q),
             // Summary mode's compact enqueues: a trace gets whole calls instead.
-            Record::Transfer(..) => {}
+            Record::Fact(..) => {}
             Record::Thread { tid, name } => {
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
                 let name = String::from_utf8_lossy(&name[..end]).into_owned();

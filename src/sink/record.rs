@@ -27,10 +27,10 @@ pub enum Record {
     Queue(QueueTrack),
     /// A host thread's first record: its name.
     Thread { tid: u32, name: [u8; 16] },
-    /// Summary mode: a classified enqueue as the report needs it, with its device time (`None`:
-    /// unavailable or not timed), instead of the call, its classification and its command. Sent
-    /// when the command completes, or from the call when it is not timed.
-    Transfer(crate::report::Enqueue, Option<u64>),
+    /// Summary mode: a classified enqueue or a kernel launch as the report needs it, with its
+    /// completion (`None`: unavailable or not timed), instead of the call, its classification and
+    /// its command. Sent when the command completes, or from the call when it is not timed.
+    Fact(crate::report::Fact, Option<crate::report::Ran>),
 }
 
 /// One host call. `begin`/`end` bracket the call down to the driver.
@@ -171,7 +171,7 @@ pub use crate::vocab::schema::DROPPED_KINDS as KINDS;
 impl Record {
     pub fn kind(&self) -> usize {
         match self {
-            Record::Call(_) | Record::Transfer(..) => 0,
+            Record::Call(_) | Record::Fact(..) => 0,
             Record::Command(_) => 1,
             Record::Counter { .. } => 2,
             Record::Device(_) => 3,

@@ -7,7 +7,9 @@ use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
 use super::trace_file;
 use super::writer::Output;
 use crate::model::classification::Classification;
-use crate::report::{Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Format, Report};
+use crate::report::{
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Ran, Report,
+};
 use crate::timing::clock;
 use crate::vocab::Api;
 use std::io::Write;
@@ -60,16 +62,27 @@ impl Summary {
         let Some(b) = &mut self.b else { return };
         match r {
             Record::Call(call) => {
-                if let Some(e) = &call.command
-                    && let Some(c) = &e.class
-                {
-                    let host_ns = call.end.saturating_sub(call.begin);
-                    b.enqueue(e.id, facts(call.api, e.queue.device, c, e.flags, host_ns));
+                let Some(e) = &call.command else { return };
+                // An untimed command's completion never comes: it is counted at once.
+                let id = if e.timed { e.id } else { 0 };
+                let host_ns = call.end.saturating_sub(call.begin);
+                if let Some(c) = &e.class {
+                    b.enqueue(id, facts(call.api, e.queue.device, c, e.flags, host_ns));
+                } else if let Some(name) = &e.kernel {
+                    let run = KernelRun {
+                        device: e.queue.device,
+                        name: name.clone(),
+                        host_ns,
+                    };
+                    b.fact(id, Fact::Kernel(run));
                 }
             }
             Record::Command(c) => b.completed(
                 c.id,
-                (c.time == DeviceTime::Measured).then(|| c.end.saturating_sub(c.start)),
+                (c.time == DeviceTime::Measured).then(|| Ran {
+                    ns: c.end.saturating_sub(c.start),
+                    after_call_ns: Some(c.start.saturating_sub(c.host_begin)),
+                }),
             ),
             Record::Device(d) => b.device(DeviceFacts {
                 index: d.index,
@@ -156,9 +169,9 @@ impl Output for Summary {
         for r in records.drain(..) {
             match r {
                 // Summary mode's own records: the facts are taken, not copied.
-                Record::Transfer(facts, device_ns) => {
+                Record::Fact(fact, ran) => {
                     if let Some(b) = &mut self.b {
-                        b.add(facts, device_ns);
+                        b.add_fact(fact, ran);
                     }
                 }
                 r => {

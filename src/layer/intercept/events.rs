@@ -153,7 +153,7 @@ pub struct What {
     pub blocking: bool,
     pub kernel: Option<Arc<str>>,
     /// Summary mode: what the report needs, sent with the device time when the command completes.
-    pub facts: Option<crate::report::Enqueue>,
+    pub facts: Option<crate::report::Fact>,
     /// The commands its wait list named (trace mode, for the dependency arrows).
     pub waits: Box<[u64]>,
 }
@@ -331,7 +331,7 @@ pub unsafe fn track(
     queue: &Arc<QueueInfo>,
     span: &Span,
     mut what: What,
-    facts: &mut Option<crate::report::Enqueue>,
+    facts: &mut Option<crate::report::Fact>,
 ) -> bool {
     let handle = if event.is_null() {
         std::ptr::null_mut()
@@ -423,7 +423,7 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
         }
     }
     for facts in left {
-        buffer::push_with(|_| Record::Transfer(facts, None));
+        buffer::push_with(|_| Record::Fact(facts, None));
     }
     incomplete
 }
@@ -438,25 +438,55 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     let dev: &Device = &queue.device;
     let mut status = status;
     if !crate::sink::records_every_call() {
-        // Summary mode: the report needs the duration only (two queries, not four) and no device
-        // slice; the in-flight counter is the trace's.
-        let times = match status {
-            CL_COMPLETE | OVER => unsafe {
+        // Summary mode: the report needs the duration (two queries, not four) and no device
+        // slice; the in-flight counter is the trace's. A blocking call's wait for the commands
+        // ahead of it needs its start on the host clock too: QUEUED places it.
+        let ok = matches!(status, CL_COMPLETE | OVER);
+        let ran = if ok && p.what.blocking {
+            unsafe {
+                driver::profiling(
+                    event,
+                    [
+                        CL_PROFILING_COMMAND_QUEUED,
+                        CL_PROFILING_COMMAND_START,
+                        CL_PROFILING_COMMAND_END,
+                    ],
+                )
+            }
+            .filter(|&[_, start, end]| start != 0 && start < end)
+            .map(|[queued, start, end]| {
+                let q = if queued == 0 || queued > start {
+                    start
+                } else {
+                    queued
+                };
+                let offset = dev.clock.lock().place(p.host_begin, q);
+                let host_start = mapping::to_host(start, offset);
+                crate::report::Ran {
+                    ns: end - start,
+                    after_call_ns: Some(host_start.saturating_sub(p.host_begin)),
+                }
+            })
+        } else if ok {
+            unsafe {
                 driver::profiling(
                     event,
                     [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
                 )
-            },
-            _ => None,
-        };
-        let device_ns = times
+            }
             .filter(|&[start, end]| start != 0 && start < end)
-            .map(|[start, end]| end - start);
-        if device_ns.is_none() {
+            .map(|[start, end]| crate::report::Ran {
+                ns: end - start,
+                after_call_ns: None,
+            })
+        } else {
+            None
+        };
+        if ran.is_none() {
             dev.unavailable.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(facts) = p.what.facts.take() {
-            buffer::push_with(|_| Record::Transfer(facts, device_ns));
+            buffer::push_with(|_| Record::Fact(facts, ran));
         }
         return;
     }

@@ -288,7 +288,8 @@ unsafe fn enqueued(
         unsafe { graph::made(event, id) };
     }
     if !crate::sink::records_every_call() {
-        return unsafe { summarized(call, (id, cap), event, &q, span, transfer) };
+        let kernel = kernel.and_then(kernel_name);
+        return unsafe { summarized(call, (id, cap), event, &q, span, (transfer, kernel)) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
@@ -320,8 +321,8 @@ unsafe fn enqueued(
     span.command = Some(e);
 }
 
-/// [`enqueued`] in summary mode: a transfer's report facts (~50 bytes), to go with its device
-/// time; other commands are neither timed nor recorded.
+/// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~50 bytes), to go
+/// with its device time; other commands are neither timed nor recorded.
 ///
 /// # Safety
 /// As [`enqueued`].
@@ -331,16 +332,26 @@ unsafe fn summarized(
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
-    transfer: Option<(bool, Op)>,
+    (transfer, kernel): (Option<(bool, Op)>, Option<Arc<str>>),
 ) {
+    use crate::report::{Fact, KernelRun};
     let host_ns = span.end.saturating_sub(span.begin);
-    let mut facts = transfer.and_then(|transfer| {
+    let transfer = transfer.and_then(|transfer| {
         let (mut class, mut flags) = (None, CallFlags::None);
         record(call, q, transfer, &mut class, &mut flags, None);
         let c = class.as_ref()?;
         Some(summary::facts(call.api, q.r.device, c, flags, host_ns))
     });
-    let blocking = facts.as_ref().is_some_and(|f| f.blocking);
+    let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
+    let mut facts = match (transfer, kernel) {
+        (Some(t), _) => Some(Fact::Transfer(t)),
+        (None, Some(name)) => Some(Fact::Kernel(KernelRun {
+            device: q.r.device,
+            name,
+            host_ns,
+        })),
+        (None, None) => None,
+    };
     let what = What {
         api: call.api,
         class: None,
