@@ -1026,3 +1026,41 @@ fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
         r.stderr
     );
 }
+
+/// Issue #24 (question 2 of the brief: does my pipeline overlap?): a device's busy time, and the
+/// time a transfer and a kernel ran at once: most of the transfer time when they go to two
+/// queues, none when one in-order queue serialises them. Live, from the trace and in summary mode.
+#[test]
+fn overlap_of_transfers_with_kernels_is_measured_per_device() {
+    let prog = program("overlap");
+    for (variant, overlaps) in [("overlap", true), ("serial", false)] {
+        let (live, from_trace, _) = live_and_from_trace(&prog, &[variant], "auto");
+        assert_eq!(
+            live["devices"][0]["busy"], from_trace["devices"][0]["busy"],
+            "{variant}"
+        );
+        // Summary mode: device times on the device's own clock, the same figures.
+        let summary = fresh_dir("overlap-summary").join("r.json");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.arg(variant)
+            .env("CLXFER_MODE", "summary")
+            .env("CLXFER_REPORT", &summary);
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let summary = json(&summary);
+        for (what, busy) in [
+            ("trace", &live["devices"][0]["busy"]),
+            ("summary", &summary["devices"][0]["busy"]),
+        ] {
+            let n = |k: &str| busy[k].as_u64().unwrap_or_else(|| panic!("{what}: {busy}"));
+            let (transfer, kernel, overlap) = (n("transfer_ns"), n("kernel_ns"), n("overlap_ns"));
+            assert!(transfer > 0 && kernel > 0, "{variant} {what}: {busy}");
+            assert!(n("busy_ns") <= n("span_ns"), "{variant} {what}: {busy}");
+            if overlaps {
+                assert!(overlap * 2 > transfer, "{variant} {what}: {busy}");
+            } else {
+                assert_eq!(overlap, 0, "{variant} {what}: {busy}");
+            }
+        }
+    }
+}

@@ -5,6 +5,7 @@
 
 use super::hist::Hist;
 use super::kernels::{KernelRun, Kernels};
+use super::timeline::{Class, Timeline};
 use super::{DeviceReport, Report, Row, findings};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
@@ -128,6 +129,9 @@ pub struct Enqueue {
 pub struct Ran {
     pub ns: u64,
     pub after_call_ns: Option<u64>,
+    /// Its start on a clock all the device's commands share (the host clock in a trace, the
+    /// device's own in summary mode), for the device's busy time and overlap.
+    pub start_ns: Option<u64>,
 }
 
 /// The host side of a command the report counts: a classified transfer, or a kernel launch.
@@ -250,6 +254,7 @@ pub(super) struct DeviceAcc {
     pub small_sizes: BTreeMap<u64, u64>,
     pub misaligned: Sum,
     pub kernels: Kernels,
+    pub timeline: Timeline,
     pub without_device_time: u64,
     /// Of those, blocking calls whose host time stood in.
     pub host_time_used: u64,
@@ -321,6 +326,14 @@ impl Builder {
                 let d = self.devices.entry(k.device).or_default();
                 d.facts.index = k.device;
                 d.kernels.add(&k, ran.map(|r| r.ns));
+                if let Some(Ran {
+                    ns,
+                    start_ns: Some(s),
+                    ..
+                }) = ran
+                {
+                    d.timeline.add(s, s.saturating_add(ns), Class::Kernel);
+                }
             }
         }
     }
@@ -344,6 +357,14 @@ impl Builder {
         };
         let d = self.devices.entry(e.device).or_default();
         d.facts.index = e.device;
+        if let Some(Ran {
+            ns,
+            start_ns: Some(s),
+            ..
+        }) = ran
+        {
+            d.timeline.add(s, s.saturating_add(ns), Class::Transfer);
+        }
         let time = device_ns
             .or(e.blocking.then_some(e.host_ns))
             .filter(|&t| t > 0);
@@ -438,7 +459,7 @@ impl Builder {
             start_time: self.start_time,
             wall_ns: end.as_ref().map_or(self.last_ns, |e| e.at_ns),
             cut_short: end.is_none(),
-            devices: self.devices.values().map(device_report).collect(),
+            devices: self.devices.values_mut().map(device_report).collect(),
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,
             incomplete_at_exit: end.as_ref().map(|e| e.incomplete),
@@ -456,7 +477,7 @@ const OPERATIONS: [Kind; 5] = [
     Kind::Copy,
 ];
 
-fn device_report(d: &DeviceAcc) -> DeviceReport {
+fn device_report(d: &mut DeviceAcc) -> DeviceReport {
     let row = |kind: Option<Kind>, dir: Direction, path: Path, acc: &Acc| Row {
         kind: kind.map(|k| k.as_str().to_string()),
         direction: dir.as_str().into(),
@@ -504,6 +525,7 @@ fn device_report(d: &DeviceAcc) -> DeviceReport {
             .filter_map(|&dir| Some((dir.as_str().to_string(), d.best_pinned[dir as usize]?)))
             .collect(),
         kernels: d.kernels.rows(),
+        busy: d.timeline.busy(),
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
@@ -551,6 +573,7 @@ mod tests {
         let ran = |ns| Ran {
             ns,
             after_call_ns: None,
+            start_ns: None,
         };
         b.completed(1, Some(ran(1_000_000)));
         b.completed(2, Some(ran(100_000))); // before its enqueue, as a blocking call's can be

@@ -144,6 +144,7 @@ impl Reader {
                     let ran = Ran {
                         ns: dur,
                         after_call_ns: after_call,
+                        start_ns: Some(ts),
                     };
                     b.completed(id, (!unavailable).then_some(ran));
                 } else if let Some(facts) = enqueue(args, dur) {

@@ -9,12 +9,14 @@ pub mod from_trace;
 mod hist;
 mod kernels;
 mod render;
+mod timeline;
 
 pub use builder::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Kind, Ran, cited, kind, kind_of,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use render::Format;
+pub use timeline::Busy;
 
 /// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
 pub fn trace_doc() -> String {
@@ -61,6 +63,9 @@ pub struct DeviceReport {
     pub operations: Vec<Row>,
     /// Kernel launches by name, most device time first.
     pub kernels: Vec<KernelRow>,
+    /// How long the device was busy with the transfers and kernels timed, and with both at once;
+    /// `null` when none was.
+    pub busy: Option<Busy>,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
     pub resident_peak_bytes: Option<u64>,

@@ -183,7 +183,20 @@ fn wrapped(head: &str, text: &str, out: &mut String) {
     let indent = " ".repeat(head.chars().count());
     let mut line = head.to_string();
     let mut empty = true;
-    for word in text.split_whitespace() {
+    // A number and its unit stay on one line.
+    const UNITS: [&str; 9] = ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "GB/s"];
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let bare = w.trim_end_matches([',', ';', ':', ')', '.']);
+        match words.last_mut() {
+            Some(last) if UNITS.contains(&bare) && last.ends_with(|c: char| c.is_ascii_digit()) => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for word in &words {
         if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
             out.push_str(&line);
             out.push('\n');
@@ -264,6 +277,28 @@ fn memory(d: &DeviceReport) -> String {
     s
 }
 
+/// The device's busy time, idle time, and the overlap of transfers with kernels.
+fn busy(d: &DeviceReport) -> Option<String> {
+    let b = d.busy?;
+    let share = if b.transfer_ns > 0 {
+        format!(
+            " ({:.0}% of the transfer time)",
+            100.0 * b.overlap_ns as f64 / b.transfer_ns as f64
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "busy: {} of a {} span (idle {}): transfers {}, kernels {}, both at once {}{share}",
+        duration(b.busy_ns),
+        duration(b.span_ns),
+        duration(b.span_ns.saturating_sub(b.busy_ns)),
+        duration(b.transfer_ns),
+        duration(b.kernel_ns),
+        duration(b.overlap_ns),
+    ))
+}
+
 /// A figure only a trace's end gives: "unknown" when the trace was cut short.
 fn known(figure: Option<String>) -> String {
     figure.unwrap_or_else(|| "unknown".into())
@@ -311,6 +346,9 @@ fn text(r: &Report) -> String {
         }
         if !d.kernels.is_empty() {
             kernels_table(&d.kernels, &mut out);
+        }
+        if let Some(b) = busy(d) {
+            wrapped("  ", &b, &mut out);
         }
         wrapped("  ", &memory(d), &mut out);
         wrapped("  ", &timing(d), &mut out);
@@ -392,6 +430,9 @@ fn markdown(r: &Report) -> String {
         if !d.kernels.is_empty() {
             out.push_str("\nKernels:\n\n");
             md_kernels(&d.kernels, &mut out);
+        }
+        if let Some(b) = busy(d) {
+            let _ = writeln!(out, "\n{}.", upper(&b));
         }
         let _ = writeln!(out, "\n{}. {}.", upper(&memory(d)), upper(&timing(d)));
     }

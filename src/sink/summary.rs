@@ -82,6 +82,7 @@ impl Summary {
                 (c.time == DeviceTime::Measured).then(|| Ran {
                     ns: c.end.saturating_sub(c.start),
                     after_call_ns: Some(c.start.saturating_sub(c.host_begin)),
+                    start_ns: Some(c.start.saturating_sub(self.start_ns)),
                 }),
             ),
             Record::Device(d) => b.device(DeviceFacts {

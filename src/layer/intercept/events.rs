@@ -465,6 +465,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
                 crate::report::Ran {
                     ns: end - start,
                     after_call_ns: Some(host_start.saturating_sub(p.host_begin)),
+                    start_ns: Some(start),
                 }
             })
         } else if ok {
@@ -478,6 +479,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
             .map(|[start, end]| crate::report::Ran {
                 ns: end - start,
                 after_call_ns: None,
+                start_ns: Some(start),
             })
         } else {
             None
