@@ -73,3 +73,63 @@ fn pyopencl_script_gives_the_same_result() {
         );
     }
 }
+
+/// Issue #24, as a pyopencl user saw it: three kernels, then a blocking read. The report has the
+/// kernels, and the read's host time is mostly its wait for the first kernel, not its transfer.
+#[test]
+fn pyopencl_kernels_and_the_read_that_waits_for_them() {
+    let script = root().join("tests/programs/pyopencl_kernels.py");
+    let plain = run_cmd(
+        {
+            let mut c = command("/usr/bin/python3", Load::None);
+            c.arg(&script);
+            c
+        },
+        Duration::from_secs(120),
+    );
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    let report = fresh_dir("pyopencl-kernels").join("r.json");
+    let mut cmd = command("/usr/bin/python3", Load::Layer);
+    cmd.arg(&script)
+        .env("CLXFER_MODE", "summary")
+        .env("CLXFER_REPORT", &report);
+    let r = run_cmd(cmd, Duration::from_secs(120));
+    assert_eq!(
+        (r.code, &r.stdout),
+        (plain.code, &plain.stdout),
+        "{}",
+        r.stderr
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let d = &report["devices"][0];
+    let calls = |name: &str| {
+        d["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == name)
+            .map(|k| {
+                (
+                    k["calls"].as_u64().unwrap(),
+                    k["device_ns"].as_u64().unwrap(),
+                )
+            })
+    };
+    let (spin, spin_ns) = calls("spin").unwrap_or_else(|| panic!("{d}"));
+    assert_eq!((spin, calls("scale").map(|c| c.0)), (1, Some(2)), "{d}");
+    let read = d["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["direction"] == "D2H")
+        .unwrap();
+    let (host, waited) = (
+        read["host_ns"].as_u64().unwrap(),
+        read["waited_ns"].as_u64().unwrap(),
+    );
+    assert!(
+        waited * 2 >= spin_ns && waited <= host,
+        "waited {waited} of {host}; spin {spin_ns}"
+    );
+}

@@ -125,6 +125,9 @@ pub struct RuleSet {
     /// Device timing: the least time, µs, between two completion callbacks clxfer arms on one
     /// queue (each collects every command completed by then). 0: whenever the last one has run.
     pub callback_gap_us: u32,
+    /// The driver reports no real device time for migrations (zero, or another command's): they
+    /// are not drawn or counted as measured. `None`: their times are taken as measured.
+    pub migrate_time: Option<Row>,
 }
 
 /// A reference pinned bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
@@ -336,6 +339,14 @@ pub static NVIDIA: RuleSet = RuleSet {
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
     // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
     callback_gap_us: 1000,
+    migrate_time: Some(Rule {
+        id: "nvidia.migrate-time",
+        value: (),
+        says: "the driver's profiling times of a migration are not its own: 0 ms for a 1 GiB \
+               migration that held the host 670–730 ms, or the start and duration of an earlier \
+               command on the queue; they are marked untrusted and not used",
+        source: "ground-truth-h200.md (migrate rows); the H200 example in docs/examples [X]",
+    }),
 };
 
 pub static AMD: RuleSet = RuleSet {
@@ -413,6 +424,7 @@ pub static AMD: RuleSet = RuleSet {
     reference: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
@@ -496,6 +508,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 pub static INTEL_DGPU: RuleSet = RuleSet {
@@ -575,6 +588,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     }),
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 const HOST_COPY: &str = "the device works in host memory: a read or write is one host memcpy \
@@ -652,6 +666,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 pub static CPU: RuleSet = RuleSet {
@@ -725,6 +740,7 @@ pub static CPU: RuleSet = RuleSet {
     reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 pub static GENERIC: RuleSet = RuleSet {
@@ -803,6 +819,7 @@ pub static GENERIC: RuleSet = RuleSet {
     }),
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
+    migrate_time: None,
 };
 
 /// Rules every set shares: the classifier's own logic, cited like the vendor rules.
@@ -882,7 +899,8 @@ pub fn markdown() -> String {
             "\n## `{}`: {}\n\n| Rule | What it says | Source |\n|---|---|---|\n",
             set.name, set.title
         );
-        for (id, says, source) in set.rows() {
+        let extra = set.migrate_time.iter().map(|r| (r.id, r.says, r.source));
+        for (id, says, source) in set.rows().into_iter().chain(extra) {
             let _ = writeln!(out, "| `{id}` | {} | {} |", clean(says), clean(source));
         }
         let _ = writeln!(

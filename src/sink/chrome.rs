@@ -450,6 +450,8 @@ impl<W: Write + Send> Chrome<W> {
             if c.class.is_some() {
                 j.field(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }
+        } else if c.time == DeviceTime::Untrusted {
+            j.field(s::DEVICE_TIME).word("untrusted");
         } else {
             j.field(s::DEVICE_TIME).word("unavailable");
         }

@@ -86,6 +86,9 @@ pub enum DeviceTime {
     Measured,
     /// The profiling query failed or reported a zero duration (NVIDIA does for migrations).
     Unavailable,
+    /// The driver's times are not the command's own (NVIDIA's migrations: `migrate_time` in
+    /// the vendor rules): placed, 0 long, where its completion was seen.
+    Untrusted,
 }
 
 /// A completed command. Times are on the host clock, already mapped (`timing::mapping`).

@@ -57,7 +57,7 @@ schema! {
     QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT.",
     SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
     ENQUEUE_TO_START = "enqueue_to_start_us" ["device"] "From the enqueue call's start on the host to the command's start.",
-    DEVICE_TIME = "device_time" ["host, device"] "Device slices: present only as `unavailable`, the profiling query failed or reported a zero duration (NVIDIA does for migrations); a failed query puts the slice, 0 long, at the completion. Host slices: `untimed`, no device slice comes (an untimed queue, device timing off, or a command without an event).",
+    DEVICE_TIME = "device_time" ["host, device"] "Device slices: `unavailable`, the profiling query failed or reported a zero duration (a failed query puts the slice, 0 long, at the completion); `untrusted`, the vendor's driver does not measure this kind of command (NVIDIA's migrations, `migrate_time` in docs/RULES.md), so the slice sits, 0 long, at the completion and the report counts it without device time. Host slices: `untimed`, no device slice comes (an untimed queue, device timing off, or a command without an event).",
     STATUS = "status" ["device"] "Present only when the command failed: the negative execution status its completion callback got.",
     PROGRAM = "program" ["trace start"] "The program's name.",
     COMMAND_LINE = "command_line" ["trace start"] "The program's arguments.",

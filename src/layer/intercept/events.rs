@@ -441,7 +441,8 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         // Summary mode: the report needs the duration (two queries, not four) and no device
         // slice; the in-flight counter is the trace's. A blocking call's wait for the commands
         // ahead of it needs its start on the host clock too: QUEUED places it.
-        let ok = matches!(status, CL_COMPLETE | OVER);
+        let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
+        let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
         let ran = if ok && p.what.blocking {
             unsafe {
                 driver::profiling(
@@ -514,7 +515,13 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         };
     }
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
+    // Times the vendor's driver does not really measure are not used as if it did.
+    let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
     let (queued, submit, start, end, time) = match times {
+        Some(_) if untrusted => {
+            let t = now.get().max(p.host_end);
+            (t, t, t, t, DeviceTime::Untrusted)
+        }
         Some([q, s, st, e]) if st != 0 && st <= e => {
             // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
             // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
@@ -535,7 +542,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
             (t, t, t, t, DeviceTime::Unavailable)
         }
     };
-    if time == DeviceTime::Unavailable {
+    if time != DeviceTime::Measured {
         dev.unavailable.fetch_add(1, Ordering::Relaxed);
     }
     let command = Command {
