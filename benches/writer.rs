@@ -104,6 +104,7 @@ fn records() -> Vec<Record> {
                 kernel: None,
                 timed: true,
                 deps: Default::default(),
+                region: None,
             })),
             node: 0,
         }));

@@ -673,3 +673,53 @@ fn untrusted_migration_times_are_marked_and_never_drawn_over_another_command() {
         }
     }
 }
+
+/// Issue #24: a kernel's host slice names the memory objects bound to it at the launch, with
+/// their sizes and the access their flags tell; a migration names each object with its size; a
+/// map, the region it asked for.
+#[test]
+fn kernels_and_migrations_name_their_objects_with_sizes_and_access() {
+    let r = run(program("kernels"), Load::Layer, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let launch = ev
+        .iter()
+        .find(|e| e["args"]["api"] == "clEnqueueNDRangeKernel")
+        .unwrap();
+    let m = &launch["args"]["mem_objects"][0];
+    assert_eq!(
+        (&m["kind"], &m["size"], &m["access"]),
+        (
+            &Value::from("buffer"),
+            &Value::from(65536),
+            &Value::from("read-write (assumed)")
+        ),
+        "{launch}"
+    );
+    let r = run(program("demo"), Load::Layer, &[]);
+    let ev = events(&r.traces[0]);
+    let migrate = ev
+        .iter()
+        .find(|e| e["args"]["api"] == "clEnqueueMigrateMemObjects")
+        .unwrap();
+    let m = &migrate["args"]["mem_objects"][0];
+    assert!(
+        m["size"].as_u64() > Some(0) && m.get("access").is_none(),
+        "{migrate}"
+    );
+    // A map says the region it asked for beside the bytes it moved.
+    for map in ev
+        .iter()
+        .filter(|e| e["args"]["api"] == "clEnqueueMapBuffer")
+    {
+        let region = &map["args"]["region"];
+        assert!(
+            region["offset"].is_u64() && region["size"].as_u64() > Some(0),
+            "{map}"
+        );
+        assert!(
+            map["args"]["bytes"].as_u64() <= region["size"].as_u64(),
+            "{map}"
+        );
+    }
+}

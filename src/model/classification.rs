@@ -83,6 +83,8 @@ pub struct ObjRef {
     pub flags: u64,
     pub kind: MemKind,
     pub sub: bool,
+    /// Its size, bytes.
+    pub size: u64,
 }
 
 impl ObjRef {

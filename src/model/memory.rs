@@ -75,6 +75,7 @@ impl MemObject {
             flags: self.flags,
             kind: self.kind,
             sub: self.parent.is_some(),
+            size: self.size,
         }
     }
 }

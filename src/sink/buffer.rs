@@ -110,6 +110,7 @@ pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
             mems: SmallVec::new(),
             kernel,
             flags: CallFlags::None,
+            region: None,
         },
     )
 }

@@ -90,6 +90,20 @@ fn flag_names(
     })
 }
 
+/// What a kernel does to a memory-object argument, as far as its flags tell: a `READ_ONLY` one is
+/// read, a `WRITE_ONLY` one written; the rest are assumed to be read and written (clxfer does not
+/// read the kernel's code).
+fn access(flags: u64) -> &'static str {
+    use opencl_sys::{CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY};
+    if flags & CL_MEM_READ_ONLY != 0 {
+        "read"
+    } else if flags & CL_MEM_WRITE_ONLY != 0 {
+        "write"
+    } else {
+        "read-write (assumed)"
+    }
+}
+
 /// Starts the trace: the opening bracket, the start event, the host process's name.
 pub struct Start<'a> {
     pub program: &'a str,
@@ -356,6 +370,12 @@ impl<W: Write + Send> Chrome<W> {
             classification(j, c.api, cl, &mut self.rendered);
             j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
         }
+        if let Some((offset, size)) = e.region {
+            j.field(s::REGION).open();
+            j.qkey(quoted!("offset")).u64(offset);
+            j.qkey(quoted!("size")).u64(size);
+            j.close();
+        }
         match e.flags {
             CallFlags::None => {}
             CallFlags::Map(f) => {
@@ -376,11 +396,16 @@ impl<W: Write + Send> Chrome<W> {
                 j.open();
                 j.qkey(quoted!("id")).u64(m.id);
                 j.qkey(quoted!("kind")).word(m.kind_name());
+                j.qkey(quoted!("size")).u64(m.size);
                 j.qkey(quoted!("flags")).raw_bytes(flag_names(
                     &mut self.flag_names,
                     m.flags,
                     MEM_FLAGS,
                 ));
+                // A kernel's access to its arguments, as far as their flags tell.
+                if e.kernel.is_some() {
+                    j.qkey(quoted!("access")).word(access(m.flags));
+                }
                 j.close();
             }
             j.close_array();

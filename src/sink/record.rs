@@ -62,6 +62,8 @@ pub struct Enqueued {
     /// The kernel's function name, for kernel launches.
     pub kernel: Option<std::sync::Arc<str>>,
     pub flags: CallFlags,
+    /// A buffer map's requested region: (offset, size), beside the bytes it moved.
+    pub region: Option<(u64, u64)>,
 }
 
 /// The flags of a map or migrate call (what it asked to move).

@@ -66,6 +66,9 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
                     None,
                 )
             };
+            if let Some(e) = span.command.as_mut() {
+                e.region = Some((a.4 as u64, a.5 as u64));
+            }
         }
         ret
     }

@@ -296,7 +296,9 @@ unsafe fn enqueued(
     if let Some(transfer) = transfer {
         let trace = Some((&mut e.mems, span.end));
         record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
-        if e.class.is_none() {
+        // A kernel names its arguments whether or not they move; another command that moves
+        // nothing names none.
+        if e.class.is_none() && e.kernel.is_none() {
             e.mems.clear();
         }
     }

@@ -46,6 +46,7 @@ fn host(id: u64, start: u64) -> Record {
             kernel: None,
             timed: true,
             deps: Default::default(),
+            region: None,
         })),
         node: 0,
     })
