@@ -1062,5 +1062,27 @@ fn overlap_of_transfers_with_kernels_is_measured_per_device() {
                 assert_eq!(overlap, 0, "{variant} {what}: {busy}");
             }
         }
+        // Per queue: the kernels' queue and the writes' queue, or the one queue.
+        let queues = live["devices"][0]["queues"].as_array().unwrap();
+        assert_eq!(
+            queues.len(),
+            if overlaps { 2 } else { 1 },
+            "{variant}: {queues:?}"
+        );
+        if overlaps {
+            let busy = |i: usize, k: &str| queues[i]["busy"][k].as_u64().unwrap();
+            assert!(
+                busy(0, "kernel_ns") > 0 && busy(1, "kernel_ns") == 0,
+                "{queues:?}"
+            );
+            assert!(
+                busy(1, "transfer_ns") > busy(0, "transfer_ns"),
+                "{queues:?}"
+            );
+        }
+        assert_eq!(
+            live["devices"][0]["queues"],
+            from_trace["devices"][0]["queues"]
+        );
     }
 }

@@ -6,7 +6,7 @@
 use super::hist::Hist;
 use super::kernels::{KernelRun, Kernels};
 use super::timeline::{Class, Timeline};
-use super::{DeviceReport, Report, Row, findings};
+use super::{DeviceReport, QueueBusy, Report, Row, findings};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 pub const PARKED: usize = 1 << 16;
 /// Pinned transfers this big are bandwidth-bound: the best of them is the run's pinned figure.
 pub const BANDWIDTH_BOUND: u64 = 1 << 20;
+/// Queues with a timeline of their own, per device, at most.
+const QUEUES: usize = 64;
 /// Distinct small-transfer sizes remembered.
 const SIZES: usize = 4096;
 /// Transfers smaller than this are latency-bound.
@@ -105,6 +107,8 @@ pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> (bool, bool) {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enqueue {
     pub device: u32,
+    /// Its queue's number (`queue #Q`).
+    pub queue: u32,
     pub kind: Kind,
     pub direction: Direction,
     pub path: Path,
@@ -255,9 +259,21 @@ pub(super) struct DeviceAcc {
     pub misaligned: Sum,
     pub kernels: Kernels,
     pub timeline: Timeline,
+    /// The same, per queue (the first [`QUEUES`] queues seen).
+    pub queues: BTreeMap<u32, Timeline>,
     pub without_device_time: u64,
     /// Of those, blocking calls whose host time stood in.
     pub host_time_used: u64,
+}
+
+impl DeviceAcc {
+    /// A command of `queue` ran from `start` to `end`.
+    fn busy(&mut self, queue: u32, start: u64, end: u64, class: Class) {
+        self.timeline.add(start, end, class);
+        if self.queues.len() < QUEUES || self.queues.contains_key(&queue) {
+            self.queues.entry(queue).or_default().add(start, end, class);
+        }
+    }
 }
 
 /// Builds a [`Report`].
@@ -332,7 +348,7 @@ impl Builder {
                     ..
                 }) = ran
                 {
-                    d.timeline.add(s, s.saturating_add(ns), Class::Kernel);
+                    d.busy(k.queue, s, s.saturating_add(ns), Class::Kernel);
                 }
             }
         }
@@ -363,7 +379,7 @@ impl Builder {
             ..
         }) = ran
         {
-            d.timeline.add(s, s.saturating_add(ns), Class::Transfer);
+            d.busy(e.queue, s, s.saturating_add(ns), Class::Transfer);
         }
         let time = device_ns
             .or(e.blocking.then_some(e.host_ns))
@@ -526,6 +542,16 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
             .collect(),
         kernels: d.kernels.rows(),
         busy: d.timeline.busy(),
+        queues: d
+            .queues
+            .iter_mut()
+            .filter_map(|(&queue, t)| {
+                Some(QueueBusy {
+                    queue,
+                    busy: t.busy()?,
+                })
+            })
+            .collect(),
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
@@ -541,6 +567,7 @@ mod tests {
     fn write(bytes: u64, path: Path, blocking: bool) -> Enqueue {
         Enqueue {
             device: 1,
+            queue: 1,
             kind: Kind::Write,
             direction: Direction::H2D,
             path,

@@ -41,7 +41,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         str_of(args, s::DIRECTION),
     )?;
     let path = word(Path::ALL, Path::as_str, str_of(args, s::PATH))?;
-    let device = queue_device(args)?;
+    let (device, queue) = queue_of(args)?;
     let rule_ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
     let (misaligned, holds_host) = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
     let flags = match (
@@ -54,6 +54,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
     };
     Some(Enqueue {
         device,
+        queue,
         kind: kind(str_of(args, s::API)),
         direction,
         path,
@@ -70,21 +71,21 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
 /// A host enqueue slice's facts, if it was a kernel launch.
 fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
     let name = args.get(s::KERNEL.name)?.as_str()?;
+    let (device, queue) = queue_of(args)?;
     Some(KernelRun {
-        device: queue_device(args)?,
+        device,
+        queue,
         name: name.into(),
         host_ns,
     })
 }
 
-/// The device of `device #D queue #Q`.
-fn queue_device(args: &Value) -> Option<u32> {
-    str_of(args, s::QUEUE)
+/// (D, Q) of `device #D queue #Q`.
+fn queue_of(args: &Value) -> Option<(u32, u32)> {
+    let (d, q) = str_of(args, s::QUEUE)
         .strip_prefix("device #")?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()
+        .split_once(" queue #")?;
+    Some((d.parse().ok()?, q.parse().ok()?))
 }
 
 /// Reads a trace's events one at a time into the report's facts.

@@ -15,6 +15,7 @@ pub const OTHERS: &str = "(other kernels)";
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelRun {
     pub device: u32,
+    pub queue: u32,
     pub name: Arc<str>,
     /// Time inside the enqueue call.
     pub host_ns: u64,
@@ -94,6 +95,7 @@ mod tests {
     fn run(name: &str) -> KernelRun {
         KernelRun {
             device: 1,
+            queue: 1,
             name: name.into(),
             host_ns: 10,
         }

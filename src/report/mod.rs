@@ -66,6 +66,8 @@ pub struct DeviceReport {
     /// How long the device was busy with the transfers and kernels timed, and with both at once;
     /// `null` when none was.
     pub busy: Option<Busy>,
+    /// The same per queue (the first 64 queues of the device).
+    pub queues: Vec<QueueBusy>,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
     pub resident_peak_bytes: Option<u64>,
@@ -74,6 +76,13 @@ pub struct DeviceReport {
     /// device timing off, or not complete at the end).
     pub without_device_time: u64,
     pub clock_mapping: Option<String>,
+}
+
+/// One queue's busy time.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueBusy {
+    pub queue: u32,
+    pub busy: Busy,
 }
 
 /// One line of a table.

@@ -1,6 +1,6 @@
 //! The report as text (aligned columns, no line over [`WIDTH`]), Markdown or JSON.
 
-use super::{DeviceReport, Finding, KernelRow, Report, Row};
+use super::{DeviceReport, Finding, KernelRow, QueueBusy, Report, Row};
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;
 
@@ -299,6 +299,17 @@ fn busy(d: &DeviceReport) -> Option<String> {
     ))
 }
 
+fn queue_busy(q: &QueueBusy) -> String {
+    let b = &q.busy;
+    format!(
+        "queue #{}: busy {} (transfers {}, kernels {})",
+        q.queue,
+        duration(b.busy_ns),
+        duration(b.transfer_ns),
+        duration(b.kernel_ns)
+    )
+}
+
 /// A figure only a trace's end gives: "unknown" when the trace was cut short.
 fn known(figure: Option<String>) -> String {
     figure.unwrap_or_else(|| "unknown".into())
@@ -349,6 +360,12 @@ fn text(r: &Report) -> String {
         }
         if let Some(b) = busy(d) {
             wrapped("  ", &b, &mut out);
+        }
+        // Per queue, when there are several.
+        if d.queues.len() > 1 {
+            for q in &d.queues {
+                wrapped("    ", &queue_busy(q), &mut out);
+            }
         }
         wrapped("  ", &memory(d), &mut out);
         wrapped("  ", &timing(d), &mut out);
@@ -433,6 +450,12 @@ fn markdown(r: &Report) -> String {
         }
         if let Some(b) = busy(d) {
             let _ = writeln!(out, "\n{}.", upper(&b));
+        }
+        if d.queues.len() > 1 {
+            out.push('\n');
+            for q in &d.queues {
+                let _ = writeln!(out, "- {}", upper(&queue_busy(q)));
+            }
         }
         let _ = writeln!(out, "\n{}. {}.", upper(&memory(d)), upper(&timing(d)));
     }

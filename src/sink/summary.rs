@@ -3,7 +3,7 @@
 //! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
 
 use super::buffer;
-use super::record::{CallFlags, DeviceTime, End, KINDS, Record};
+use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record};
 use super::trace_file;
 use super::writer::Output;
 use crate::model::classification::Classification;
@@ -17,10 +17,17 @@ use std::path::PathBuf;
 
 /// What the report needs of a classified enqueue on a queue of device `device`: from the calling
 /// thread in summary mode, from the call's record when a trace is written too.
-pub fn facts(api: Api, device: u32, c: &Classification, flags: CallFlags, host_ns: u64) -> Enqueue {
+pub fn facts(
+    api: Api,
+    queue: QueueRef,
+    c: &Classification,
+    flags: CallFlags,
+    host_ns: u64,
+) -> Enqueue {
     let (misaligned, holds_host) = crate::report::cited(c.reasons.iter().map(|r| r.rule));
     Enqueue {
-        device,
+        device: queue.device,
+        queue: queue.queue,
         kind: crate::report::kind_of(api),
         direction: c.direction,
         path: c.path,
@@ -67,10 +74,11 @@ impl Summary {
                 let id = if e.timed { e.id } else { 0 };
                 let host_ns = call.end.saturating_sub(call.begin);
                 if let Some(c) = &e.class {
-                    b.enqueue(id, facts(call.api, e.queue.device, c, e.flags, host_ns));
+                    b.enqueue(id, facts(call.api, e.queue, c, e.flags, host_ns));
                 } else if let Some(name) = &e.kernel {
                     let run = KernelRun {
                         device: e.queue.device,
+                        queue: e.queue.queue,
                         name: name.clone(),
                         host_ns,
                     };

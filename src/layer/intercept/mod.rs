@@ -342,13 +342,14 @@ unsafe fn summarized(
         let (mut class, mut flags) = (None, CallFlags::None);
         record(call, q, transfer, &mut class, &mut flags, None);
         let c = class.as_ref()?;
-        Some(summary::facts(call.api, q.r.device, c, flags, host_ns))
+        Some(summary::facts(call.api, q.r, c, flags, host_ns))
     });
     let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
     let mut facts = match (transfer, kernel) {
         (Some(t), _) => Some(Fact::Transfer(t)),
         (None, Some(name)) => Some(Fact::Kernel(KernelRun {
             device: q.r.device,
+            queue: q.r.queue,
             name,
             host_ns,
         })),
