@@ -74,8 +74,9 @@ def storm(threads, extra, mode=None):
 
 def instructions(extra, usm):
     """Instructions per enqueue under callgrind, deterministic where this VM's clock is not: every
-    thread counted, and the calling thread alone (the one running the storm: the program's own
-    thread, whose every instruction delays its next enqueue). 2n enqueues minus n, so start-up
+    thread counted, the calling thread alone (the one running the storm: the program's own
+    thread, whose every instruction delays its next enqueue), and clxfer's writer thread (which
+    renders the trace or keeps the report: 0 without clxfer). 2n enqueues minus n, so start-up
     and exit cancel out (n = 20,000 USM enqueues, or 8,000 on PoCL, whose own work is counted too
     and is slower under valgrind)."""
     n = 20_000 if usm else 8_000
@@ -90,14 +91,17 @@ def instructions(extra, usm):
             if p.returncode != 0:
                 sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
             total = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
-            caller = None
+            caller, writer = None, 0
             for f in glob.glob(f"{out}/callgrind.out-*"):
                 text = open(f).read()
+                own = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
                 if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
-                    caller = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
+                    caller = own
+                elif re.search(r"^c?fn=\(\d+\) .*clxfer::sink::writer::", text, re.M):
+                    writer = max(writer, own)
             if caller is None:
                 sys.exit(f"bench: no thread ran the storm in {cmd}")
-            counts.append((total, caller))
+            counts.append((total, caller, writer))
     return tuple((b - a) / n for a, b in zip(*counts))
 
 
@@ -167,16 +171,17 @@ def main():
     names = ["none", "layer off", "layer summary", "layer trace"]
     usm = {c: instructions(CONFIGS[c], True) for c in names}
     pocl = {c: instructions(CONFIGS[c], False) for c in names}
-    lines = ["instructions per enqueue (callgrind; deterministic), every thread and the calling thread "
-             "alone: the usm storm, and the 1-thread PoCL storm (PoCL's own work included)",
-             f"  {'configuration':<18}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}"
-             f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}"]
+    lines = ["instructions per enqueue (callgrind; deterministic), every thread, the calling thread "
+             "alone and clxfer's writer thread: the usm storm, and the 1-thread PoCL storm (PoCL's "
+             "own work included)",
+             f"  {'configuration':<18}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"
+             f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"]
     for c in names:
         line = f"  {c:<18}"
         for storm_ in (usm, pocl):
-            (total, caller), (total0, caller0) = storm_[c], storm_["none"]
+            (total, caller, writer), (total0, caller0, _) = storm_[c], storm_["none"]
             line += f"{total:>{12 if storm_ is pocl else 10}.0f}{total - total0:>+9.0f}"
-            line += f"{caller:>10.0f}{caller - caller0:>+9.0f}"
+            line += f"{caller:>10.0f}{caller - caller0:>+9.0f}{writer:>9.0f}"
         lines.append(line)
     for l in lines + [""]:
         print(l, flush=True)

@@ -15,8 +15,6 @@ use std::collections::BTreeMap;
 pub const PARKED: usize = 1 << 16;
 /// Pinned transfers this big are bandwidth-bound: the best of them is the run's pinned figure.
 pub const BANDWIDTH_BOUND: u64 = 1 << 20;
-/// Queues with a timeline of their own, per device, at most.
-const QUEUES: usize = 64;
 /// Distinct small-transfer sizes remembered.
 const SIZES: usize = 4096;
 /// Transfers smaller than this are latency-bound.
@@ -258,22 +256,11 @@ pub(super) struct DeviceAcc {
     pub small_sizes: BTreeMap<u64, u64>,
     pub misaligned: Sum,
     pub kernels: Kernels,
+    /// Its busy time, and each queue's.
     pub timeline: Timeline,
-    /// The same, per queue (the first [`QUEUES`] queues seen).
-    pub queues: BTreeMap<u32, Timeline>,
     pub without_device_time: u64,
     /// Of those, blocking calls whose host time stood in.
     pub host_time_used: u64,
-}
-
-impl DeviceAcc {
-    /// A command of `queue` ran from `start` to `end`.
-    fn busy(&mut self, queue: u32, start: u64, end: u64, class: Class) {
-        self.timeline.add(start, end, class);
-        if self.queues.len() < QUEUES || self.queues.contains_key(&queue) {
-            self.queues.entry(queue).or_default().add(start, end, class);
-        }
-    }
 }
 
 /// Builds a [`Report`].
@@ -348,7 +335,8 @@ impl Builder {
                     ..
                 }) = ran
                 {
-                    d.busy(k.queue, s, s.saturating_add(ns), Class::Kernel);
+                    d.timeline
+                        .add(k.queue, s, s.saturating_add(ns), Class::Kernel);
                 }
             }
         }
@@ -379,7 +367,8 @@ impl Builder {
             ..
         }) = ran
         {
-            d.busy(e.queue, s, s.saturating_add(ns), Class::Transfer);
+            d.timeline
+                .add(e.queue, s, s.saturating_add(ns), Class::Transfer);
         }
         let time = device_ns
             .or(e.blocking.then_some(e.host_ns))
@@ -543,14 +532,10 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         kernels: d.kernels.rows(),
         busy: d.timeline.busy(),
         queues: d
-            .queues
-            .iter_mut()
-            .filter_map(|(&queue, t)| {
-                Some(QueueBusy {
-                    queue,
-                    busy: t.busy()?,
-                })
-            })
+            .timeline
+            .queues()
+            .iter()
+            .map(|&(queue, busy)| QueueBusy { queue, busy })
             .collect(),
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),

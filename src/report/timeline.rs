@@ -9,6 +9,8 @@ use serde::Serialize;
 
 /// Intervals held before the older half is swept.
 const HELD: usize = 1 << 14;
+/// Queues with figures of their own, at most (later queues count for the device only).
+pub const QUEUES: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
@@ -29,10 +31,15 @@ pub struct Busy {
     pub overlap_ns: u64,
 }
 
+/// An interval: start, end, class, and its queue's slot in [`Timeline::queues`].
+type Interval = (u64, u64, Class, u16);
+
 #[derive(Debug, Default)]
 pub struct Timeline {
-    held: Vec<(u64, u64, Class)>,
+    held: Vec<Interval>,
     totals: Busy,
+    /// Per queue (by number, in the order first seen): its own figures (no span).
+    queues: Vec<(u32, Busy)>,
     first: Option<u64>,
     last: u64,
     /// Where the last sweep stopped: later intervals count from here.
@@ -40,17 +47,26 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    pub fn add(&mut self, start: u64, end: u64, class: Class) {
+    /// A command of `queue` ran from `start` to `end`.
+    pub fn add(&mut self, queue: u32, start: u64, end: u64, class: Class) {
         if end <= start {
             return;
         }
+        let slot = match self.queues.iter().position(|q| q.0 == queue) {
+            Some(slot) => slot,
+            None if self.queues.len() < QUEUES => {
+                self.queues.push((queue, Busy::default()));
+                self.queues.len() - 1
+            }
+            None => QUEUES,
+        } as u16;
         self.first = Some(self.first.map_or(start, |f| f.min(start)));
         self.last = self.last.max(end);
         let start = start.max(self.swept_to);
         if end <= start {
             return;
         }
-        self.held.push((start, end, class));
+        self.held.push((start, end, class, slot));
         if self.held.len() >= HELD {
             self.held.sort_unstable_by_key(|i| i.0);
             let until = self.held[HELD / 2].0;
@@ -60,39 +76,35 @@ impl Timeline {
 
     /// Sweeps everything before `until`; what runs past it is kept, from `until`.
     fn sweep(&mut self, until: u64) {
-        let mut points: Vec<(u64, i32, Class)> = Vec::with_capacity(self.held.len() * 2);
+        let mut points: Vec<(u64, i32, Class, u16)> = Vec::with_capacity(self.held.len() * 2);
         let mut kept = Vec::new();
-        for &(s, e, c) in &self.held {
+        for &(s, e, c, q) in &self.held {
             if s >= until {
-                kept.push((s, e, c));
+                kept.push((s, e, c, q));
                 continue;
             }
-            points.push((s, 1, c));
-            points.push((e.min(until), -1, c));
+            points.push((s, 1, c, q));
+            points.push((e.min(until), -1, c, q));
             if e > until {
-                kept.push((until, e, c));
+                kept.push((until, e, c, q));
             }
         }
         points.sort_unstable_by_key(|p| (p.0, p.1));
-        let (mut transfers, mut kernels) = (0i32, 0i32);
+        // Commands running now: the device's (transfers, kernels), and each queue's.
+        let mut running = [0i32; 2];
+        let mut per_queue = vec![[0i32; 2]; self.queues.len()];
         let mut at = points.first().map_or(0, |p| p.0);
-        for (t, d, c) in points {
+        for (t, d, c, q) in points {
             let dt = t - at;
-            if transfers > 0 || kernels > 0 {
-                self.totals.busy_ns += dt;
+            if dt > 0 {
+                add(&mut self.totals, running, dt);
+                for (busy, r) in self.queues.iter_mut().zip(&per_queue) {
+                    add(&mut busy.1, *r, dt);
+                }
             }
-            if transfers > 0 {
-                self.totals.transfer_ns += dt;
-            }
-            if kernels > 0 {
-                self.totals.kernel_ns += dt;
-            }
-            if transfers > 0 && kernels > 0 {
-                self.totals.overlap_ns += dt;
-            }
-            match c {
-                Class::Transfer => transfers += d,
-                Class::Kernel => kernels += d,
+            running[c as usize] += d;
+            if let Some(r) = per_queue.get_mut(q as usize) {
+                r[c as usize] += d;
             }
             at = t;
         }
@@ -108,6 +120,27 @@ impl Timeline {
             span_ns: self.last - first,
             ..self.totals
         })
+    }
+
+    /// Each queue's figures (their `span_ns` is 0), after [`Timeline::busy`].
+    pub fn queues(&self) -> &[(u32, Busy)] {
+        &self.queues
+    }
+}
+
+/// `dt` of time with `running` commands (transfers, kernels) counted into `b`.
+fn add(b: &mut Busy, [transfers, kernels]: [i32; 2], dt: u64) {
+    if transfers > 0 || kernels > 0 {
+        b.busy_ns += dt;
+    }
+    if transfers > 0 {
+        b.transfer_ns += dt;
+    }
+    if kernels > 0 {
+        b.kernel_ns += dt;
+    }
+    if transfers > 0 && kernels > 0 {
+        b.overlap_ns += dt;
     }
 }
 
@@ -151,7 +184,7 @@ mod tests {
         for (what, intervals, [busy, transfer, kernel, overlap, span]) in cases {
             let mut t = Timeline::default();
             for &(s, e, c) in *intervals {
-                t.add(s, e, c);
+                t.add(1, s, e, c);
             }
             let got = t.busy().unwrap_or_default();
             assert_eq!(
@@ -173,8 +206,8 @@ mod tests {
         let mut t = Timeline::default();
         // 100,000 kernels of 10 ns every 20 ns, each with a 5 ns transfer in its middle.
         for i in 0..100_000u64 {
-            t.add(i * 20, i * 20 + 10, Kernel);
-            t.add(i * 20 + 2, i * 20 + 7, Transfer);
+            t.add(1, i * 20, i * 20 + 10, Kernel);
+            t.add(2, i * 20 + 2, i * 20 + 7, Transfer);
             assert!(t.held.len() <= HELD);
         }
         let b = t.busy().unwrap();
@@ -183,5 +216,15 @@ mod tests {
             (1_000_000, 1_000_000, 500_000, 500_000)
         );
         assert_eq!(b.span_ns, 99_999 * 20 + 10);
+        // Each queue's own: the kernels' and the transfers'.
+        let q = t.queues();
+        assert_eq!(
+            (q[0].0, q[0].1.kernel_ns, q[0].1.transfer_ns),
+            (1, 1_000_000, 0)
+        );
+        assert_eq!(
+            (q[1].0, q[1].1.transfer_ns, q[1].1.overlap_ns),
+            (2, 500_000, 0)
+        );
     }
 }
