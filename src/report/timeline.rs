@@ -74,39 +74,42 @@ impl Timeline {
         }
     }
 
-    /// Sweeps everything before `until`; what runs past it is kept, from `until`.
+    /// Sweeps everything before `until`; what runs past it is kept, from `until`. The intervals
+    /// in order of start (nearly so already: sorting them is close to linear), the ends of those
+    /// running in a heap (as few as the commands that run at once).
     fn sweep(&mut self, until: u64) {
-        let mut points: Vec<(u64, i32, Class, u16)> = Vec::with_capacity(self.held.len() * 2);
+        use std::cmp::Reverse;
+        self.held.sort_unstable_by_key(|i| i.0);
+        let mut ends: std::collections::BinaryHeap<Reverse<(u64, u8, u16)>> = Default::default();
+        let mut now = Running {
+            at: self.held.first().map_or(0, |i| i.0),
+            counts: [0; 2],
+            per_queue: vec![[0; 2]; self.queues.len()],
+        };
         let mut kept = Vec::new();
-        for &(s, e, c, q) in &self.held {
+        for (i, &(s, e, c, q)) in self.held.iter().enumerate() {
             if s >= until {
-                kept.push((s, e, c, q));
-                continue;
+                kept.extend_from_slice(&self.held[i..]);
+                break;
             }
-            points.push((s, 1, c, q));
-            points.push((e.min(until), -1, c, q));
+            while let Some(&Reverse((end, c, q))) = ends.peek() {
+                if end > s {
+                    break;
+                }
+                ends.pop();
+                now.advance(end, &mut self.totals, &mut self.queues);
+                now.count(c as usize, q, -1);
+            }
+            now.advance(s, &mut self.totals, &mut self.queues);
+            now.count(c as usize, q, 1);
+            ends.push(Reverse((e.min(until), c as u8, q)));
             if e > until {
                 kept.push((until, e, c, q));
             }
         }
-        points.sort_unstable_by_key(|p| (p.0, p.1));
-        // Commands running now: the device's (transfers, kernels), and each queue's.
-        let mut running = [0i32; 2];
-        let mut per_queue = vec![[0i32; 2]; self.queues.len()];
-        let mut at = points.first().map_or(0, |p| p.0);
-        for (t, d, c, q) in points {
-            let dt = t - at;
-            if dt > 0 {
-                add(&mut self.totals, running, dt);
-                for (busy, r) in self.queues.iter_mut().zip(&per_queue) {
-                    add(&mut busy.1, *r, dt);
-                }
-            }
-            running[c as usize] += d;
-            if let Some(r) = per_queue.get_mut(q as usize) {
-                r[c as usize] += d;
-            }
-            at = t;
+        while let Some(Reverse((end, c, q))) = ends.pop() {
+            now.advance(end, &mut self.totals, &mut self.queues);
+            now.count(c as usize, q, -1);
         }
         self.held = kept;
         self.swept_to = self.swept_to.max(until);
@@ -125,6 +128,34 @@ impl Timeline {
     /// Each queue's figures (their `span_ns` is 0), after [`Timeline::busy`].
     pub fn queues(&self) -> &[(u32, Busy)] {
         &self.queues
+    }
+}
+
+/// The commands running during a sweep: the device's (transfers, kernels), and each queue's.
+struct Running {
+    at: u64,
+    counts: [i32; 2],
+    per_queue: Vec<[i32; 2]>,
+}
+
+impl Running {
+    /// Time moves on to `to`: what ran meanwhile is counted.
+    fn advance(&mut self, to: u64, totals: &mut Busy, queues: &mut [(u32, Busy)]) {
+        let dt = to.saturating_sub(self.at);
+        if dt > 0 {
+            add(totals, self.counts, dt);
+            for (busy, r) in queues.iter_mut().zip(&self.per_queue) {
+                add(&mut busy.1, *r, dt);
+            }
+        }
+        self.at = self.at.max(to);
+    }
+
+    fn count(&mut self, class: usize, queue: u16, d: i32) {
+        self.counts[class] += d;
+        if let Some(r) = self.per_queue.get_mut(queue as usize) {
+            r[class] += d;
+        }
     }
 }
 
