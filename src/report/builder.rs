@@ -531,12 +531,17 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
             .collect(),
         kernels: d.kernels.rows(),
         busy: d.timeline.busy(),
-        queues: d
-            .timeline
-            .queues()
-            .iter()
-            .map(|&(queue, busy)| QueueBusy { queue, busy })
-            .collect(),
+        queues: {
+            // By queue number, whichever completed first.
+            let mut queues: Vec<QueueBusy> = d
+                .timeline
+                .queues()
+                .iter()
+                .map(|&(queue, busy)| QueueBusy { queue, busy })
+                .collect();
+            queues.sort_by_key(|q| q.queue);
+            queues
+        },
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
