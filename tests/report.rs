@@ -972,11 +972,41 @@ fn report_exports_commands_and_tables_as_csv() {
 
 /// Issue #24: kernels enter the report, and a blocking read behind them is split: the time it
 /// waited for the kernels ahead of it, and its own. The live report, the report of the trace and
-/// summary mode's say the same.
+/// summary mode's say the same; so do the CSV tables.
 #[test]
 fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
     let prog = program("kernels");
-    let (live, from_trace, _) = live_and_from_trace(&prog, &["2000"], "auto");
+    let (live, from_trace, trace) = live_and_from_trace(&prog, &["2000"], "auto");
+    let csv = |table: &str| {
+        let r = clxfer_run(&[
+            "report",
+            "--format",
+            "csv",
+            "--table",
+            table,
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        r.stdout
+    };
+    let kernels = csv("kernels");
+    let mut lines = kernels.lines();
+    assert_eq!(
+        lines.next(),
+        Some("pid,program,device,kernel,calls,device_ns,median_ns,host_ns,untimed")
+    );
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!((row[3], row[4]), ("spin", "3"), "{kernels}");
+    assert_eq!(
+        row[5],
+        from_trace["devices"][0]["kernels"][0]["device_ns"].to_string()
+    );
+    let transfers = csv("transfers");
+    let head: Vec<&str> = transfers.lines().next().unwrap().split(',').collect();
+    let at = head.iter().position(|c| *c == "waited_ns").unwrap();
+    let read = transfers.lines().find(|l| l.contains(",D2H,")).unwrap();
+    let waited: u64 = read.split(',').nth(at).unwrap().parse().unwrap();
+    assert!(waited > 0, "{transfers}");
     let check = |r: &Value, what: &str| {
         let d = &r["devices"][0];
         let k = &d["kernels"][0];

@@ -17,17 +17,20 @@ pub enum Table {
     Commands,
     Transfers,
     Operations,
+    Kernels,
     Findings,
 }
 
 impl Table {
-    pub const WORDS: &'static [&'static str] = &["commands", "transfers", "operations", "findings"];
+    pub const WORDS: &'static [&'static str] =
+        &["commands", "transfers", "operations", "kernels", "findings"];
 
     pub fn parse(word: &str) -> Option<Table> {
         let all = [
             Table::Commands,
             Table::Transfers,
             Table::Operations,
+            Table::Kernels,
             Table::Findings,
         ];
         Table::WORDS
@@ -89,8 +92,11 @@ pub fn markdown() -> String {
          device slice when 65,536 rows after it wait too is written without it). Columns \
          below.\n\
          - `transfers` and `operations`: the report's tables (`pid, program, device, \
-         device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, \
-         median_gbps, p90_gbps`; `kind` is empty in `transfers`).\n\
+         device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, waited_ns, \
+         median_gbps, p90_gbps`; `kind` is empty in `transfers`; `waited_ns` is the part of \
+         `host_ns` blocking calls waited for the commands ahead of theirs).\n\
+         - `kernels`: `pid, program, device, kernel, calls, device_ns, median_ns, host_ns, \
+         untimed`.\n\
          - `findings`: `pid, program, rank, device, kind, saving_ns, title, evidence, fix, \
          saves` (evidence lines joined by ` | `).\n\n\
          | `commands` column | meaning |\n|---|---|\n",
@@ -167,6 +173,7 @@ pub fn write(
                     "bytes",
                     "device_ns",
                     "host_ns",
+                    "waited_ns",
                     "median_gbps",
                     "p90_gbps",
                 ])
@@ -194,8 +201,43 @@ pub fn write(
                             row.bytes.to_string(),
                             row.device_ns.to_string(),
                             row.host_ns.to_string(),
+                            row.waited_ns.to_string(),
                             g(row.median_gbps),
                             g(row.p90_gbps),
+                        ])
+                        .map_err(fail)?;
+                    }
+                }
+            }
+        }
+        Table::Kernels => {
+            if header {
+                w.write_record([
+                    "pid",
+                    "program",
+                    "device",
+                    "kernel",
+                    "calls",
+                    "device_ns",
+                    "median_ns",
+                    "host_ns",
+                    "untimed",
+                ])
+                .map_err(fail)?;
+            }
+            for r in reports {
+                for d in &r.devices {
+                    for k in &d.kernels {
+                        w.write_record([
+                            r.pid.to_string(),
+                            r.program.clone(),
+                            d.index.to_string(),
+                            k.name.clone(),
+                            k.calls.to_string(),
+                            k.device_ns.to_string(),
+                            k.median_ns.map(|m| m.to_string()).unwrap_or_default(),
+                            k.host_ns.to_string(),
+                            k.untimed.to_string(),
                         ])
                         .map_err(fail)?;
                     }

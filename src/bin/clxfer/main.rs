@@ -51,7 +51,7 @@ enum Command {
         #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
         format: String,
         /// With --format csv: commands (a row per command, host and device halves joined), or
-        /// the report's transfers, operations or findings.
+        /// the report's transfers, operations, kernels or findings.
         #[arg(long, default_value = "commands", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::csv::Table::WORDS))]
         table: String,
     },
