@@ -104,31 +104,7 @@ fn kernels_table(rows: &[KernelRow], out: &mut String) {
             ]
         })
         .collect();
-    let mut widths = HEADS.map(str::len);
-    for r in &body {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: [&str; 5], out: &mut String| {
-        let mut l = String::from("  ");
-        for (i, c) in cells.iter().enumerate() {
-            let pad = widths[i] - c.chars().count();
-            if i == 0 {
-                l += c;
-                l += &" ".repeat(pad + 2);
-            } else {
-                l += &" ".repeat(pad + 2);
-                l += c;
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(HEADS, out);
-    for r in &body {
-        line(std::array::from_fn(|i| r[i].as_str()), out);
-    }
+    aligned(&HEADS, &body, 0, 1, out);
 }
 
 fn md_kernels(rows: &[KernelRow], out: &mut String) {
@@ -151,17 +127,29 @@ fn table(rows: &[Row], out: &mut String) {
     let with_kind = rows.iter().any(|r| r.kind.is_some());
     let first = usize::from(!with_kind);
     let body: Vec<[String; 10]> = rows.iter().map(cells).collect();
-    let mut widths = HEADS.map(str::len);
-    for r in &body {
+    aligned(&HEADS, &body, first, 3, out);
+}
+
+/// `heads` and `body` as aligned columns from column `first` on: the first `left` columns left
+/// (text), the rest right (numbers).
+fn aligned<const N: usize>(
+    heads: &[&str; N],
+    body: &[[String; N]],
+    first: usize,
+    left: usize,
+    out: &mut String,
+) {
+    let mut widths = heads.map(|h| h.chars().count());
+    for r in body {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let line = |cells: [&str; 10], out: &mut String| {
+    let line = |cells: [&str; N], out: &mut String| {
         let mut l = String::from("  ");
         for (i, c) in cells.iter().enumerate().skip(first) {
             let pad = widths[i] - c.chars().count();
-            if i < 3 {
+            if i < left {
                 l += c;
                 l += &" ".repeat(pad + 2);
             } else {
@@ -172,8 +160,8 @@ fn table(rows: &[Row], out: &mut String) {
         out.push_str(l.trim_end());
         out.push('\n');
     };
-    line(HEADS, out);
-    for r in &body {
+    line(*heads, out);
+    for r in body {
         line(std::array::from_fn(|i| r[i].as_str()), out);
     }
 }

@@ -495,28 +495,12 @@ impl<W: Write + Send> Chrome<W> {
             return;
         }
         // The arrow: from the enqueue slice's start to the device slice's start.
-        let host_ts = self.ts(c.host_begin);
-        let j = self.begin(
-            Name::Words(&[s::FLOW_NAME]),
-            s::CAT_ENQUEUE,
-            "s",
-            self.host_pid,
-            c.host_tid,
-            host_ts,
-        );
-        j.qkey(quoted!("id")).u64(c.id);
-        self.end_event();
-        let j = self.begin(
-            Name::Words(&[s::FLOW_NAME]),
-            s::CAT_ENQUEUE,
-            "f",
-            dpid,
-            tid,
-            ts,
-        );
-        j.qkey(quoted!("bp")).word("e");
-        j.qkey(quoted!("id")).u64(c.id);
-        self.end_event();
+        let host = waits::At {
+            pid: self.host_pid,
+            tid: c.host_tid,
+            ts: self.ts(c.host_begin),
+        };
+        self.flow(s::FLOW_NAME, c.id, host, at);
     }
 
     /// A flow arrow of `name`: `s` at `from`, `f` (bound to its enclosing slice) at `to`.

@@ -88,6 +88,15 @@ static __attribute__((unused)) cl_command_queue queue_on(cl_platform_id p, cl_de
     return q;
 }
 
+/* A kernel that spins `rounds` times per work item and writes the result (kernels.c, overlap.c):
+ * device time on demand. */
+static __attribute__((unused)) const char *SPIN_SRC =
+    "__kernel void spin(__global int *out, int rounds) {\n"
+    "  int i = get_global_id(0); int v = i;\n"
+    "  for (int r = 0; r < rounds; r++) v = v * 1103515245 + 12345;\n"
+    "  out[i] = v;\n"
+    "}\n";
+
 static __attribute__((unused)) cl_program build(const char *src) {
     cl_int err;
     cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);

@@ -2,19 +2,12 @@
  * spins for some milliseconds, then a blocking read of what it wrote, on one in-order queue. */
 #include "common.h"
 
-static const char *SRC =
-    "__kernel void spin(__global int *out, int rounds) {\n"
-    "  int i = get_global_id(0); int v = i;\n"
-    "  for (int r = 0; r < rounds; r++) v = v * 1103515245 + 12345;\n"
-    "  out[i] = v;\n"
-    "}\n";
-
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 20000;
     setup();
     cl_int err;
     cl_command_queue q = make_queue(0);
-    cl_program p = build(SRC);
+    cl_program p = build(SPIN_SRC);
     cl_kernel k = clCreateKernel(p, "spin", &err);
     CHECK_ERR(err);
     enum { N = 1 << 14 };

@@ -3,13 +3,6 @@
 #include "common.h"
 #include <string.h>
 
-static const char *SRC =
-    "__kernel void spin(__global int *out, int rounds) {\n"
-    "  int i = get_global_id(0); int v = i;\n"
-    "  for (int r = 0; r < rounds; r++) v = v * 1103515245 + 12345;\n"
-    "  out[i] = v;\n"
-    "}\n";
-
 int main(int argc, char **argv) {
     int serial = argc > 1 && strcmp(argv[1], "serial") == 0;
     int rounds = argc > 2 ? atoi(argv[2]) : 4000;
@@ -17,7 +10,7 @@ int main(int argc, char **argv) {
     cl_int err;
     cl_command_queue qk = make_queue(0);
     cl_command_queue qt = serial ? qk : make_queue(0);
-    cl_program p = build(SRC);
+    cl_program p = build(SPIN_SRC);
     cl_kernel k = clCreateKernel(p, "spin", &err);
     CHECK_ERR(err);
     enum { N = 1 << 12, BIG = 32 << 20 };

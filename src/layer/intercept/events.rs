@@ -437,11 +437,12 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     }
     let dev: &Device = &queue.device;
     let mut status = status;
+    // Times the vendor's driver does not really measure are not used as if it did.
+    let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
     if !crate::sink::records_every_call() {
         // Summary mode: the report needs the duration (two queries, not four) and no device
         // slice; the in-flight counter is the trace's. A blocking call's wait for the commands
         // ahead of it needs its start on the host clock too: QUEUED places it.
-        let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
         let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
         let ran = if ok && p.what.blocking {
             unsafe {
@@ -515,8 +516,6 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         };
     }
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
-    // Times the vendor's driver does not really measure are not used as if it did.
-    let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
     let (queued, submit, start, end, time) = match times {
         Some(_) if untrusted => {
             let t = now.get().max(p.host_end);
