@@ -107,6 +107,7 @@ fn records() -> Vec<Record> {
                 region: None,
             })),
             node: 0,
+            waited: None,
         }));
     }
     out
@@ -154,6 +155,7 @@ fn bench(c: &mut Criterion) {
                         end: base + i * 100 + 30,
                         command: None,
                         node: 0,
+                        waited: None,
                     })
                 })
                 .collect::<Vec<_>>();

@@ -93,6 +93,46 @@ fn wait_lists_queues_and_user_events_make_the_graph_and_its_arrows() {
         }
         // The user event's setting names it.
         assert_eq!(id(7), id(2));
+        // Host synchronisation points name what they waited for: clWaitForEvents its events'
+        // commands, the status query that saw CL_COMPLETE its command (the polls before it
+        // nothing), clFinish its queue and the queue's newest command.
+        let host_calls = |name: &str| -> Vec<&Value> {
+            let mut c: Vec<&Value> = events
+                .iter()
+                .filter(|e| e["ph"] == "X" && e["name"] == name)
+                .collect();
+            c.sort_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap());
+            c
+        };
+        let waited = host_calls("clWaitForEvents");
+        assert_eq!(waited.len(), 1, "{load:?}");
+        assert_eq!(
+            waited[0]["args"]["waited_for"],
+            serde_json::json!([id(3), id(6)])
+        );
+        let polls = host_calls("clGetEventInfo");
+        let (last, before) = polls.split_last().expect("a poll");
+        assert_eq!(last["args"]["waited_for"], serde_json::json!([id(10)]));
+        assert!(before.iter().all(|p| p["args"]["waited_for"].is_null()));
+        let finished: Vec<(String, u64)> = host_calls("clFinish")
+            .iter()
+            .map(|f| {
+                let a = &f["args"];
+                (
+                    a["queue"].as_str().unwrap().to_string(),
+                    a["finished_up_to"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let (q1, q2) = (
+            "device #1 queue #1".to_string(),
+            "device #1 queue #2".to_string(),
+        );
+        assert_eq!(
+            finished,
+            [(q1.clone(), id(0)), (q2, id(10)), (q1, id(11))],
+            "{load:?}"
+        );
         // The in-order queue's commands carry no `after`: the track is the order.
         assert!(calls[11]["args"]["after"].is_null());
         // Dependency arrows, device slice to device slice: 1 → 2, 1 → the read, 2 → the barrier,

@@ -1037,6 +1037,22 @@ fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
         live["devices"][0]["kernels"],
         from_trace["devices"][0]["kernels"]
     );
+    // What bounds the run: the kernels, which the blocking read waited for, lead the critical
+    // path with (nearly) all their device time; the live report and the trace's agree.
+    let (kernel_ns, _) = check(&live, "live");
+    let top = &live["bounds"]["top"][0];
+    assert_eq!(top["what"], "kernel spin", "{}", live["bounds"]);
+    let on_path = top["ns"].as_u64().unwrap();
+    assert!(
+        on_path <= kernel_ns && on_path * 10 >= kernel_ns * 9,
+        "{on_path} of {kernel_ns}"
+    );
+    assert_eq!(live["bounds"], from_trace["bounds"]);
+    let wall = live["wall_ns"].as_u64().unwrap();
+    let sum: u64 = (live["bounds"]["top"].as_array().unwrap().iter())
+        .map(|c| c["ns"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, wall, "the path covers the run");
     // Summary mode times kernels too.
     let r = run(
         &prog,
@@ -1055,6 +1071,13 @@ fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
         "{}",
         r.stderr
     );
+    let bound = r
+        .stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("what bounds the run"))
+        .find(|l| l.starts_with("  "))
+        .unwrap_or("");
+    assert!(bound.contains(" kernel spin ("), "{}", r.stderr);
 }
 
 /// Issue #24 (question 2 of the brief: does my pipeline overlap?): a device's busy time, and the

@@ -11,6 +11,8 @@ pub struct Queue {
     pub out_of_order: bool,
     /// In order: the last command; out of order: the last barrier.
     last: Option<Id>,
+    /// The last command, whatever the queue's kind (what `clFinish` waits for, with all before).
+    newest: Option<Id>,
 }
 
 impl Queue {
@@ -18,13 +20,20 @@ impl Queue {
         Queue {
             out_of_order,
             last: None,
+            newest: None,
         }
+    }
+
+    /// The last command placed on the queue.
+    pub fn newest(&self) -> Option<Id> {
+        self.newest
     }
 
     /// Places command `id` on the queue; `deps` holds its wait list, to which the queue's order
     /// is added.
     pub fn place(&mut self, id: Id, kind: Kind, deps: &mut Deps) {
         deps.after = self.last;
+        self.newest = Some(id);
         if !self.out_of_order {
             self.last = Some(id);
             return;
@@ -123,6 +132,7 @@ mod tests {
                     "{what}: command {}",
                     i + 1
                 );
+                assert_eq!(q.newest(), Some(i as Id + 1), "{what}: the newest");
             }
         }
     }

@@ -37,6 +37,8 @@ pub struct Span {
     pub facts: Option<crate::report::Fact>,
     /// A call about a node of the graph that is no command (a user event): its number.
     pub node: u64,
+    /// A host synchronisation point: what it waited for.
+    pub waited: Option<Box<crate::sink::record::Waited>>,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -55,6 +57,9 @@ pub trait Hook<A, R> {
     /// Whether the entry point enqueues a command. Summary mode records only these calls (and
     /// skips timing the others).
     const ENQUEUES: bool = false;
+    /// Whether the entry point may be a host synchronisation point (summary mode times it, and
+    /// records it when its `after` notes what it waited for in the span).
+    const SYNCS: bool = false;
     /// Whether to call the driver again with the program's own arguments, because it refused the
     /// edited ones (a queue with profiling forced on).
     fn retry(_state: &mut Self::State, _ret: &R) -> bool {
@@ -133,8 +138,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         unsafe { H::before(Call { api, via }, &mut edited) }
     });
     let mut used = if state.is_some() { edited } else { args };
-    // Summary mode needs only enqueue calls: the others are neither timed nor recorded.
-    let recorded = H::ENQUEUES || crate::sink::records_every_call();
+    // Summary mode needs only enqueues and synchronisation points: the others are neither timed
+    // nor recorded.
+    let recorded = H::ENQUEUES || H::SYNCS || crate::sink::records_every_call();
     let begin = if recorded { clock::now_ns() } else { 0 };
     let mut ret = call(f, used);
     if let Some(st) = state.as_mut()
@@ -161,11 +167,12 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             command,
             facts,
             node,
+            waited,
         } = span;
         match facts {
             Some(facts) => crate::sink::buffer::push_with(|_| Record::Fact(facts, None)),
-            // Summary mode keeps only classified enqueues, as facts.
-            None if !crate::sink::records_every_call() => {}
+            // Summary mode keeps only classified enqueues, as facts, and synchronisation points.
+            None if waited.is_none() && !crate::sink::records_every_call() => {}
             None => crate::sink::buffer::push_with(|tid| {
                 Record::Call(crate::sink::record::Call {
                     api,
@@ -174,6 +181,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
                     end,
                     command,
                     node,
+                    waited,
                 })
             }),
         }

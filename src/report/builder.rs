@@ -3,6 +3,7 @@
 //! sends both at once ([`Builder::add`]). Memory stays constant: sums and log histograms per
 //! (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
 
+use super::bounds::{Graph, Label, Link, On, Sync};
 use super::hist::Hist;
 use super::kernels::{KernelRun, Kernels};
 use super::timeline::{Class, Timeline};
@@ -131,14 +132,21 @@ pub struct Enqueue {
 pub struct Ran {
     pub ns: u64,
     pub after_call_ns: Option<u64>,
-    /// Its start on a clock all the device's commands share (the host clock in a trace, the
-    /// device's own in summary mode), for the device's busy time and overlap.
+    /// Its start on the host clock, since the run's start: for the device's busy time and
+    /// overlap, and the critical path.
     pub start_ns: Option<u64>,
 }
 
-/// The host side of a command the report counts: a classified transfer, or a kernel launch.
+/// The host side of a command the report counts: what it is, and where it sits in the graph.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Fact {
+pub struct Fact {
+    pub work: Work,
+    pub link: Link,
+}
+
+/// A classified transfer, or a kernel launch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Work {
     Transfer(Enqueue),
     Kernel(KernelRun),
 }
@@ -277,6 +285,8 @@ pub struct Builder {
     end: Option<EndFacts>,
     /// A trace cut short: how far it reached (its wall time, with no end facts).
     last_ns: u64,
+    /// The command graph's recent window, for what bounds the run.
+    graph: Graph,
 }
 
 impl Builder {
@@ -294,9 +304,22 @@ impl Builder {
         self.devices.entry(index).or_default().facts = facts;
     }
 
-    /// An enqueue; `id` is its command number, 0 when it will get no device time.
+    /// An enqueue outside the graph; `id` is its command number, 0 when it will get no device
+    /// time.
     pub fn enqueue(&mut self, id: u64, e: Enqueue) {
-        self.fact(id, Fact::Transfer(e));
+        let link = Link::default();
+        self.fact(
+            id,
+            Fact {
+                work: Work::Transfer(e),
+                link,
+            },
+        );
+    }
+
+    /// A host synchronisation point.
+    pub fn sync(&mut self, s: Sync) {
+        self.graph.sync(s);
     }
 
     /// A transfer or a kernel launch; `id` as for [`Builder::enqueue`].
@@ -323,9 +346,37 @@ impl Builder {
 
     /// A fact with its completion, both known.
     pub fn add_fact(&mut self, f: Fact, ran: Option<Ran>) {
-        match f {
-            Fact::Transfer(e) => self.add(e, ran),
-            Fact::Kernel(k) => {
+        let Fact { work, link } = f;
+        let (queue, label, blocking) = match &work {
+            Work::Transfer(e) => (
+                (e.device, e.queue),
+                Label::Transfer(e.kind, e.direction, e.path),
+                e.blocking,
+            ),
+            Work::Kernel(k) => ((k.device, k.queue), Label::Kernel(k.name.clone()), false),
+        };
+        if link.id != 0 {
+            if blocking {
+                self.graph.sync(Sync {
+                    tid: link.tid,
+                    begin: link.begin,
+                    end: link.end,
+                    on: On::Commands([link.id].into_iter().collect()),
+                });
+            }
+            if let Some(Ran {
+                ns,
+                start_ns: Some(s),
+                ..
+            }) = ran
+            {
+                self.graph
+                    .command(link, queue, (s, s.saturating_add(ns)), label);
+            }
+        }
+        match work {
+            Work::Transfer(e) => self.add(e, ran),
+            Work::Kernel(k) => {
                 let d = self.devices.entry(k.device).or_default();
                 d.facts.index = k.device;
                 d.kernels.add(&k, ran.map(|r| r.ns));
@@ -458,12 +509,14 @@ impl Builder {
             d.end = Some(de.clone());
         }
         let findings = findings::all(&self.devices);
+        let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         Report {
             program: self.program,
             pid: self.pid,
             start_time: self.start_time,
-            wall_ns: end.as_ref().map_or(self.last_ns, |e| e.at_ns),
+            wall_ns,
             cut_short: end.is_none(),
+            bounds: self.graph.bounds(wall_ns),
             devices: self.devices.values_mut().map(device_report).collect(),
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,

@@ -2,14 +2,15 @@
 //! (`sink/summary.rs`), fed to the same [`Builder`].
 
 use super::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Ran, Report, cited,
-    kind,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, Ran,
+    Report, Sync, Work, cited, kind,
 };
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::trace::read::{self, ReadError, Trace, read_file_with};
-use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
+use crate::vocab::schema::{self as s, DEVICE_PID_BASE, LANES};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// A `ts` or `dur` in nanoseconds; 0 when absent or negative.
 fn ns(v: Option<&Value>) -> u64 {
@@ -99,9 +100,48 @@ pub struct Reader {
     started: bool,
     /// The start event's `ts`: 0, or in a merge the process's shift on the merged timeline.
     start_ts: u64,
+    /// Out-of-order queues, (device, queue), from their tracks' names.
+    out_of_order: HashSet<(u32, u32)>,
+    /// Each queue's last command so far: an in-order queue's next command is ordered after it.
+    last_on: HashMap<(u32, u32), u64>,
 }
 
 impl Reader {
+    /// A host enqueue slice's place in the graph; `at` and `dur` are its times.
+    fn link(&mut self, e: &Value, args: &Value, id: u64, (at, dur): (u64, u64)) -> Link {
+        let queue = queue_of(args).unwrap_or_default();
+        let previous = self.last_on.insert(queue, id).unwrap_or(0);
+        let after = match args.get(s::AFTER.name).and_then(Value::as_u64) {
+            Some(a) => a,
+            None if self.out_of_order.contains(&queue) => 0,
+            None => previous,
+        };
+        let waits = args.get(s::WAITS.name).and_then(Value::as_array);
+        Link {
+            id,
+            tid: e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32,
+            begin: at,
+            end: at.saturating_add(dur),
+            after,
+            waits: waits
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+                .collect(),
+        }
+    }
+
+    /// A host synchronisation point's slice.
+    fn sync(&mut self, e: &Value, on: On, ts: u64) {
+        let begin = ts.saturating_sub(self.start_ts);
+        self.b.sync(Sync {
+            tid: e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32,
+            begin,
+            end: begin.saturating_add(ns(e.get("dur"))),
+            on,
+        });
+    }
+
     pub fn event(&mut self, e: &Value) {
         let b = &mut self.b;
         let no_args = Value::Null;
@@ -130,6 +170,13 @@ impl Reader {
             ("i", s::TRACE_END) => {
                 self.end = Some(end_facts(args, ts.saturating_sub(self.start_ts)))
             }
+            ("M", "thread_name") if pid >= DEVICE_PID_BASE as u64 => {
+                // A queue's first lane is named for its kind: `queue #Q (out-of-order) · …`.
+                let tid = e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32;
+                if tid.is_multiple_of(LANES) && str_of(args, s::NAME).contains("(out-of-order)") {
+                    self.out_of_order.insert(((pid & 0xff) as u32, tid / LANES));
+                }
+            }
             ("X", _)
                 if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
                     || args.get(s::PATH.name).is_some()
@@ -137,21 +184,40 @@ impl Reader {
             {
                 // An untimed command (no device slice will come) is reported at once.
                 let untimed = str_of(args, s::DEVICE_TIME) == "untimed";
-                let id = if untimed { 0 } else { u64_of(args, s::COMMAND) };
+                let command = u64_of(args, s::COMMAND);
+                let id = if untimed { 0 } else { command };
                 let dur = ns(e.get("dur"));
+                let at = ts.saturating_sub(self.start_ts);
                 if pid >= DEVICE_PID_BASE as u64 {
                     let unavailable = args.get(s::DEVICE_TIME.name).is_some();
                     let after_call = args.get(s::ENQUEUE_TO_START.name).map(|us| ns(Some(us)));
                     let ran = Ran {
                         ns: dur,
                         after_call_ns: after_call,
-                        start_ns: Some(ts),
+                        start_ns: Some(at),
                     };
                     b.completed(id, (!unavailable).then_some(ran));
-                } else if let Some(facts) = enqueue(args, dur) {
-                    b.enqueue(id, facts);
+                    return;
+                }
+                let link = self.link(e, args, command, (at, dur));
+                let b = &mut self.b;
+                if let Some(facts) = enqueue(args, dur) {
+                    let work = Work::Transfer(facts);
+                    b.fact(id, Fact { work, link });
                 } else if let Some(kernel) = kernel(args, dur) {
-                    b.fact(id, Fact::Kernel(kernel));
+                    let work = Work::Kernel(kernel);
+                    b.fact(id, Fact { work, link });
+                }
+            }
+            ("X", _) if args.get(s::WAITED_FOR.name).is_some() => {
+                let ids = args[s::WAITED_FOR.name].as_array().into_iter().flatten();
+                let on = On::Commands(ids.filter_map(Value::as_u64).collect());
+                self.sync(e, on, ts);
+            }
+            ("X", _) if args.get(s::FINISHED_UP_TO.name).is_some() => {
+                if let Some(queue) = queue_of(args) {
+                    let last = u64_of(args, s::FINISHED_UP_TO);
+                    self.sync(e, On::Queue { queue, last }, ts);
                 }
             }
             _ => {}

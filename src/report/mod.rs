@@ -2,6 +2,7 @@
 //! facts, whether they come from the live records (summary mode, `sink/summary.rs`) or from a
 //! saved trace (`from_trace.rs`), so the two give the same numbers for the same run.
 
+mod bounds;
 mod builder;
 pub mod csv;
 mod findings;
@@ -11,8 +12,10 @@ mod kernels;
 mod render;
 mod timeline;
 
+pub use bounds::{Bounds, Contributor, Link, On, Sync};
 pub use builder::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Kind, Ran, cited, kind, kind_of,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Kind, Ran, Work, cited, kind,
+    kind_of,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use render::Format;
@@ -37,6 +40,9 @@ pub struct Report {
     /// commands whose completion lay beyond the cut count as without device time.
     pub cut_short: bool,
     pub devices: Vec<DeviceReport>,
+    /// What bounds the run: the largest contributors to an approximate critical path
+    /// (`bounds.rs` says how it is walked); `null` when no command was seen.
+    pub bounds: Option<Bounds>,
     /// `null`: not known (a trace cut short), here and below.
     pub pinned_host_peak_bytes: Option<u64>,
     /// Ranked by the time they would save, largest first.

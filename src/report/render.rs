@@ -316,6 +316,26 @@ fn timing(d: &DeviceReport) -> String {
     )
 }
 
+/// What bounds the run: a heading, and one line per contributor (with its share of the wall).
+fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
+    let b = r.bounds.as_ref()?;
+    let head = format!(
+        "what bounds the run: an approximate critical path, walked back from the end through \
+         host waits and the commands they waited for ({} steps)",
+        b.steps
+    );
+    let share = |ns: u64| match b.wall_ns {
+        0 => String::new(),
+        wall => format!(" ({:.0}%)", ns as f64 * 100.0 / wall as f64),
+    };
+    let lines = b
+        .top
+        .iter()
+        .map(|c| format!("{} {}{}", duration(c.ns), c.what, share(c.ns)))
+        .collect();
+    Some((head, lines))
+}
+
 fn header(r: &Report) -> String {
     format!(
         "clxfer summary · {} (pid {}) · {} wall · started {}",
@@ -372,6 +392,13 @@ fn text(r: &Report) -> String {
             );
         }
         _ => out.push_str("commands incomplete at the end and records dropped: unknown\n"),
+    }
+    if let Some((head, lines)) = bounds(r) {
+        out.push('\n');
+        wrapped("", &format!("{head}:"), &mut out);
+        for line in lines {
+            wrapped("  ", &line, &mut out);
+        }
     }
     out.push('\n');
     if r.findings.is_empty() {
@@ -452,6 +479,12 @@ fn markdown(r: &Report) -> String {
         "\nHost: pinned or registered memory peaked at {}.",
         known(r.pinned_host_peak_bytes.map(bytes))
     );
+    if let Some((head, lines)) = bounds(r) {
+        let _ = writeln!(out, "\n## {}\n", upper(&head));
+        for line in lines {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     out.push_str("\n## Findings, ranked by the time they would save\n\n");
     if r.findings.is_empty() {
         out.push_str("None.\n");

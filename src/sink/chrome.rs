@@ -314,10 +314,27 @@ impl<W: Write + Send> Chrome<W> {
                 ts,
             );
             j.qkey(quoted!("dur")).us(dur);
-            // A call about a user event names it, as its waiters' `waits` do.
-            if c.node != 0 {
+            // A call about a user event names it, as its waiters' `waits` do; a
+            // synchronisation point names what it waited for.
+            if c.node != 0 || c.waited.is_some() {
                 j.qkey(quoted!("args")).open();
-                j.field(s::COMMAND).u64(c.node);
+                if c.node != 0 {
+                    j.field(s::COMMAND).u64(c.node);
+                }
+                match c.waited.as_deref() {
+                    Some(Waited::Commands(ids)) => {
+                        j.field(s::WAITED_FOR).open_array();
+                        for &id in ids {
+                            j.u64(id);
+                        }
+                        j.close_array();
+                    }
+                    Some(Waited::Queue { queue, last }) => {
+                        queue_field(j, *queue);
+                        j.field(s::FINISHED_UP_TO).u64(*last);
+                    }
+                    None => {}
+                }
                 j.close();
             }
             self.end_event();
@@ -335,13 +352,7 @@ impl<W: Write + Send> Chrome<W> {
         j.qkey(quoted!("args")).open();
         j.field(s::API).word(c.api.name());
         j.field(s::COMMAND).u64(e.id);
-        j.field(s::QUEUE).raw_parts(&[
-            Part::Text("\"device #"),
-            Part::Num(e.queue.device as u64),
-            Part::Text(" queue #"),
-            Part::Num(e.queue.queue as u64),
-            Part::Text("\""),
-        ]);
+        queue_field(j, e.queue);
         if let Some(k) = &e.kernel {
             j.field(s::KERNEL).str(k);
         }
@@ -651,4 +662,15 @@ impl<W: Write + Send> Output for Chrome<W> {
             );
         }
     }
+}
+
+/// `queue`: `device #D queue #Q`.
+fn queue_field(j: &mut Json, q: QueueRef) {
+    j.field(s::QUEUE).raw_parts(&[
+        Part::Text("\"device #"),
+        Part::Num(q.device as u64),
+        Part::Text(" queue #"),
+        Part::Num(q.queue as u64),
+        Part::Text("\""),
+    ]);
 }

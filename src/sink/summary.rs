@@ -3,12 +3,13 @@
 //! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
 
 use super::buffer;
-use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record};
+use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record, Waited};
 use super::trace_file;
 use super::writer::Output;
 use crate::model::classification::Classification;
 use crate::report::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Ran, Report,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Link, On,
+    Ran, Report, Sync, Work,
 };
 use crate::timing::clock;
 use crate::vocab::Api;
@@ -69,21 +70,50 @@ impl Summary {
         let Some(b) = &mut self.b else { return };
         match r {
             Record::Call(call) => {
-                let Some(e) = &call.command else { return };
+                let rel = |t: u64| t.saturating_sub(self.start_ns);
+                let Some(e) = &call.command else {
+                    if let Some(w) = &call.waited {
+                        b.sync(Sync {
+                            tid: call.tid,
+                            begin: rel(call.begin),
+                            end: rel(call.end),
+                            on: match &**w {
+                                Waited::Commands(ids) => {
+                                    On::Commands(ids.iter().copied().collect())
+                                }
+                                Waited::Queue { queue, last } => On::Queue {
+                                    queue: (queue.device, queue.queue),
+                                    last: *last,
+                                },
+                            },
+                        });
+                    }
+                    return;
+                };
                 // An untimed command's completion never comes: it is counted at once.
                 let id = if e.timed { e.id } else { 0 };
                 let host_ns = call.end.saturating_sub(call.begin);
-                if let Some(c) = &e.class {
-                    b.enqueue(id, facts(call.api, e.queue, c, e.flags, host_ns));
+                let link = Link {
+                    id: e.id,
+                    tid: call.tid,
+                    begin: rel(call.begin),
+                    end: rel(call.end),
+                    after: e.deps.after.unwrap_or(0),
+                    waits: e.deps.waits.iter().copied().collect(),
+                };
+                let work = if let Some(c) = &e.class {
+                    Work::Transfer(facts(call.api, e.queue, c, e.flags, host_ns))
                 } else if let Some(name) = &e.kernel {
-                    let run = KernelRun {
+                    Work::Kernel(KernelRun {
                         device: e.queue.device,
                         queue: e.queue.queue,
                         name: name.clone(),
                         host_ns,
-                    };
-                    b.fact(id, Fact::Kernel(run));
-                }
+                    })
+                } else {
+                    return;
+                };
+                b.fact(id, Fact { work, link });
             }
             Record::Command(c) => b.completed(
                 c.id,
@@ -177,9 +207,16 @@ impl Output for Summary {
     fn write(&mut self, records: &mut Vec<Record>) {
         for r in records.drain(..) {
             match r {
-                // Summary mode's own records: the facts are taken, not copied.
-                Record::Fact(fact, ran) => {
+                // Summary mode's own records: the facts are taken, not copied; their times are
+                // made relative to the run's start here, off the program's threads.
+                Record::Fact(mut fact, mut ran) => {
                     if let Some(b) = &mut self.b {
+                        let l = &mut fact.link;
+                        l.begin = l.begin.saturating_sub(self.start_ns);
+                        l.end = l.end.saturating_sub(self.start_ns);
+                        if let Some(s) = ran.as_mut().and_then(|r| r.start_ns.as_mut()) {
+                            *s = s.saturating_sub(self.start_ns);
+                        }
                         b.add_fact(fact, ran);
                     }
                 }

@@ -62,8 +62,8 @@ core {
     fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: usize, arg_value: *const c_void) -> cl_int => intercept::KernelArg;
     fn clGetKernelInfo(kernel: cl_kernel, param_name: cl_kernel_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
     fn clGetKernelWorkGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_work_group_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int;
-    fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int => intercept::Waited;
-    fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::EventQueried;
+    fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int => intercept::WaitedFor;
+    fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::EventAsked;
     fn clRetainEvent(event: cl_event) -> cl_int => intercept::EventHeld<true>;
     fn clReleaseEvent(event: cl_event) -> cl_int => intercept::EventHeld<false>;
     fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::ProfilingQueried;

@@ -31,6 +31,8 @@ schema! {
     WAITS_UNKNOWN = "waits_unknown" ["host"] "Events of its wait list clxfer knows nothing of (made before it was loaded).",
     AFTER = "after" ["host"] "Out-of-order queues: the last barrier before it, which it waits for (on an in-order queue each command waits for the one before, which the track shows).",
     AFTER_ALL = "after_all" ["host"] "`true`: a marker or barrier without a wait list on an out-of-order queue, which waits for every earlier command of its queue.",
+    WAITED_FOR = "waited_for" ["host"] "A host synchronisation point (`clWaitForEvents`, or a status query that saw `CL_COMPLETE`: a polling loop's end): the commands (or user events) it waited for or learnt were done, by number.",
+    FINISHED_UP_TO = "finished_up_to" ["host"] "`clFinish`: the newest command of its queue (`queue`) when it returned; that command and every one before it on the queue are done (0: none was enqueued).",
     QUEUE = "queue" ["host"] "`device #D queue #Q`: the queue the command went to.",
     DIRECTION = "direction" ["host, device"] "`H2D`, `D2H`, `D2D` or `H2H`.",
     PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",

@@ -1,7 +1,7 @@
 /* The command graph's edges (issue #24): wait lists across queues, a user event, markers and
  * barriers with and without wait lists on an out-of-order queue, the OpenCL 1.1 barrier and
- * marker (PoCL does not implement clEnqueueWaitForEvents), and an event the program retained. Prints each step's label in
- * order, so the test can match the trace's host slices to them. */
+ * marker (PoCL does not implement clEnqueueWaitForEvents), an event the program retained, and the
+ * host's synchronisation points (clWaitForEvents, a polling loop, clFinish). */
 #include "common.h"
 
 int main(void) {
@@ -37,6 +37,14 @@ int main(void) {
     CHECK(clEnqueueBarrier(q2));
     CHECK(clEnqueueWriteBuffer(q2, b, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
     CHECK(clEnqueueMarker(q2, &e9));
+    /* Host synchronisation points: a wait for two commands, the end of a polling loop (the
+     * status query that sees CL_COMPLETE), clFinish. */
+    cl_event two[] = {e3, e6};
+    CHECK(clWaitForEvents(2, two));
+    cl_int status;
+    do
+        CHECK(clGetEventInfo(e9, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+    while (status != CL_COMPLETE);
     CHECK(clFinish(q1));
     CHECK(clFinish(q2));
     /* 10: e1 retained and released once, so still the program's: a wait on it names it. */

@@ -440,11 +440,12 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     // Times the vendor's driver does not really measure are not used as if it did.
     let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
     if !crate::sink::records_every_call() {
-        // Summary mode: the report needs the duration (two queries, not four) and no device
-        // slice; the in-flight counter is the trace's. A blocking call's wait for the commands
-        // ahead of it needs its start on the host clock too: QUEUED places it.
+        // Summary mode: the report needs the duration and the start on the host clock (for the
+        // busy time, a blocking call's wait for the commands ahead of it, and the critical
+        // path; QUEUED places it), three queries, not four, and no device slice; the in-flight
+        // counter is the trace's.
         let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
-        let ran = if ok && p.what.blocking {
+        let ran = if ok {
             unsafe {
                 driver::profiling(
                     event,
@@ -467,21 +468,9 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
                 crate::report::Ran {
                     ns: end - start,
                     after_call_ns: Some(host_start.saturating_sub(p.host_begin)),
-                    start_ns: Some(start),
+                    // On the monotonic clock: the writer makes it relative to the run's start.
+                    start_ns: Some(host_start),
                 }
-            })
-        } else if ok {
-            unsafe {
-                driver::profiling(
-                    event,
-                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
-                )
-            }
-            .filter(|&[start, end]| start != 0 && start < end)
-            .map(|[start, end]| crate::report::Ran {
-                ns: end - start,
-                after_call_ns: None,
-                start_ns: Some(start),
             })
         } else {
             None

@@ -6,6 +6,7 @@ use super::queues::QueueInfo;
 use super::{Hook, Span, WORLD};
 use crate::graph::{Deps, Id, Kind};
 use crate::layer::{Api, Call};
+use crate::sink::record::Waited;
 use opencl_sys::*;
 
 /// The wait list of an enqueue: `(num_events_in_wait_list, event_wait_list)`, the two arguments
@@ -90,6 +91,51 @@ pub unsafe fn made(event: *mut cl_event, id: Id) {
     let handle = unsafe { event.read() };
     if !handle.is_null() {
         WORLD.events.lock().made(handle as usize, id);
+    }
+}
+
+/// The commands `events` stand for, as a synchronisation point's `waited` (none known: `None`).
+pub fn commands_of(events: &[cl_event]) -> Option<Box<Waited>> {
+    let known = WORLD.events.lock();
+    let ids: Box<[Id]> = events
+        .iter()
+        .filter_map(|&e| known.command(e as usize))
+        .collect();
+    (!ids.is_empty()).then(|| Box::new(Waited::Commands(ids)))
+}
+
+/// `clGetEventInfo`: the reference count without clxfer's own ([`super::EventQueried`]); a
+/// status query that sees `CL_COMPLETE` is a host synchronisation point (a polling loop's end).
+pub struct EventAsked;
+
+type InfoArgs = (
+    cl_event,
+    cl_event_info,
+    usize,
+    *mut std::ffi::c_void,
+    *mut usize,
+);
+
+impl Hook<InfoArgs, cl_int> for EventAsked {
+    type State = ();
+    const SYNCS: bool = true;
+    unsafe fn before(call: Call, args: &mut InfoArgs) {
+        unsafe { super::EventQueried::before(call, args) }
+    }
+    unsafe fn after(_: (), args: &InfoArgs, ret: cl_int, span: &mut Span) -> cl_int {
+        let (event, param, size, value, _) = *args;
+        if param != CL_EVENT_COMMAND_EXECUTION_STATUS {
+            return unsafe { super::EventQueried::after((), args, ret, span) };
+        }
+        let complete = ret == CL_SUCCESS
+            && !value.is_null()
+            && size >= std::mem::size_of::<cl_int>()
+            // SAFETY: the driver wrote a `cl_int` there.
+            && unsafe { (value as *const cl_int).read_unaligned() } == CL_COMPLETE;
+        if complete {
+            span.waited = commands_of(&[event]);
+        }
+        ret
     }
 }
 

@@ -17,7 +17,7 @@ mod queues;
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
-pub use graph::{EventHeld, UserEventCreated, UserEventSet, WaitList};
+pub use graph::{EventAsked, EventHeld, UserEventCreated, UserEventSet, WaitList};
 pub use hidden::{
     ContextQueried, EventQueried, MemQueried, ProfilingQueried, QueuePropertySet, QueueQueried,
 };
@@ -31,7 +31,7 @@ use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
-use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record};
+use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record, Waited};
 use crate::sink::{buffer, counters, summary};
 use crate::sync::{Mutex, RwLock};
 use crate::timing::mapping::ClockMap;
@@ -289,7 +289,16 @@ unsafe fn enqueued(
     }
     if !crate::sink::records_every_call() {
         let kernel = kernel.and_then(kernel_name);
-        return unsafe { summarized(call, (id, cap), event, &q, span, (transfer, kernel)) };
+        let link = crate::report::Link {
+            id,
+            tid: buffer::current_tid(),
+            begin: span.begin,
+            end: span.end,
+            after: deps.after.unwrap_or(0),
+            waits: deps.waits.iter().copied().collect(),
+        };
+        let what = (transfer, kernel, link);
+        return unsafe { summarized(call, (id, cap), event, &q, span, what) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
@@ -323,8 +332,9 @@ unsafe fn enqueued(
     span.command = Some(e);
 }
 
-/// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~50 bytes), to go
-/// with its device time; other commands are neither timed nor recorded.
+/// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~100 bytes, with
+/// its place in the graph, `link`: times on the monotonic clock, made relative by the writer),
+/// to go with its device time; other commands are neither timed nor recorded.
 ///
 /// # Safety
 /// As [`enqueued`].
@@ -334,9 +344,9 @@ unsafe fn summarized(
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
-    (transfer, kernel): (Option<(bool, Op)>, Option<Arc<str>>),
+    (transfer, kernel, link): (Option<(bool, Op)>, Option<Arc<str>>, crate::report::Link),
 ) {
-    use crate::report::{Fact, KernelRun};
+    use crate::report::{Fact, KernelRun, Work};
     let host_ns = span.end.saturating_sub(span.begin);
     let transfer = transfer.and_then(|transfer| {
         let (mut class, mut flags) = (None, CallFlags::None);
@@ -345,9 +355,9 @@ unsafe fn summarized(
         Some(summary::facts(call.api, q.r, c, flags, host_ns))
     });
     let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
-    let mut facts = match (transfer, kernel) {
-        (Some(t), _) => Some(Fact::Transfer(t)),
-        (None, Some(name)) => Some(Fact::Kernel(KernelRun {
+    let work = match (transfer, kernel) {
+        (Some(t), _) => Some(Work::Transfer(t)),
+        (None, Some(name)) => Some(Work::Kernel(KernelRun {
             device: q.r.device,
             queue: q.r.queue,
             name,
@@ -355,6 +365,7 @@ unsafe fn summarized(
         })),
         (None, None) => None,
     };
+    let mut facts = work.map(|work| Fact { work, link });
     let what = What {
         api: call.api,
         class: None,
@@ -492,11 +503,13 @@ impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
     }
 }
 
-/// `clFinish`: every command of the queue has completed; their records go out now.
+/// `clFinish`: every command of the queue has completed; their records go out now. A host
+/// synchronisation point: it waited for the queue's newest command and all before it.
 pub struct Finished;
 
 impl Hook<(cl_command_queue,), cl_int> for Finished {
     type State = u64;
+    const SYNCS: bool = true;
     unsafe fn before(_: Call, _: &mut (cl_command_queue,)) -> u64 {
         events::first_unfinished()
     }
@@ -504,24 +517,33 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
         over_below: u64,
         args: &(cl_command_queue,),
         ret: cl_int,
-        _: &mut Span,
+        span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS
             && let Some(q) = queues::known(args.0 as usize)
         {
             unsafe { collect::synced(&q, over_below) };
+            let last = q.order.lock().newest().unwrap_or(0);
+            span.waited = Some(Box::new(Waited::Queue { queue: q.r, last }));
         }
         ret
     }
 }
 
-/// `clWaitForEvents`: the events' commands have completed; their queues' records go out now.
-pub struct Waited;
+/// `clWaitForEvents`: the events' commands have completed; their queues' records go out now. A
+/// host synchronisation point on those commands.
+pub struct WaitedFor;
 
-impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
+impl Hook<(cl_uint, *const cl_event), cl_int> for WaitedFor {
     type State = ();
+    const SYNCS: bool = true;
     unsafe fn before(_: Call, _: &mut (cl_uint, *const cl_event)) {}
-    unsafe fn after(_: (), args: &(cl_uint, *const cl_event), ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn after(
+        _: (),
+        args: &(cl_uint, *const cl_event),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
         let (n, list) = *args;
         if ret != CL_SUCCESS || list.is_null() {
             return ret;
@@ -539,6 +561,7 @@ impl Hook<(cl_uint, *const cl_event), cl_int> for Waited {
                 }
             }
         }
+        span.waited = graph::commands_of(events);
         ret
     }
 }

@@ -49,6 +49,7 @@ fn host(id: u64, start: u64) -> Record {
             region: None,
         })),
         node: 0,
+        waited: None,
     })
 }
 
