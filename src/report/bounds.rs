@@ -1,26 +1,34 @@
-//! What bounds the run: an approximate critical path through the command graph, walked back from
-//! the run's end. On a host thread the time between synchronisation points is the host's (the
-//! program's own work and its OpenCL calls). A synchronisation point (a blocking call,
-//! `clFinish`, `clWaitForEvents`, a status query that saw `CL_COMPLETE`) that really waited hands
-//! the path to the command it waited for that ended last; from a command the path goes to the
-//! command it depended on (queue order or wait list) that ended last, if that one ended after
-//! the command's enqueue call began (it held the command back), else back to the host thread at
-//! the end of the enqueue call. Each stretch is charged to what ran on the path then: a kernel by name, a transfer
-//! by kind, direction and path, the host, or the device waiting (between dependent commands, or
-//! from an enqueue to its command's start).
+//! What bounds the run: an approximate critical path through the command graph, walked back in
+//! time. On a host thread the time between synchronisation points is the host's (the program's
+//! own work and its OpenCL calls). A synchronisation point (a blocking call, `clFinish`,
+//! `clWaitForEvents`, a status query that saw `CL_COMPLETE`) that really waited hands the path to
+//! the command it waited for that ended last; from a command the path goes to the command it
+//! depended on (queue order or wait list) that ended last, if that one ended after the command's
+//! enqueue call began (it held the command back), else back to the host thread at the end of the
+//! enqueue call. Each stretch is charged to what ran on the path then: a kernel by name, a
+//! transfer by kind, direction and path, the host, or the device waiting (between dependent
+//! commands, or from an enqueue to its command's start).
 //!
-//! Bounded: the walk sees the last [`WINDOW`] commands and synchronisation points; what lies
-//! before the oldest of them is charged as not followed.
+//! Bounded: the graph keeps the newest [`WINDOW`] commands, and as many synchronisation points
+//! per thread. Every [`EPOCH`] of them, the stretch since the last walk is walked from the newest
+//! synchronisation point (else the newest command) back to where the last walk began, and its
+//! charges are kept; the report's walk starts at the run's end. So the stretches tile the run,
+//! each a path through its own stretch: exact where the path crosses a stretch's start on the
+//! host thread that synchronised last, an approximation elsewhere. A command whose predecessor
+//! is older than the window charges the rest of its stretch as not followed.
 
 use super::builder::Kind;
 use crate::model::classification::{Direction, Path};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use smallvec::SmallVec;
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Commands, and synchronisation points, the walk keeps at most.
-pub const WINDOW: usize = 1 << 16;
+/// Commands the graph keeps (by number), and synchronisation points per thread.
+pub const WINDOW: usize = 1 << 15;
+/// Items (commands and synchronisation points) between two walks.
+pub const EPOCH: usize = WINDOW / 2;
 /// Contributors the report lists; the rest are summed as one.
 pub const TOP: usize = 6;
 
@@ -35,7 +43,7 @@ pub struct Link {
     /// The command its queue orders it after (0: none).
     pub after: u64,
     /// Its wait list's commands.
-    pub waits: SmallVec<[u64; 2]>,
+    pub waits: Box<[u64]>,
 }
 
 /// What a stretch of the path is charged to.
@@ -86,15 +94,6 @@ pub struct Sync {
     pub on: On,
 }
 
-#[derive(Debug, Clone)]
-struct Node {
-    link: Link,
-    queue: (u32, u32),
-    /// Device start and end since the run's start.
-    ran: (u64, u64),
-    label: Label,
-}
-
 /// One contributor to the wall time.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Contributor {
@@ -113,46 +112,40 @@ pub struct Bounds {
     pub steps: u64,
 }
 
-/// A ring of the newest items: the oldest is overwritten.
-#[derive(Debug)]
-struct Ring<T> {
-    items: Vec<T>,
-    next: usize,
-    /// Items overwritten, and the latest time one of them reached.
-    lost: u64,
-    lost_until: u64,
+#[derive(Debug, Clone)]
+struct Node {
+    link: Link,
+    /// Device start and end since the run's start.
+    ran: (u64, u64),
+    label: Label,
 }
 
-impl<T> Default for Ring<T> {
-    fn default() -> Self {
-        Ring {
-            items: Vec::new(),
-            next: 0,
-            lost: 0,
-            lost_until: 0,
-        }
-    }
+/// Where the walk is: on a host thread, or at a command.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    Host(u32),
+    Command(u64),
 }
 
-impl<T> Ring<T> {
-    /// Adds `item`; an item overwritten reached `until` (its end).
-    fn push(&mut self, item: T, until: impl Fn(&T) -> u64) {
-        if self.items.len() < WINDOW {
-            self.items.push(item);
-            return;
-        }
-        let old = std::mem::replace(&mut self.items[self.next], item);
-        self.next = (self.next + 1) % WINDOW;
-        self.lost += 1;
-        self.lost_until = self.lost_until.max(until(&old));
-    }
-}
-
-/// The graph the walk needs: the newest commands with a device time, and synchronisation points.
+/// The command graph's window, and the charges of the stretches walked so far.
 #[derive(Debug, Default)]
 pub struct Graph {
-    nodes: Ring<Node>,
-    syncs: Ring<Sync>,
+    /// By number modulo [`WINDOW`].
+    nodes: Vec<Option<Node>>,
+    newest_id: u64,
+    /// Per queue: the command that ended last so far, (end, number).
+    queues: FxHashMap<(u32, u32), (u64, u64)>,
+    /// Per thread: its synchronisation points by end.
+    threads: FxHashMap<u32, VecDeque<Sync>>,
+    /// Since the last walk: items, the newest synchronisation point (end, thread) and command
+    /// (end, number).
+    since: usize,
+    newest_sync: Option<(u64, u32)>,
+    newest_node: Option<(u64, u64)>,
+    /// Where the last walk began: the time before it is charged.
+    walked_to: u64,
+    charged: FxHashMap<Label, u64>,
+    steps: u64,
 }
 
 impl Graph {
@@ -161,29 +154,87 @@ impl Graph {
         if link.id == 0 {
             return;
         }
-        let node = Node {
-            link,
-            queue,
-            ran,
-            label,
-        };
-        self.nodes.push(node, |n| n.ran.1.max(n.link.end));
+        if self.nodes.is_empty() {
+            self.nodes.resize(WINDOW, None);
+        }
+        let id = link.id;
+        let best = self.queues.entry(queue).or_insert((ran.1, id));
+        if ran.1 >= best.0 {
+            *best = (ran.1, id);
+        }
+        self.newest_id = self.newest_id.max(id);
+        if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
+            self.newest_node = Some((ran.1, id));
+        }
+        let node = Node { link, ran, label };
+        self.nodes[id as usize % WINDOW] = Some(node);
+        self.counted();
     }
 
-    pub fn sync(&mut self, s: Sync) {
-        self.syncs.push(s, |s| s.end);
+    /// A host synchronisation point. One on a queue is resolved now, to the queue's command that
+    /// ended last: those it waited for have all completed, so their records came before it.
+    pub fn sync(&mut self, mut s: Sync) {
+        if let On::Queue { queue, last } = s.on {
+            let id = match self.queues.get(&queue) {
+                Some(&(_, id)) if id <= last => id,
+                _ => last,
+            };
+            s.on = On::Commands([id].into_iter().collect());
+        }
+        if self.newest_sync.is_none_or(|(end, _)| s.end >= end) {
+            self.newest_sync = Some((s.end, s.tid));
+        }
+        let t = self.threads.entry(s.tid).or_default();
+        if t.len() >= WINDOW {
+            t.pop_front();
+        }
+        // A thread's calls end in order; a record that came late goes to its place.
+        let at = t.partition_point(|x| (x.end, x.begin) <= (s.end, s.begin));
+        t.insert(at, s);
+        self.counted();
+    }
+
+    /// One more item: every [`EPOCH`], the stretch since the last walk is walked.
+    fn counted(&mut self) {
+        self.since += 1;
+        if self.since < EPOCH {
+            return;
+        }
+        let start = match (self.newest_sync, self.newest_node) {
+            (Some((end, tid)), _) => Some((At::Host(tid), end)),
+            (None, Some((end, id))) => Some((At::Command(id), end)),
+            (None, None) => None,
+        };
+        if let Some((at, t)) = start.filter(|&(_, t)| t > self.walked_to) {
+            self.walk(at, t);
+            self.walked_to = t;
+        }
+        self.since = 0;
+        self.newest_sync = None;
+        self.newest_node = None;
     }
 
     /// The critical path over a run of `wall_ns`; `None` when no command or synchronisation
     /// point was seen.
-    pub fn bounds(&self, wall_ns: u64) -> Option<Bounds> {
-        let mut w = Walk::new(self)?;
-        w.run(wall_ns);
-        let mut by: Vec<(Label, u64)> = w.charged.into_iter().filter(|c| c.1 > 0).collect();
-        by.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let mut top: Vec<Contributor> = by
-            .iter()
-            .take(TOP)
+    pub fn bounds(&mut self, wall_ns: u64) -> Option<Bounds> {
+        // The last stretch: from the end, on the thread that synchronised last (else the one
+        // that enqueued the command that ended last).
+        let last_sync = (self.threads.iter())
+            .filter_map(|(&tid, s)| s.back().map(|s| (s.end, tid)))
+            .max();
+        let tid = match last_sync {
+            Some((_, tid)) => tid,
+            None => self.node(self.newest_node?.1).or_else(|| self.newest())?.link.tid,
+        };
+        if wall_ns > self.walked_to {
+            self.walk(At::Host(tid), wall_ns);
+        }
+        let mut by: Vec<(&Label, u64)> = (self.charged.iter())
+            .filter(|c| *c.1 > 0)
+            .map(|(l, ns)| (l, *ns))
+            .collect();
+        by.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let mut top: Vec<Contributor> = (by.iter().take(TOP))
             .map(|(l, ns)| Contributor {
                 what: l.describe(),
                 ns: *ns,
@@ -199,161 +250,123 @@ impl Graph {
         Some(Bounds {
             wall_ns,
             top,
-            steps: w.steps,
-        })
-    }
-}
-
-/// One walk back from the end.
-struct Walk<'a> {
-    /// Commands by number.
-    nodes: Vec<&'a Node>,
-    /// Per queue: (command number, the number of the command ending last up to it) by number.
-    queues: HashMap<(u32, u32), Vec<(u64, u64)>>,
-    /// Per thread: its synchronisation points by end.
-    threads: HashMap<u32, Vec<&'a Sync>>,
-    /// Before this time, items were overwritten: the path is not followed there.
-    horizon: u64,
-    charged: HashMap<Label, u64>,
-    steps: u64,
-}
-
-impl<'a> Walk<'a> {
-    fn new(g: &'a Graph) -> Option<Walk<'a>> {
-        if g.nodes.items.is_empty() && g.syncs.items.is_empty() {
-            return None;
-        }
-        let mut nodes: Vec<&Node> = g.nodes.items.iter().collect();
-        nodes.sort_by_key(|n| n.link.id);
-        let mut queues: HashMap<(u32, u32), Vec<(u64, u64)>> = HashMap::new();
-        let mut latest: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
-        for n in &nodes {
-            let best = latest.entry(n.queue).or_insert((n.link.id, n.ran.1));
-            if n.ran.1 >= best.1 {
-                *best = (n.link.id, n.ran.1);
-            }
-            queues.entry(n.queue).or_default().push((n.link.id, best.0));
-        }
-        let mut threads: HashMap<u32, Vec<&Sync>> = HashMap::new();
-        for s in &g.syncs.items {
-            threads.entry(s.tid).or_default().push(s);
-        }
-        for t in threads.values_mut() {
-            t.sort_by_key(|s| (s.end, s.begin));
-        }
-        let horizon = g.nodes.lost_until.max(g.syncs.lost_until);
-        Some(Walk {
-            nodes,
-            queues,
-            threads,
-            horizon,
-            charged: HashMap::new(),
-            steps: 0,
+            steps: self.steps,
         })
     }
 
-    fn charge(&mut self, label: Label, from: u64, to: u64) {
-        // What lies before the horizon is not followed: the items there are gone.
-        let from_seen = from.max(self.horizon);
-        if to > from_seen {
-            *self.charged.entry(label).or_default() += to - from_seen;
-        }
-        let lost_to = to.min(self.horizon);
-        if lost_to > from {
-            *self.charged.entry(Label::NotFollowed).or_default() += lost_to - from;
-        }
+    fn newest(&self) -> Option<&Node> {
+        self.node(self.newest_id)
     }
 
-    fn node(&self, id: u64) -> Option<&'a Node> {
-        let at = self.nodes.binary_search_by_key(&id, |n| n.link.id).ok()?;
-        Some(self.nodes[at])
+    fn node(&self, id: u64) -> Option<&Node> {
+        let n = self.nodes.get(id as usize % WINDOW)?.as_ref()?;
+        (n.link.id == id).then_some(n)
     }
 
-    /// The command a synchronisation point waited for that ended last.
-    fn awaited(&self, on: &On) -> Option<&'a Node> {
-        match on {
-            On::Commands(ids) => ids
-                .iter()
-                .filter_map(|&id| self.node(id))
-                .max_by_key(|n| (n.ran.1, n.link.id)),
-            On::Queue { queue, last } => {
-                let q = self.queues.get(queue)?;
-                let upto = q.partition_point(|&(id, _)| id <= *last);
-                let &(_, best) = q.get(upto.checked_sub(1)?)?;
-                self.node(best)
-            }
+    /// Whether command `id` is older than the window keeps.
+    fn forgotten(&self, id: u64) -> bool {
+        id + (WINDOW as u64) <= self.newest_id
+    }
+
+    /// Charges `label` with `from..to`, of the part after where the last walk began.
+    fn charge(&mut self, label: &Label, from: u64, to: u64) {
+        let from = from.max(self.walked_to);
+        if to > from {
+            *self.charged.entry(label.clone()).or_default() += to - from;
         }
     }
 
-    fn run(&mut self, wall: u64) {
-        // The thread whose last synchronisation point (or enqueue) ended last.
-        let last_sync = self
-            .threads
-            .iter()
-            .filter_map(|(&tid, s)| s.last().map(|s| (s.end, tid)))
-            .max();
-        let last_enqueue = self.nodes.iter().map(|n| (n.link.end, n.link.tid)).max();
-        let Some((_, mut tid)) = last_sync.max(last_enqueue) else {
-            return;
-        };
-        let mut t = wall;
+    /// Walks back from `at` at time `t` to where the last walk began.
+    fn walk(&mut self, mut at: At, mut t: u64) {
+        let stop = self.walked_to;
         // Per thread: synchronisation points at or past this index are behind the walk.
-        let mut behind: HashMap<u32, usize> = HashMap::new();
+        let mut behind: FxHashMap<u32, usize> = FxHashMap::default();
         // Each step moves back in time or to an earlier command; the cap is a guard.
-        let cap = 4 * (self.nodes.len() + self.threads.values().map(Vec::len).sum::<usize>()) + 16;
-        while self.steps < cap as u64 {
+        let mut cap = 4 * WINDOW + 16;
+        while t > stop && cap > 0 {
+            cap -= 1;
             self.steps += 1;
-            // On the host thread `tid` at time `t`: back to its last synchronisation point.
-            let syncs = self.threads.get(&tid).map_or(&[][..], Vec::as_slice);
-            let limit = behind.get(&tid).copied().unwrap_or(syncs.len());
-            let at = syncs[..limit].partition_point(|s| s.end <= t);
-            let Some(at) = at.checked_sub(1) else {
-                self.charge(Label::Host, 0, t);
-                return;
-            };
-            behind.insert(tid, at);
-            let s = syncs[at];
-            self.charge(Label::Host, s.end, t);
-            t = s.end;
-            let Some(mut c) = self.awaited(&s.on).filter(|c| c.ran.1 > s.begin) else {
-                // It did not wait: the call is the host's.
-                self.charge(Label::Host, s.begin, t);
-                t = s.begin;
-                continue;
-            };
-            let e = c.ran.1.min(t);
-            self.charge(Label::Host, e, t);
-            t = e;
-            // On the device, from command `c` back.
-            loop {
-                self.steps += 1;
-                let start = c.ran.0.min(t);
-                self.charge(c.label.clone(), start, t);
-                t = start;
-                let before = (c.link.waits.iter().copied())
-                    .chain((c.link.after != 0).then_some(c.link.after))
-                    .filter(|&id| id < c.link.id)
-                    .filter_map(|id| self.node(id))
-                    .max_by_key(|p| (p.ran.1, p.link.id));
-                match before {
-                    // It held `c` back: it ended after `c`'s enqueue call began.
-                    Some(p) if p.ran.1 > c.link.begin && self.steps < cap as u64 => {
-                        let pe = p.ran.1.min(t);
-                        self.charge(Label::Dependency, pe, t);
-                        t = pe;
-                        c = p;
-                    }
-                    _ => {
-                        let ready = c.link.end.min(t);
-                        self.charge(Label::Launch, ready, t);
-                        t = ready;
-                        tid = c.link.tid;
+            match at {
+                At::Host(tid) => {
+                    let Some(syncs) = self.threads.get(&tid) else {
                         break;
+                    };
+                    let limit = behind.get(&tid).copied().unwrap_or(syncs.len());
+                    let before = syncs.partition_point(|s| s.end <= t).min(limit);
+                    let Some(i) = before.checked_sub(1) else {
+                        break;
+                    };
+                    behind.insert(tid, i);
+                    let s = syncs[i].clone();
+                    self.charge(&Label::Host, s.end, t);
+                    t = s.end;
+                    let awaited = self.awaited(&s.on).filter(|c| c.ran.1 > s.begin);
+                    let Some((id, end)) = awaited.map(|c| (c.link.id, c.ran.1)) else {
+                        // It did not wait: the call is the host's.
+                        self.charge(&Label::Host, s.begin, t);
+                        t = s.begin;
+                        continue;
+                    };
+                    let e = end.min(t);
+                    self.charge(&Label::Host, e, t);
+                    t = e;
+                    at = At::Command(id);
+                }
+                At::Command(id) => {
+                    let Some(c) = self.node(id).cloned() else {
+                        break;
+                    };
+                    let start = c.ran.0.min(t);
+                    self.charge(&c.label, start, t);
+                    t = start;
+                    let listed = (c.link.waits.iter().copied())
+                        .chain((c.link.after != 0).then_some(c.link.after))
+                        .filter(|&p| p < id);
+                    let mut lost = false;
+                    let mut before: Option<(u64, u64)> = None;
+                    for p in listed {
+                        match self.node(p) {
+                            Some(n) if before.is_none_or(|b| (n.ran.1, p) > b) => {
+                                before = Some((n.ran.1, p));
+                            }
+                            Some(_) => {}
+                            None => lost |= self.forgotten(p),
+                        }
+                    }
+                    match before {
+                        // It held `c` back: it ended after `c`'s enqueue call began.
+                        Some((end, p)) if end > c.link.begin => {
+                            let pe = end.min(t);
+                            self.charge(&Label::Dependency, pe, t);
+                            t = pe;
+                            at = At::Command(p);
+                        }
+                        _ if lost => {
+                            self.charge(&Label::NotFollowed, stop, t);
+                            t = stop;
+                        }
+                        _ => {
+                            let ready = c.link.end.min(t);
+                            self.charge(&Label::Launch, ready, t);
+                            t = ready;
+                            at = At::Host(c.link.tid);
+                        }
                     }
                 }
             }
         }
-        self.charge(Label::NotFollowed, 0, t);
+        // Before the thread's first synchronisation point (or past the guard): the host's.
+        self.charge(&Label::Host, stop, t);
+    }
+
+    /// The command a synchronisation point waited for that ended last.
+    fn awaited(&self, on: &On) -> Option<&Node> {
+        match on {
+            On::Commands(ids) => (ids.iter())
+                .filter_map(|&id| self.node(id))
+                .max_by_key(|n| (n.ran.1, n.link.id)),
+            On::Queue { last, .. } => self.node(*last),
+        }
     }
 }
 
@@ -381,7 +394,7 @@ mod tests {
     }
 
     /// The walk's contributors as (label, ns), largest first.
-    fn charged(g: &Graph, wall: u64) -> Vec<(String, u64)> {
+    fn charged(mut g: Graph, wall: u64) -> Vec<(String, u64)> {
         let b = g.bounds(wall).unwrap();
         assert_eq!(
             b.top.iter().map(|c| c.ns).sum::<u64>(),
@@ -409,7 +422,7 @@ mod tests {
             on: On::Commands([2].into_iter().collect()),
         });
         assert_eq!(
-            charged(&g, 400),
+            charged(g, 400),
             want(&[
                 (kernel("k"), 225),
                 (Label::Host, 100 + 10 + 20),
@@ -506,24 +519,20 @@ mod tests {
             }
             let mut want = want(&items);
             want.sort_by_key(|c| std::cmp::Reverse(c.1));
-            assert_eq!(charged(&g, wall), want, "{what}");
+            assert_eq!(charged(g, wall), want, "{what}");
         }
     }
 
     #[test]
-    fn a_long_run_keeps_a_window_and_charges_the_rest_as_not_followed() {
+    fn a_long_run_is_walked_in_stretches_over_a_bounded_window() {
         // An in-order queue of kernels back to back, each after the one before, and a clFinish
-        // at the end: the path runs back through the window, then stops.
+        // at the end: the stretches walked as the window fills tile the run.
         let mut g = Graph::default();
         let n = WINDOW as u64 * 3;
         for id in 1..=n {
             let at = id * 100;
-            g.command(
-                link(id, 1, (0, 1), id - 1, &[]),
-                (1, 1),
-                (at, at + 100),
-                kernel("k"),
-            );
+            let l = link(id, 1, (0, 1), id - 1, &[]);
+            g.command(l, (1, 1), (at, at + 100), kernel("k"));
         }
         let end = n * 100 + 100;
         g.sync(Sync {
@@ -535,13 +544,45 @@ mod tests {
                 last: n,
             },
         });
-        assert_eq!(g.nodes.items.len(), WINDOW);
-        let b = g.bounds(end).unwrap();
-        let of = |what: &str| b.top.iter().find(|c| c.what == what).map(|c| c.ns);
-        assert_eq!(of("kernel k"), Some(WINDOW as u64 * 100));
+        assert_eq!(g.nodes.len(), WINDOW);
         assert_eq!(
-            of(&Label::NotFollowed.describe()),
-            Some(end - WINDOW as u64 * 100)
+            charged(g, end),
+            want(&[(kernel("k"), n * 100), (Label::Launch, 99), (Label::Host, 1)])
         );
+    }
+
+    #[test]
+    fn a_predecessor_older_than_the_window_is_not_followed() {
+        let mut g = Graph::default();
+        let fillers = WINDOW as u64 + 10;
+        for id in 2..=fillers {
+            g.command(link(id, 1, (1, 2), id - 1, &[]), (1, 2), (2, 3), kernel("k"));
+        }
+        // Waits for command 1, long forgotten.
+        let x = fillers + 1;
+        g.command(link(x, 1, (10, 11), 0, &[1]), (1, 1), (50, 60), kernel("k"));
+        g.sync(Sync {
+            tid: 1,
+            begin: 11,
+            end: 70,
+            on: On::Commands([x].into_iter().collect()),
+        });
+        let got = charged(g, 100);
+        let of = |l: Label| got.iter().find(|c| c.0 == l.describe()).map(|c| c.1);
+        assert_eq!(of(Label::NotFollowed), Some(50 - 3), "{got:?}");
+        assert_eq!(of(kernel("k")), Some(10 + 1), "{got:?}");
+    }
+}
+#[cfg(test)]
+mod sizes {
+    #[test]
+    fn print_sizes() {
+        eprintln!("Record {}", std::mem::size_of::<crate::sink::record::Record>());
+        eprintln!("Fact {}", std::mem::size_of::<crate::report::Fact>());
+        eprintln!("Work {}", std::mem::size_of::<crate::report::Work>());
+        eprintln!("Link {}", std::mem::size_of::<crate::report::Link>());
+        eprintln!("Ran {}", std::mem::size_of::<crate::report::Ran>());
+        eprintln!("Call {}", std::mem::size_of::<crate::sink::record::Call>());
+        eprintln!("Command {}", std::mem::size_of::<crate::sink::record::Command>());
     }
 }

@@ -1,9 +1,13 @@
 //! Where a device's time went: how long it was busy, with transfers, with kernels, and with both
 //! at once (the overlap a pipeline is built for), against the span from its first command's start
-//! to its last one's end. A sweep over the commands' intervals, in bounded memory: the intervals
-//! wait in a buffer, and when it is full the older half is swept and only its totals are kept
-//! (an interval that comes later than a whole half-buffer of others counts from where the sweep
-//! stopped).
+//! to its last one's end. In bounded memory: the intervals wait in a buffer, and when it is full
+//! the older half (by start) is swept into running unions and only their totals are kept; an
+//! interval that comes later than a whole half-buffer of others counts from where the sweep
+//! stopped.
+//!
+//! A union of intervals taken in order of start is one running end (a [`Front`]): what lies past
+//! it is new. The device keeps three, of its transfers, its kernels and both; the overlap is what
+//! the first two count twice (|T| + |K| − |T ∪ K|). Each queue keeps its own three.
 
 use serde::Serialize;
 
@@ -31,15 +35,53 @@ pub struct Busy {
     pub overlap_ns: u64,
 }
 
+/// The union of intervals taken in order of start: its length so far, and where it ends.
+#[derive(Clone, Copy, Debug, Default)]
+struct Front {
+    ns: u64,
+    to: u64,
+}
+
+impl Front {
+    fn add(&mut self, start: u64, end: u64) {
+        if end > self.to {
+            self.ns += end - start.max(self.to);
+            self.to = end;
+        }
+    }
+}
+
+/// The unions of one device or queue: transfers, kernels, both.
+#[derive(Clone, Copy, Debug, Default)]
+struct Unions([Front; 3]);
+
+impl Unions {
+    fn add(&mut self, start: u64, end: u64, class: Class) {
+        self.0[class as usize].add(start, end);
+        self.0[2].add(start, end);
+    }
+
+    fn busy(&self) -> Busy {
+        let [t, k, both] = self.0;
+        Busy {
+            span_ns: 0,
+            busy_ns: both.ns,
+            transfer_ns: t.ns,
+            kernel_ns: k.ns,
+            overlap_ns: (t.ns + k.ns).saturating_sub(both.ns),
+        }
+    }
+}
+
 /// An interval: start, end, class, and its queue's slot in [`Timeline::queues`].
 type Interval = (u64, u64, Class, u16);
 
 #[derive(Debug, Default)]
 pub struct Timeline {
     held: Vec<Interval>,
-    totals: Busy,
-    /// Per queue (by number, in the order first seen): its own figures (no span).
-    queues: Vec<(u32, Busy)>,
+    device: Unions,
+    /// Per queue (by number, in the order first seen).
+    queues: Vec<(u32, Unions)>,
     first: Option<u64>,
     last: u64,
     /// Where the last sweep stopped: later intervals count from here.
@@ -55,7 +97,7 @@ impl Timeline {
         let slot = match self.queues.iter().position(|q| q.0 == queue) {
             Some(slot) => slot,
             None if self.queues.len() < QUEUES => {
-                self.queues.push((queue, Busy::default()));
+                self.queues.push((queue, Unions::default()));
                 self.queues.len() - 1
             }
             None => QUEUES,
@@ -68,110 +110,45 @@ impl Timeline {
         }
         self.held.push((start, end, class, slot));
         if self.held.len() >= HELD {
-            self.held.sort_unstable_by_key(|i| i.0);
+            self.sort();
             let until = self.held[HELD / 2].0;
             self.sweep(until);
         }
     }
 
-    /// Sweeps everything before `until`; what runs past it is kept, from `until`. The intervals
-    /// in order of start (nearly so already: sorting them is close to linear), the ends of those
-    /// running in a heap (as few as the commands that run at once).
+    /// The held intervals in order of start. They come nearly so (in order of completion), and a
+    /// stable sort merges the runs it finds: close to linear.
+    fn sort(&mut self) {
+        self.held.sort_by_key(|i| i.0);
+    }
+
+    /// Sweeps the held intervals (sorted) that start before `until` into the unions.
     fn sweep(&mut self, until: u64) {
-        use std::cmp::Reverse;
-        self.held.sort_unstable_by_key(|i| i.0);
-        let mut ends: std::collections::BinaryHeap<Reverse<(u64, u8, u16)>> = Default::default();
-        let mut now = Running {
-            at: self.held.first().map_or(0, |i| i.0),
-            counts: [0; 2],
-            per_queue: vec![[0; 2]; self.queues.len()],
-        };
-        let mut kept = Vec::new();
-        for (i, &(s, e, c, q)) in self.held.iter().enumerate() {
-            if s >= until {
-                kept.extend_from_slice(&self.held[i..]);
-                break;
-            }
-            while let Some(&Reverse((end, c, q))) = ends.peek() {
-                if end > s {
-                    break;
-                }
-                ends.pop();
-                now.advance(end, &mut self.totals, &mut self.queues);
-                now.count(c as usize, q, -1);
-            }
-            now.advance(s, &mut self.totals, &mut self.queues);
-            now.count(c as usize, q, 1);
-            ends.push(Reverse((e.min(until), c as u8, q)));
-            if e > until {
-                kept.push((until, e, c, q));
+        let n = self.held.partition_point(|i| i.0 < until);
+        for &(s, e, c, q) in &self.held[..n] {
+            self.device.add(s, e, c);
+            if let Some(u) = self.queues.get_mut(q as usize) {
+                u.1.add(s, e, c);
             }
         }
-        while let Some(Reverse((end, c, q))) = ends.pop() {
-            now.advance(end, &mut self.totals, &mut self.queues);
-            now.count(c as usize, q, -1);
-        }
-        self.held = kept;
+        self.held.drain(..n);
         self.swept_to = self.swept_to.max(until);
     }
 
     /// The figures; `None` when no command had a time.
     pub fn busy(&mut self) -> Option<Busy> {
         let first = self.first?;
+        self.sort();
         self.sweep(u64::MAX);
         Some(Busy {
             span_ns: self.last - first,
-            ..self.totals
+            ..self.device.busy()
         })
     }
 
     /// Each queue's figures (their `span_ns` is 0), after [`Timeline::busy`].
-    pub fn queues(&self) -> &[(u32, Busy)] {
-        &self.queues
-    }
-}
-
-/// The commands running during a sweep: the device's (transfers, kernels), and each queue's.
-struct Running {
-    at: u64,
-    counts: [i32; 2],
-    per_queue: Vec<[i32; 2]>,
-}
-
-impl Running {
-    /// Time moves on to `to`: what ran meanwhile is counted.
-    fn advance(&mut self, to: u64, totals: &mut Busy, queues: &mut [(u32, Busy)]) {
-        let dt = to.saturating_sub(self.at);
-        if dt > 0 {
-            add(totals, self.counts, dt);
-            for (busy, r) in queues.iter_mut().zip(&self.per_queue) {
-                add(&mut busy.1, *r, dt);
-            }
-        }
-        self.at = self.at.max(to);
-    }
-
-    fn count(&mut self, class: usize, queue: u16, d: i32) {
-        self.counts[class] += d;
-        if let Some(r) = self.per_queue.get_mut(queue as usize) {
-            r[class] += d;
-        }
-    }
-}
-
-/// `dt` of time with `running` commands (transfers, kernels) counted into `b`.
-fn add(b: &mut Busy, [transfers, kernels]: [i32; 2], dt: u64) {
-    if transfers > 0 || kernels > 0 {
-        b.busy_ns += dt;
-    }
-    if transfers > 0 {
-        b.transfer_ns += dt;
-    }
-    if kernels > 0 {
-        b.kernel_ns += dt;
-    }
-    if transfers > 0 && kernels > 0 {
-        b.overlap_ns += dt;
+    pub fn queues(&self) -> Vec<(u32, Busy)> {
+        self.queues.iter().map(|(q, u)| (*q, u.busy())).collect()
     }
 }
 

@@ -99,7 +99,7 @@ impl Summary {
                     begin: rel(call.begin),
                     end: rel(call.end),
                     after: e.deps.after.unwrap_or(0),
-                    waits: e.deps.waits.iter().copied().collect(),
+                    waits: e.deps.waits.as_slice().into(),
                 };
                 let work = if let Some(c) = &e.class {
                     Work::Transfer(facts(call.api, e.queue, c, e.flags, host_ns))

@@ -152,10 +152,13 @@ pub struct What {
     pub bytes: u64,
     pub blocking: bool,
     pub kernel: Option<Arc<str>>,
-    /// Summary mode: what the report needs, sent with the device time when the command completes.
-    pub facts: Option<crate::report::Fact>,
-    /// The commands its wait list named (trace mode, for the dependency arrows).
+    /// Summary mode: what the report needs, sent with the device time when the command completes
+    /// (its place in the graph is made then, of this and the pending command's own fields).
+    pub facts: Option<crate::report::Work>,
+    /// The commands its wait list named (for the dependency arrows, and the report's graph).
     pub waits: Box<[u64]>,
+    /// Summary mode: the command its queue orders it after (0: none).
+    pub after: u64,
 }
 
 /// Arms what [`collect::due`] said, and lists a deferred queue for the timer. Called without the
@@ -318,6 +321,23 @@ pub struct Pending {
     pub program: bool,
 }
 
+impl Pending {
+    /// Summary mode: the report's facts, with the command's place in the graph (times on the
+    /// monotonic clock, made relative by the writer); once.
+    fn fact(&mut self) -> Option<crate::report::Fact> {
+        let work = self.what.facts.take()?;
+        let link = crate::report::Link {
+            id: self.id,
+            tid: self.host_tid,
+            begin: self.host_begin,
+            end: self.host_end,
+            after: self.what.after,
+            waits: std::mem::take(&mut self.what.waits),
+        };
+        Some(crate::report::Fact { work, link })
+    }
+}
+
 /// After an enqueue the driver accepted: time command `id` on the device. `event` is the event
 /// out-pointer the driver got. Returns whether it is timed (a device record will come). A timed
 /// command takes the report's `facts` (summary mode) along, to send them when it completes.
@@ -331,7 +351,7 @@ pub unsafe fn track(
     queue: &Arc<QueueInfo>,
     span: &Span,
     mut what: What,
-    facts: &mut Option<crate::report::Fact>,
+    facts: &mut Option<crate::report::Work>,
 ) -> bool {
     let handle = if event.is_null() {
         std::ptr::null_mut()
@@ -419,7 +439,7 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
         let ours = waiting.iter_mut().filter(|p| p.id >= first && !p.reported);
         for p in ours {
             incomplete += 1;
-            left.extend(p.what.facts.take());
+            left.extend(p.fact());
         }
     }
     for facts in left {
@@ -442,28 +462,21 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     if !crate::sink::records_every_call() {
         // Summary mode: the report needs the duration and the start on the host clock (for the
         // busy time, a blocking call's wait for the commands ahead of it, and the critical
-        // path; QUEUED places it), three queries, not four, and no device slice; the in-flight
-        // counter is the trace's.
+        // path), and no device slice; the in-flight counter is the trace's. START, two queries
+        // rather than four: the command started after its call began, a bound on the clock's
+        // offset as QUEUED is (a looser one: `timing::mapping` converges on the first command
+        // that starts at once).
         let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
         let ran = if ok {
             unsafe {
                 driver::profiling(
                     event,
-                    [
-                        CL_PROFILING_COMMAND_QUEUED,
-                        CL_PROFILING_COMMAND_START,
-                        CL_PROFILING_COMMAND_END,
-                    ],
+                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
                 )
             }
-            .filter(|&[_, start, end]| start != 0 && start < end)
-            .map(|[queued, start, end]| {
-                let q = if queued == 0 || queued > start {
-                    start
-                } else {
-                    queued
-                };
-                let offset = dev.clock.lock().place(p.host_begin, q);
+            .filter(|&[start, end]| start != 0 && start < end)
+            .map(|[start, end]| {
+                let offset = dev.clock.lock().place(p.host_begin, start);
                 let host_start = mapping::to_host(start, offset);
                 crate::report::Ran {
                     ns: end - start,
@@ -478,7 +491,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         if ran.is_none() {
             dev.unavailable.fetch_add(1, Ordering::Relaxed);
         }
-        if let Some(facts) = p.what.facts.take() {
+        if let Some(facts) = p.fact() {
             buffer::push_with(|_| Record::Fact(facts, ran));
         }
         return;
@@ -573,6 +586,7 @@ pub(super) mod tests {
                 kernel: None,
                 facts: None,
                 waits: Box::default(),
+                after: 0,
             },
             host_tid: 0,
             host_begin: begin,

@@ -289,15 +289,7 @@ unsafe fn enqueued(
     }
     if !crate::sink::records_every_call() {
         let kernel = kernel.and_then(kernel_name);
-        let link = crate::report::Link {
-            id,
-            tid: buffer::current_tid(),
-            begin: span.begin,
-            end: span.end,
-            after: deps.after.unwrap_or(0),
-            waits: deps.waits.iter().copied().collect(),
-        };
-        let what = (transfer, kernel, link);
+        let what = (transfer, kernel, deps);
         return unsafe { summarized(call, (id, cap), event, &q, span, what) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
@@ -322,6 +314,7 @@ unsafe fn enqueued(
         kernel: e.kernel.clone(),
         facts: None,
         waits: deps.waits.as_slice().into(),
+        after: 0,
     };
     e.deps = deps;
     e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
@@ -332,9 +325,9 @@ unsafe fn enqueued(
     span.command = Some(e);
 }
 
-/// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~100 bytes, with
-/// its place in the graph, `link`: times on the monotonic clock, made relative by the writer),
-/// to go with its device time; other commands are neither timed nor recorded.
+/// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~50 bytes), to go
+/// with its device time and its place in the graph (of `deps`); other commands are neither timed
+/// nor recorded.
 ///
 /// # Safety
 /// As [`enqueued`].
@@ -344,9 +337,9 @@ unsafe fn summarized(
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
-    (transfer, kernel, link): (Option<(bool, Op)>, Option<Arc<str>>, crate::report::Link),
+    (transfer, kernel, deps): (Option<(bool, Op)>, Option<Arc<str>>, crate::graph::Deps),
 ) {
-    use crate::report::{Fact, KernelRun, Work};
+    use crate::report::{Fact, KernelRun, Link, Work};
     let host_ns = span.end.saturating_sub(span.begin);
     let transfer = transfer.and_then(|transfer| {
         let (mut class, mut flags) = (None, CallFlags::None);
@@ -365,7 +358,8 @@ unsafe fn summarized(
         })),
         (None, None) => None,
     };
-    let mut facts = work.map(|work| Fact { work, link });
+    let waits: Box<[u64]> = deps.waits.as_slice().into();
+    let after = deps.after.unwrap_or(0);
     let what = What {
         api: call.api,
         class: None,
@@ -373,10 +367,23 @@ unsafe fn summarized(
         blocking,
         kernel: None,
         facts: None,
-        waits: Box::default(),
+        waits: if work.is_some() { waits } else { Box::default() },
+        after,
     };
-    let timed = unsafe { events::track(id, cap, event, q, span, what, &mut facts) };
-    span.facts = facts;
+    let mut work = work;
+    let timed = unsafe { events::track(id, cap, event, q, span, what, &mut work) };
+    // Not timed: the facts go from the call, at once.
+    span.facts = work.map(|work| Fact {
+        work,
+        link: Link {
+            id,
+            tid: buffer::current_tid(),
+            begin: span.begin,
+            end: span.end,
+            after,
+            waits: deps.waits.as_slice().into(),
+        },
+    });
     // A blocking call returned: its command, and those before it, have completed.
     if timed && blocking {
         unsafe { collect::synced(q, 0) };
