@@ -5,6 +5,47 @@
 //! list it waits for the list alone (and the last barrier).
 
 use super::{Deps, Id, Kind};
+use crate::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A queue's order as the threads that enqueue to it share it: an in-order queue's is one atomic
+/// swap per command (each after the one before, [`Queue`]'s rule), an out-of-order queue's takes a
+/// lock (its barriers).
+#[derive(Debug)]
+pub struct Shared {
+    /// The newest command (0: none).
+    newest: AtomicU64,
+    out_of_order: Option<Mutex<Queue>>,
+}
+
+impl Shared {
+    pub fn new(out_of_order: bool) -> Shared {
+        Shared {
+            newest: AtomicU64::new(0),
+            out_of_order: out_of_order.then(|| Mutex::new(Queue::new(true))),
+        }
+    }
+
+    /// [`Queue::place`].
+    pub fn place(&self, id: Id, kind: Kind, deps: &mut Deps) {
+        match &self.out_of_order {
+            None => {
+                let before = self.newest.swap(id, Relaxed);
+                deps.after = (before != 0).then_some(before);
+            }
+            Some(q) => {
+                let mut q = q.lock();
+                q.place(id, kind, deps);
+                self.newest.store(id, Relaxed);
+            }
+        }
+    }
+
+    /// The last command placed.
+    pub fn newest(&self) -> Option<Id> {
+        Some(self.newest.load(Relaxed)).filter(|&id| id != 0)
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Queue {
@@ -133,6 +174,20 @@ mod tests {
                     i + 1
                 );
                 assert_eq!(q.newest(), Some(i as Id + 1), "{what}: the newest");
+            }
+        }
+    }
+
+    #[test]
+    fn the_shared_order_is_the_queues() {
+        for out_of_order in [false, true] {
+            let (shared, mut q) = (Shared::new(out_of_order), Queue::new(out_of_order));
+            for (id, kind) in [(1, Work), (2, Barrier), (3, Work), (4, Marker)] {
+                let (mut a, mut b) = (Deps::default(), Deps::default());
+                shared.place(id, kind, &mut a);
+                q.place(id, kind, &mut b);
+                assert_eq!(a, b, "out of order: {out_of_order}, command {id}");
+                assert_eq!(shared.newest(), q.newest());
             }
         }
     }

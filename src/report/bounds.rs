@@ -133,8 +133,8 @@ pub struct Graph {
     /// By number modulo [`WINDOW`].
     nodes: Vec<Option<Node>>,
     newest_id: u64,
-    /// Per queue: the command that ended last so far, (end, number).
-    queues: FxHashMap<(u32, u32), (u64, u64)>,
+    /// Per queue: the command that ended last so far, (end, number) (a few queues: a list).
+    queues: Vec<((u32, u32), (u64, u64))>,
     /// Per thread: its synchronisation points by end.
     threads: FxHashMap<u32, VecDeque<Sync>>,
     /// Since the last walk: items, the newest synchronisation point (end, thread) and command
@@ -158,9 +158,10 @@ impl Graph {
             self.nodes.resize(WINDOW, None);
         }
         let id = link.id;
-        let best = self.queues.entry(queue).or_insert((ran.1, id));
-        if ran.1 >= best.0 {
-            *best = (ran.1, id);
+        match self.queues.iter_mut().find(|q| q.0 == queue) {
+            Some((_, best)) if ran.1 >= best.0 => *best = (ran.1, id),
+            Some(_) => {}
+            None => self.queues.push((queue, (ran.1, id))),
         }
         self.newest_id = self.newest_id.max(id);
         if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
@@ -175,8 +176,8 @@ impl Graph {
     /// ended last: those it waited for have all completed, so their records came before it.
     pub fn sync(&mut self, mut s: Sync) {
         if let On::Queue { queue, last } = s.on {
-            let id = match self.queues.get(&queue) {
-                Some(&(_, id)) if id <= last => id,
+            let id = match self.queues.iter().find(|q| q.0 == queue) {
+                Some(&(_, (_, id))) if id <= last => id,
                 _ => last,
             };
             s.on = On::Commands([id].into_iter().collect());

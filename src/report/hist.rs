@@ -18,7 +18,7 @@ impl Hist {
     /// Adds a positive, finite value (others are ignored).
     pub fn add(&mut self, v: f64) {
         if v > 0.0 && v.is_finite() {
-            let bin = (v.log10() * PER_DECADE).floor().clamp(-LIMIT, LIMIT) as i32;
+            let bin = (log10(v) * PER_DECADE).floor().clamp(-LIMIT, LIMIT) as i32;
             self.add_n(bin, 1);
         }
     }
@@ -73,9 +73,43 @@ impl Hist {
     }
 }
 
+/// log10 of a positive, finite value, within 2e-7 of libm's (a bin is 0.01), at a third of its
+/// cost (the writer asks once per transfer): the binary exponent, and ln of the mantissa m in
+/// [√½, √2) by the series 2·atanh(t), t = (m − 1)/(m + 1), |t| < 0.172, to t^9.
+fn log10(v: f64) -> f64 {
+    let bits = v.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i64;
+    if exponent == 0 {
+        // Subnormal: rare enough for libm.
+        return v.log10();
+    }
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    if m > std::f64::consts::SQRT_2 {
+        m *= 0.5;
+        exponent += 1;
+    }
+    let t = (m - 1.0) / (m + 1.0);
+    let t2 = t * t;
+    let ln_m = 2.0 * t * (1.0 + t2 * (1.0 / 3.0 + t2 * (0.2 + t2 * (1.0 / 7.0 + t2 / 9.0))));
+    (exponent - 1023) as f64 * std::f64::consts::LOG10_2 + ln_m * std::f64::consts::LOG10_E
+}
+
 #[cfg(test)]
 mod tests {
     use super::Hist;
+
+    #[test]
+    fn the_fast_log10_is_libms_within_2e_7() {
+        let mut v = 1e-300;
+        while v < 1e300 {
+            for x in [v, v * 1.37, v * 1.9999, v * 7.3] {
+                let (got, want) = (super::log10(x), x.log10());
+                assert!((got - want).abs() < 2e-7, "{x}: {got} vs {want}");
+            }
+            v *= 10.0;
+        }
+        assert_eq!(super::log10(5e-320), 5e-320f64.log10());
+    }
 
     #[test]
     fn quantiles_are_within_the_bin_width() {

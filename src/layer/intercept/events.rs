@@ -476,7 +476,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
             }
             .filter(|&[start, end]| start != 0 && start < end)
             .map(|[start, end]| {
-                let offset = dev.clock.lock().place(p.host_begin, start);
+                let offset = dev.clock.place(p.host_begin, start);
                 let host_start = mapping::to_host(start, offset);
                 crate::report::Ran {
                     ns: end - start,
@@ -528,7 +528,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
             // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
             let q = if q == 0 || q > st { st } else { q };
             let s = s.clamp(q, st);
-            let offset = dev.clock.lock().place(p.host_begin, q);
+            let offset = dev.clock.place(p.host_begin, q);
             let h = |t| mapping::to_host(t, offset);
             let time = if e > st {
                 DeviceTime::Measured

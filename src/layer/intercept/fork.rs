@@ -7,10 +7,10 @@
 //! order of their fields), and lets them go on both sides of the fork. The locks of single queues
 //! and devices are not taken there (a completion callback holds a queue's while it reports): in
 //! the child, every queue gets a fresh list of waiting commands (the parent's commands are the
-//! parent's to report) and a device whose clock lock a parent thread held gets a fresh one.
+//! parent's to report). A device's clock mapping is lock-free (`timing::mapping`).
 
 use super::queues::QueueInfo;
-use super::{Device, WORLD, events};
+use super::{WORLD, events};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -34,16 +34,10 @@ pub fn release(mut held: Vec<Box<dyn Any>>) {
     }
 }
 
-/// In the child, once the locks are free: fresh per-queue and per-device locks (see above). The
-/// old ones are leaked, never dropped: a parent thread may have been changing them.
+/// In the child, once the locks are free: fresh per-queue locks (see above). The old ones are
+/// leaked, never dropped: a parent thread may have been changing them.
 pub fn renew_in_child() {
-    let mut devices = WORLD.devices.write();
-    for device in devices.values_mut() {
-        if device.clock.try_lock().is_none() {
-            let fresh = Arc::new(Device::fresh_copy(device));
-            std::mem::forget(std::mem::replace(device, fresh));
-        }
-    }
+    let devices = WORLD.devices.read();
     let mut queues = WORLD.queues.write();
     for queue in queues.values_mut() {
         let dev = devices

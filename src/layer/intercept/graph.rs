@@ -76,7 +76,7 @@ pub unsafe fn deps(api: Api, id: Id, queue: &QueueInfo, waits: (cl_uint, *const 
             }
         }
     }
-    queue.order.lock().place(id, kind(api), &mut deps);
+    queue.order.place(id, kind(api), &mut deps);
     deps
 }
 

@@ -52,7 +52,7 @@ pub struct Device {
     pub handle: usize,
     pub profile: DeviceProfile,
     pub rules: &'static rules::RuleSet,
-    pub clock: Mutex<ClockMap>,
+    pub clock: ClockMap,
     /// Commands whose device time was unavailable.
     pub unavailable: AtomicU64,
     /// Commands on queues that are not timed.
@@ -79,22 +79,6 @@ struct World {
 }
 
 static WORLD: LazyLock<World> = LazyLock::new(World::default);
-
-impl Device {
-    /// The same device with a lock of its own (in a forked child, `fork.rs`); its clock mapping,
-    /// behind the old lock, is estimated afresh.
-    fn fresh_copy(old: &Device) -> Device {
-        use std::sync::atomic::Ordering::Relaxed;
-        Device {
-            handle: old.handle,
-            profile: old.profile.clone(),
-            rules: old.rules,
-            clock: Mutex::new(ClockMap::estimate()),
-            unavailable: AtomicU64::new(old.unavailable.load(Relaxed)),
-            untimed: AtomicU64::new(old.untimed.load(Relaxed)),
-        }
-    }
-}
 
 fn bounded_insert<V, S: std::hash::BuildHasher>(
     map: &mut HashMap<usize, V, S>,
@@ -165,7 +149,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         handle: device,
         profile,
         rules,
-        clock: Mutex::new(clock),
+        clock,
         unavailable: AtomicU64::new(0),
         untimed: AtomicU64::new(0),
     });
@@ -530,7 +514,7 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
             && let Some(q) = queues::known(args.0 as usize)
         {
             unsafe { collect::synced(&q, over_below) };
-            let last = q.order.lock().newest().unwrap_or(0);
+            let last = q.order.newest().unwrap_or(0);
             span.waited = Some(Box::new(Waited::Queue { queue: q.r, last }));
         }
         ret
@@ -598,13 +582,13 @@ pub fn end() -> End {
         devices: devices
             .iter()
             .map(|(handle, d)| {
-                let clock = *d.clock.lock();
+                let clock = &d.clock;
                 DeviceEnd {
                     index: d.profile.index,
                     name: d.profile.name.clone(),
                     rules: d.rules.name,
                     clock: clock.method.as_str(),
-                    corrections: clock.corrections,
+                    corrections: clock.corrections(),
                     unavailable: d.unavailable.load(Relaxed),
                     untimed: d.untimed.load(Relaxed),
                     resident_peak: memory.device_bytes(*handle).peak,

@@ -29,7 +29,7 @@ pub struct QueueInfo {
     /// Signalled when a collector has put back what it took (`collect.rs`).
     pub collected: std::sync::Condvar,
     /// The order the queue imposes on its commands (`graph::order`).
-    pub order: Mutex<crate::graph::order::Queue>,
+    pub order: crate::graph::order::Shared,
 }
 
 impl QueueInfo {
@@ -45,7 +45,7 @@ impl QueueInfo {
             waiting: Mutex::default(),
             collected: std::sync::Condvar::new(),
             // The parent's last command is not the child's to wait for.
-            order: Mutex::new(crate::graph::order::Queue::new(!old.in_order)),
+            order: crate::graph::order::Shared::new(!old.in_order),
         }
     }
 }
@@ -99,9 +99,9 @@ fn add(
         asked,
         waiting: Mutex::default(),
         collected: std::sync::Condvar::new(),
-        order: Mutex::new(crate::graph::order::Queue::new(
+        order: crate::graph::order::Shared::new(
             props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
-        )),
+        ),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     GENERATION.fetch_add(1, Ordering::Release);
