@@ -11,6 +11,7 @@ use opencl_sys::CL_MEM_ALLOC_HOST_PTR;
 use rangemap::RangeMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{SmallVec, smallvec};
+use std::cell::Cell;
 use std::ops::Range;
 
 /// At most this many objects and this many host ranges are tracked; beyond, new ones are counted
@@ -225,6 +226,10 @@ pub struct Registry {
     /// away from every range, and this answers them without a tree search. Widened as segments
     /// are added, reset when none is left.
     bounds: Range<usize>,
+    /// The last segment [`Registry::host_range`] looked up, and the range it answered: a program
+    /// moves from the same few ranges over and over, and this answers them without a tree
+    /// search. Forgotten at any change of the segments or of a mapping's dormancy.
+    last: Cell<Option<(usize, usize, u64)>>,
     /// The mappings of each (object, pointer), live and ended ([`Region`]).
     mappings: HashMap<(usize, usize), Region>,
     /// SVM/USM allocations by start pointer.
@@ -249,6 +254,7 @@ impl Registry {
             next_range: 0,
             cover: RangeMap::new(),
             bounds: 0..0,
+            last: Cell::new(None),
             mappings: HashMap::default(),
             allocations: HashMap::default(),
             untracked: 0,
@@ -418,6 +424,7 @@ impl Registry {
     }
 
     fn cover_add(&mut self, span: Range<usize>, id: u64) {
+        self.last.set(None);
         self.bounds = match self.bounds.is_empty() {
             true => span.clone(),
             false => self.bounds.start.min(span.start)..self.bounds.end.max(span.end),
@@ -443,6 +450,7 @@ impl Registry {
     }
 
     fn cover_remove(&mut self, span: Range<usize>, id: u64) {
+        self.last.set(None);
         let pieces: SmallVec<[_; 4]> = self
             .cover
             .overlapping(&span)
@@ -472,12 +480,20 @@ impl Registry {
         if !self.bounds.contains(&ptr) {
             return None;
         }
-        let (_, ids) = self.cover.get_key_value(&ptr)?;
-        let range = ids
-            .iter()
-            .filter_map(|id| self.ranges.get(id))
-            .filter(|r| !r.dormant)
-            .min_by_key(|r| (r.len, u64::MAX - r.seq))?;
+        let cached = self.last.get().filter(|&(s, e, _)| (s..e).contains(&ptr));
+        let range = match cached.and_then(|(_, _, id)| self.ranges.get(&id)) {
+            Some(range) => range,
+            None => {
+                let (segment, ids) = self.cover.get_key_value(&ptr)?;
+                let (id, range) = ids
+                    .iter()
+                    .filter_map(|id| Some((*id, self.ranges.get(id)?)))
+                    .filter(|(_, r)| !r.dormant)
+                    .min_by_key(|(_, r)| (r.len, u64::MAX - r.seq))?;
+                self.last.set(Some((segment.start, segment.end, id)));
+                range
+            }
+        };
         let offset = (ptr - range.start) as u64;
         Some(Hit {
             range,
@@ -488,6 +504,7 @@ impl Registry {
 
     /// A map call returned `ptr` for `len` bytes of `handle`.
     pub fn add_mapping(&mut self, handle: usize, ptr: usize, len: u64, map_flags: u64) {
+        self.last.set(None);
         let kind = RangeKind::Mapping { map_flags };
         // The region's ended mapping made live again, if it spans `len` bytes (else it goes).
         if let Some(region) = self.mappings.get_mut(&(handle, ptr))
@@ -534,6 +551,7 @@ impl Registry {
     /// A buffer's or image's range stays, dormant, for the next map of the same region (the one
     /// dormant before it goes).
     pub fn end_mapping(&mut self, handle: usize, ptr: usize) -> Option<Ended> {
+        self.last.set(None);
         let region = self.mappings.get_mut(&(handle, ptr))?;
         let id = region.live.pop()?;
         let Some(range) = self.ranges.get_mut(&id) else {

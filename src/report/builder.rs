@@ -277,7 +277,8 @@ pub struct Builder {
     pub program: String,
     pub pid: u32,
     pub start_time: String,
-    devices: BTreeMap<u32, DeviceAcc>,
+    /// By index, in order (a few: a list, searched once per fact).
+    devices: Vec<(u32, DeviceAcc)>,
     parked: FxHashMap<u64, Fact>,
     /// Completions that came before their enqueue (summary mode: a blocking call's completion
     /// can reach the writer first).
@@ -299,9 +300,22 @@ impl Builder {
         }
     }
 
+    /// Device `index`'s figures (new ones go to their place in order).
+    fn device_mut(&mut self, index: u32) -> &mut DeviceAcc {
+        let at = match self.devices.iter().position(|d| d.0 >= index) {
+            Some(at) if self.devices[at].0 == index => at,
+            at => {
+                let at = at.unwrap_or(self.devices.len());
+                self.devices.insert(at, (index, DeviceAcc::default()));
+                at
+            }
+        };
+        &mut self.devices[at].1
+    }
+
     pub fn device(&mut self, facts: DeviceFacts) {
         let index = facts.index;
-        self.devices.entry(index).or_default().facts = facts;
+        self.device_mut(index).facts = facts;
     }
 
     /// An enqueue outside the graph; `id` is its command number, 0 when it will get no device
@@ -377,7 +391,7 @@ impl Builder {
         match work {
             Work::Transfer(e) => self.add(e, ran),
             Work::Kernel(k) => {
-                let d = self.devices.entry(k.device).or_default();
+                let d = self.device_mut(k.device);
                 d.facts.index = k.device;
                 d.kernels.add(&k, ran.map(|r| r.ns));
                 if let Some(Ran {
@@ -410,7 +424,7 @@ impl Builder {
             Some(after) if e.blocking => after.min(e.host_ns),
             _ => 0,
         };
-        let d = self.devices.entry(e.device).or_default();
+        let d = self.device_mut(e.device);
         d.facts.index = e.device;
         if let Some(Ran {
             ns,
@@ -504,11 +518,11 @@ impl Builder {
         // No end facts: the trace was cut short; what only its end says is not known.
         let end = self.end.take();
         for de in end.iter().flat_map(|e| &e.devices) {
-            let d = self.devices.entry(de.index).or_default();
+            let d = self.device_mut(de.index);
             d.facts.index = de.index;
             d.end = Some(de.clone());
         }
-        let findings = findings::all(&self.devices);
+        let findings = findings::all(self.devices.iter().map(|d| &d.1));
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         Report {
             program: self.program,
@@ -517,7 +531,7 @@ impl Builder {
             wall_ns,
             cut_short: end.is_none(),
             bounds: self.graph.bounds(wall_ns),
-            devices: self.devices.values_mut().map(device_report).collect(),
+            devices: self.devices.iter_mut().map(|d| device_report(&mut d.1)).collect(),
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,
             incomplete_at_exit: end.as_ref().map(|e| e.incomplete),

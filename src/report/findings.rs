@@ -7,12 +7,11 @@ use super::builder::{DeviceAcc, SMALL, Sum};
 use crate::model::classification::Direction;
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
-use std::collections::BTreeMap;
 
 /// Every finding of every device, the largest saving first.
-pub fn all(devices: &BTreeMap<u32, DeviceAcc>) -> Vec<Finding> {
+pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>) -> Vec<Finding> {
     let mut out = Vec::new();
-    for d in devices.values() {
+    for d in devices {
         device(d, &mut out);
     }
     // Stable: equal savings keep the order of the list below (the order).

@@ -12,6 +12,7 @@ use super::Device;
 use super::collect::{self, OVER, Request};
 use super::queues::QueueInfo;
 use crate::layer::driver;
+use crate::model::classification::{Direction, Path};
 use crate::layer::{Api, Span};
 use crate::sink::buffer;
 use crate::sink::counters;
@@ -148,7 +149,8 @@ pub fn hold_for_fork() -> Vec<Box<dyn std::any::Any>> {
 /// What the device slice will say about the command.
 pub struct What {
     pub api: Api,
-    pub class: Option<(&'static str, &'static str)>,
+    /// A transfer's direction and path (the device slice's name).
+    pub class: Option<(Direction, Path)>,
     pub bytes: u64,
     pub blocking: bool,
     pub kernel: Option<Arc<str>>,
@@ -559,7 +561,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         end,
         time,
         status,
-        class: p.what.class,
+        class: p.what.class.map(|(d, p)| (d.as_str(), p.as_str())),
         bytes: p.what.bytes,
         blocking: p.what.blocking,
         kernel: p.what.kernel.take(),
@@ -595,5 +597,13 @@ pub(super) mod tests {
             armed: false,
             program: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod sizes {
+    #[test]
+    fn print() {
+        eprintln!("What {} Pending {}", size_of::<super::What>(), size_of::<super::Pending>());
     }
 }

@@ -289,10 +289,7 @@ unsafe fn enqueued(
     }
     let what = What {
         api: call.api,
-        class: e
-            .class
-            .as_ref()
-            .map(|c| (c.direction.as_str(), c.path.as_str())),
+        class: e.class.as_ref().map(|c| (c.direction, c.path)),
         bytes: e.class.as_ref().map_or(0, |c| c.bytes),
         blocking: e.class.as_ref().is_some_and(|c| c.blocking),
         kernel: e.kernel.clone(),
