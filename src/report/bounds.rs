@@ -225,7 +225,12 @@ impl Graph {
             .max();
         let tid = match last_sync {
             Some((_, tid)) => tid,
-            None => self.node(self.newest_node?.1).or_else(|| self.newest())?.link.tid,
+            None => {
+                self.node(self.newest_node?.1)
+                    .or_else(|| self.newest())?
+                    .link
+                    .tid
+            }
         };
         if wall_ns > self.walked_to {
             self.walk(At::Host(tid), wall_ns);
@@ -548,7 +553,11 @@ mod tests {
         assert_eq!(g.nodes.len(), WINDOW);
         assert_eq!(
             charged(g, end),
-            want(&[(kernel("k"), n * 100), (Label::Launch, 99), (Label::Host, 1)])
+            want(&[
+                (kernel("k"), n * 100),
+                (Label::Launch, 99),
+                (Label::Host, 1)
+            ])
         );
     }
 
@@ -557,7 +566,12 @@ mod tests {
         let mut g = Graph::default();
         let fillers = WINDOW as u64 + 10;
         for id in 2..=fillers {
-            g.command(link(id, 1, (1, 2), id - 1, &[]), (1, 2), (2, 3), kernel("k"));
+            g.command(
+                link(id, 1, (1, 2), id - 1, &[]),
+                (1, 2),
+                (2, 3),
+                kernel("k"),
+            );
         }
         // Waits for command 1, long forgotten.
         let x = fillers + 1;
@@ -578,12 +592,18 @@ mod tests {
 mod sizes {
     #[test]
     fn print_sizes() {
-        eprintln!("Record {}", std::mem::size_of::<crate::sink::record::Record>());
+        eprintln!(
+            "Record {}",
+            std::mem::size_of::<crate::sink::record::Record>()
+        );
         eprintln!("Fact {}", std::mem::size_of::<crate::report::Fact>());
         eprintln!("Work {}", std::mem::size_of::<crate::report::Work>());
         eprintln!("Link {}", std::mem::size_of::<crate::report::Link>());
         eprintln!("Ran {}", std::mem::size_of::<crate::report::Ran>());
         eprintln!("Call {}", std::mem::size_of::<crate::sink::record::Call>());
-        eprintln!("Command {}", std::mem::size_of::<crate::sink::record::Command>());
+        eprintln!(
+            "Command {}",
+            std::mem::size_of::<crate::sink::record::Command>()
+        );
     }
 }

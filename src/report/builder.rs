@@ -301,6 +301,7 @@ impl Builder {
     }
 
     /// Device `index`'s figures (new ones go to their place in order).
+    #[inline]
     fn device_mut(&mut self, index: u32) -> &mut DeviceAcc {
         let at = match self.devices.iter().position(|d| d.0 >= index) {
             Some(at) if self.devices[at].0 == index => at,
@@ -531,7 +532,11 @@ impl Builder {
             wall_ns,
             cut_short: end.is_none(),
             bounds: self.graph.bounds(wall_ns),
-            devices: self.devices.iter_mut().map(|d| device_report(&mut d.1)).collect(),
+            devices: self
+                .devices
+                .iter_mut()
+                .map(|d| device_report(&mut d.1))
+                .collect(),
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,
             incomplete_at_exit: end.as_ref().map(|e| e.incomplete),

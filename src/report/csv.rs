@@ -323,10 +323,11 @@ impl Join {
             self.pids
                 .insert(process_of(pid), cell(args.get(s::PID.name)));
         }
-        // Enqueues: the timed ones' slices (category `enqueue`), and untimed ones' host slices.
+        // Enqueues: the timed ones' slices (category `enqueue`), and untimed ones' host slices
+        // (a queue and a command number: `clFinish` names a queue and no command).
         let is_slice = e.get("ph").and_then(Value::as_str) == Some("X")
             && (e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
-                || args.get(s::QUEUE.name).is_some());
+                || (args.get(s::QUEUE.name).is_some() && args.get(s::COMMAND.name).is_some()));
         if !is_slice {
             return Vec::new();
         }

@@ -462,7 +462,7 @@ impl<W: Write + Send> Chrome<W> {
         let verb = c.api.verb();
         let shown = CommandName(&c);
         let name = match (&c.kernel, c.class) {
-            (None, Some((dir, path))) => Name::Words(&[verb, dir, path]),
+            (None, Some((dir, path))) => Name::Words(&[verb, dir.as_str(), path.as_str()]),
             (None, None) => Name::Words(&[verb]),
             (Some(_), _) => Name::Shown(&shown),
         };
@@ -472,8 +472,8 @@ impl<W: Write + Send> Chrome<W> {
         j.qkey(quoted!("args")).open();
         j.field(s::COMMAND).u64(c.id);
         if let Some((dir, path)) = c.class {
-            j.field(s::DIRECTION).word(dir);
-            j.field(s::PATH).word(path);
+            j.field(s::DIRECTION).word(dir.as_str());
+            j.field(s::PATH).word(path.as_str());
             j.field(s::BYTES).u64(c.bytes);
         }
         if c.time == DeviceTime::Measured {

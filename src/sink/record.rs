@@ -1,7 +1,7 @@
 //! What the call path hands to the writer: small records, stamped on the monotonic clock
 //! (`timing::clock`), rendered into the trace only on the writer thread.
 
-use crate::model::classification::{Classification, ObjRef};
+use crate::model::classification::{Classification, Direction, ObjRef, Path};
 use crate::vocab::Api;
 use smallvec::SmallVec;
 
@@ -122,7 +122,7 @@ pub struct Command {
     /// The execution status the callback got (`CL_COMPLETE` = 0, negative: an error).
     pub status: i32,
     /// What the slice is named after: (direction, path) of a transfer.
-    pub class: Option<(&'static str, &'static str)>,
+    pub class: Option<(Direction, Path)>,
     pub bytes: u64,
     pub blocking: bool,
     pub kernel: Option<std::sync::Arc<str>>,

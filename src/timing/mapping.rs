@@ -75,7 +75,10 @@ impl ClockMap {
             if now != NONE && now >= bound {
                 return now;
             }
-            match self.offset.compare_exchange_weak(now, bound, Relaxed, Relaxed) {
+            match self
+                .offset
+                .compare_exchange_weak(now, bound, Relaxed, Relaxed)
+            {
                 Ok(_) => {
                     if now != NONE && self.method == Method::DeviceAndHostTimer {
                         self.corrections.fetch_add(1, Relaxed);

@@ -12,8 +12,8 @@ use super::Device;
 use super::collect::{self, OVER, Request};
 use super::queues::QueueInfo;
 use crate::layer::driver;
-use crate::model::classification::{Direction, Path};
 use crate::layer::{Api, Span};
+use crate::model::classification::{Direction, Path};
 use crate::sink::buffer;
 use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
@@ -561,7 +561,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         end,
         time,
         status,
-        class: p.what.class.map(|(d, p)| (d.as_str(), p.as_str())),
+        class: p.what.class,
         bytes: p.what.bytes,
         blocking: p.what.blocking,
         kernel: p.what.kernel.take(),
@@ -604,6 +604,10 @@ pub(super) mod tests {
 mod sizes {
     #[test]
     fn print() {
-        eprintln!("What {} Pending {}", size_of::<super::What>(), size_of::<super::Pending>());
+        eprintln!(
+            "What {} Pending {}",
+            size_of::<super::What>(),
+            size_of::<super::Pending>()
+        );
     }
 }

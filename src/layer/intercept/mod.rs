@@ -348,7 +348,11 @@ unsafe fn summarized(
         blocking,
         kernel: None,
         facts: None,
-        waits: if work.is_some() { waits } else { Box::default() },
+        waits: if work.is_some() {
+            waits
+        } else {
+            Box::default()
+        },
         after,
     };
     let mut work = work;

@@ -131,7 +131,7 @@ impl std::fmt::Display for CommandName<'_> {
             None => f.write_str(c.api.verb())?,
         }
         if let Some((dir, path)) = c.class {
-            write!(f, " {dir} {path}")?;
+            write!(f, " {} {}", dir.as_str(), path.as_str())?;
         }
         Ok(())
     }

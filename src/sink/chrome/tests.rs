@@ -1,5 +1,6 @@
 //! The writer on records made up here: lanes, joins, the checker's verdict.
 use super::*;
+use crate::model::classification::{Direction, Path};
 use crate::trace::{check::check, read::parse};
 use crate::vocab::Api;
 
@@ -18,7 +19,7 @@ fn command(id: u64, queue: u32, host: u64, start: u64, end: u64) -> Record {
         end: base + end,
         time: DeviceTime::Measured,
         status: 0,
-        class: Some(("H2D", "staged")),
+        class: Some((Direction::H2D, Path::Staged)),
         bytes: 4096,
         blocking: false,
         kernel: None,
