@@ -83,7 +83,7 @@ fn records() -> Vec<Record> {
             end: t + 3_000,
             time: DeviceTime::Measured,
             status: 0,
-            class: Some((class.direction.as_str(), class.path.as_str())),
+            class: Some((class.direction, class.path)),
             bytes: class.bytes,
             blocking: false,
             kernel: None,
