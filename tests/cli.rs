@@ -222,29 +222,28 @@ fn the_h200_examples_pass_check_and_report_what_the_gpu_did() {
     let mut cmd = clxfer();
     cmd.arg("check").arg(&trace);
     let r = run_cmd(cmd, Duration::from_secs(60));
-    // The example predates issue #24: its 18 migrations clamped onto an earlier command share a
-    // timestamp with their enqueue, which DevTools cannot draw, and which `check` now says. That,
-    // and nothing else, until the example is made again on two H200s (issue #24).
-    let violations: Vec<&str> = r
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("  event "))
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert!(r.stdout.contains(": ok:"), "{}", r.stdout);
+    // NVIDIA's migrations carry no trustworthy device time: each is marked, and sits 0 long
+    // after its own enqueue call, on no other command's time.
+    let events = clxfer::trace::read::read_file(&trace).unwrap().events;
+    let migrations: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"].as_u64().unwrap() >= 1 << 31)
+        .filter(|e| e["name"].as_str().unwrap().starts_with("Migrate"))
         .collect();
-    assert_eq!(violations.len(), 18, "{}", r.stdout);
-    assert!(
-        violations
-            .iter()
-            .all(|v| v.contains("starts and ends at one timestamp")),
-        "{}",
-        r.stdout
-    );
+    assert!(!migrations.is_empty());
+    for m in &migrations {
+        assert_eq!(m["args"]["device_time"], "untrusted", "{m}");
+        assert_eq!(m["dur"].as_f64(), Some(0.0), "{m}");
+    }
     let mut cmd = clxfer();
     cmd.args(["report", "--format", "json"]).arg(&trace);
     let r = run_cmd(cmd, Duration::from_secs(60));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let devices = report["devices"].as_array().unwrap();
-    assert_eq!(devices.len(), 2);
+    assert_eq!(devices.len(), 1, "made on one H200 (two: issue #30)");
     assert_eq!(devices[0]["name"], "NVIDIA H200");
     assert_eq!(devices[0]["rules"], "nvidia");
     // Staged and pinned both seen, and the run's pinned bandwidth is a PCIe figure, not a memcpy's.

@@ -56,14 +56,15 @@ fn devtools_joins_every_arrow_of_a_multi_queue_trace_and_the_demo() {
     assert!(seen[0].contains_key("enqueue") && seen[1].contains_key("enqueue"));
 }
 
-/// The H200 example predates issue #24: DevTools drops its 18 flows whose ends share a
-/// timestamp (migrations clamped onto an earlier command), as `clxfer check` says. To be 0 once
-/// the example is made again on two H200s.
+/// The H200 example (docs/examples/, made on an H200 with NVIDIA's OpenCL): DevTools joins every
+/// arrow, the migrations' among them (NVIDIA's untrusted migration times no longer put a device
+/// slice on its enqueue's timestamp).
 #[test]
-fn devtools_drops_exactly_the_flows_check_names_in_the_old_h200_example() {
+fn devtools_joins_every_arrow_of_the_h200_example() {
     let example = root().join("docs/examples/h200-trace.json");
     let seen = engine(&[&example]);
     let counts = &seen[0]["enqueue"];
     let (all, joined) = (counts[0].as_u64().unwrap(), counts[1].as_u64().unwrap());
-    assert_eq!(all - joined, 18, "{counts}");
+    assert!(all > 100, "{counts}");
+    assert_eq!(joined, all, "{counts}");
 }
