@@ -29,6 +29,10 @@ use std::sync::Arc;
 pub const WINDOW: usize = 1 << 15;
 /// Items (commands and synchronisation points) between two walks.
 pub const EPOCH: usize = WINDOW / 2;
+/// Queues and threads the graph follows at most (later ones' commands still count; their
+/// synchronisation points, and their queues' `clFinish` shortcut, do not).
+pub const QUEUES: usize = 1 << 12;
+pub const THREADS: usize = 1 << 10;
 /// Contributors the report lists; the rest are summed as one.
 pub const TOP: usize = 6;
 
@@ -161,7 +165,8 @@ impl Graph {
         match self.queues.iter_mut().find(|q| q.0 == queue) {
             Some((_, best)) if ran.1 >= best.0 => *best = (ran.1, id),
             Some(_) => {}
-            None => self.queues.push((queue, (ran.1, id))),
+            None if self.queues.len() < QUEUES => self.queues.push((queue, (ran.1, id))),
+            None => {}
         }
         self.newest_id = self.newest_id.max(id);
         if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
@@ -184,6 +189,9 @@ impl Graph {
         }
         if self.newest_sync.is_none_or(|(end, _)| s.end >= end) {
             self.newest_sync = Some((s.end, s.tid));
+        }
+        if self.threads.len() >= THREADS && !self.threads.contains_key(&s.tid) {
+            return;
         }
         let t = self.threads.entry(s.tid).or_default();
         if t.len() >= WINDOW {
@@ -586,24 +594,5 @@ mod tests {
         let of = |l: Label| got.iter().find(|c| c.0 == l.describe()).map(|c| c.1);
         assert_eq!(of(Label::NotFollowed), Some(50 - 3), "{got:?}");
         assert_eq!(of(kernel("k")), Some(10 + 1), "{got:?}");
-    }
-}
-#[cfg(test)]
-mod sizes {
-    #[test]
-    fn print_sizes() {
-        eprintln!(
-            "Record {}",
-            std::mem::size_of::<crate::sink::record::Record>()
-        );
-        eprintln!("Fact {}", std::mem::size_of::<crate::report::Fact>());
-        eprintln!("Work {}", std::mem::size_of::<crate::report::Work>());
-        eprintln!("Link {}", std::mem::size_of::<crate::report::Link>());
-        eprintln!("Ran {}", std::mem::size_of::<crate::report::Ran>());
-        eprintln!("Call {}", std::mem::size_of::<crate::sink::record::Call>());
-        eprintln!(
-            "Command {}",
-            std::mem::size_of::<crate::sink::record::Command>()
-        );
     }
 }

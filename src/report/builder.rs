@@ -127,14 +127,14 @@ pub struct Enqueue {
 
 /// What a command's completion says: its device time, and when it started after its enqueue call
 /// began (the time a blocking call waited for the commands ahead of it, when shorter than the
-/// call), if known.
+/// call; 0 when a trace does not say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ran {
     pub ns: u64,
-    pub after_call_ns: Option<u64>,
+    pub after_call_ns: u64,
     /// Its start on the host clock, since the run's start: for the device's busy time and
     /// overlap, and the critical path.
-    pub start_ns: Option<u64>,
+    pub start_ns: u64,
 }
 
 /// The host side of a command the report counts: what it is, and where it sits in the graph.
@@ -380,9 +380,7 @@ impl Builder {
                 });
             }
             if let Some(Ran {
-                ns,
-                start_ns: Some(s),
-                ..
+                ns, start_ns: s, ..
             }) = ran
             {
                 self.graph
@@ -396,9 +394,7 @@ impl Builder {
                 d.facts.index = k.device;
                 d.kernels.add(&k, ran.map(|r| r.ns));
                 if let Some(Ran {
-                    ns,
-                    start_ns: Some(s),
-                    ..
+                    ns, start_ns: s, ..
                 }) = ran
                 {
                     d.timeline
@@ -421,16 +417,14 @@ impl Builder {
     pub fn add(&mut self, e: Enqueue, ran: Option<Ran>) {
         let device_ns = ran.map(|r| r.ns);
         // A blocking call's wait for the commands ahead of it: until its own command started.
-        let waited = match ran.and_then(|r| r.after_call_ns) {
-            Some(after) if e.blocking => after.min(e.host_ns),
+        let waited = match ran {
+            Some(r) if e.blocking => r.after_call_ns.min(e.host_ns),
             _ => 0,
         };
         let d = self.device_mut(e.device);
         d.facts.index = e.device;
         if let Some(Ran {
-            ns,
-            start_ns: Some(s),
-            ..
+            ns, start_ns: s, ..
         }) = ran
         {
             d.timeline
@@ -661,8 +655,8 @@ mod tests {
         b.enqueue(1, write(1 << 20, Path::Staged, true));
         let ran = |ns| Ran {
             ns,
-            after_call_ns: None,
-            start_ns: None,
+            after_call_ns: 0,
+            start_ns: 0,
         };
         b.completed(1, Some(ran(1_000_000)));
         b.completed(2, Some(ran(100_000))); // before its enqueue, as a blocking call's can be

@@ -193,8 +193,9 @@ impl Reader {
                     let after_call = args.get(s::ENQUEUE_TO_START.name).map(|us| ns(Some(us)));
                     let ran = Ran {
                         ns: dur,
-                        after_call_ns: after_call,
-                        start_ns: Some(at),
+                        // Written with every measured device time (0 in a trace without it).
+                        after_call_ns: after_call.unwrap_or(0),
+                        start_ns: at,
                     };
                     b.completed(id, (!unavailable).then_some(ran));
                     return;

@@ -119,8 +119,8 @@ impl Summary {
                 c.id,
                 (c.time == DeviceTime::Measured).then(|| Ran {
                     ns: c.end.saturating_sub(c.start),
-                    after_call_ns: Some(c.start.saturating_sub(c.host_begin)),
-                    start_ns: Some(c.start.saturating_sub(self.start_ns)),
+                    after_call_ns: c.start.saturating_sub(c.host_begin),
+                    start_ns: c.start.saturating_sub(self.start_ns),
                 }),
             ),
             Record::Device(d) => b.device(DeviceFacts {
@@ -214,8 +214,8 @@ impl Output for Summary {
                         let l = &mut fact.link;
                         l.begin = l.begin.saturating_sub(self.start_ns);
                         l.end = l.end.saturating_sub(self.start_ns);
-                        if let Some(s) = ran.as_mut().and_then(|r| r.start_ns.as_mut()) {
-                            *s = s.saturating_sub(self.start_ns);
+                        if let Some(r) = ran.as_mut() {
+                            r.start_ns = r.start_ns.saturating_sub(self.start_ns);
                         }
                         b.add_fact(fact, ran);
                     }

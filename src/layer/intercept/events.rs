@@ -482,9 +482,9 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
                 let host_start = mapping::to_host(start, offset);
                 crate::report::Ran {
                     ns: end - start,
-                    after_call_ns: Some(host_start.saturating_sub(p.host_begin)),
+                    after_call_ns: host_start.saturating_sub(p.host_begin),
                     // On the monotonic clock: the writer makes it relative to the run's start.
-                    start_ns: Some(host_start),
+                    start_ns: host_start,
                 }
             })
         } else {
@@ -597,17 +597,5 @@ pub(super) mod tests {
             armed: false,
             program: false,
         }
-    }
-}
-
-#[cfg(test)]
-mod sizes {
-    #[test]
-    fn print() {
-        eprintln!(
-            "What {} Pending {}",
-            size_of::<super::What>(),
-            size_of::<super::Pending>()
-        );
     }
 }
