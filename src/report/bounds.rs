@@ -162,10 +162,11 @@ impl Graph {
             self.nodes.resize(WINDOW, None);
         }
         let id = link.id;
+        let room = self.queues.len() < QUEUES;
         match self.queues.iter_mut().find(|q| q.0 == queue) {
             Some((_, best)) if ran.1 >= best.0 => *best = (ran.1, id),
             Some(_) => {}
-            None if self.queues.len() < QUEUES => self.queues.push((queue, (ran.1, id))),
+            None if room => self.queues.push((queue, (ran.1, id))),
             None => {}
         }
         self.newest_id = self.newest_id.max(id);
