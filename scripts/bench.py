@@ -240,9 +240,16 @@ def main():
     long_rss = int(re.search(r"max_rss_kib (\d+)", long_out).group(1)) / 1024
     short_rss = storm_rss(10_000, traced)
     none_rss = storm_rss(10_000, {})
+    # And the command graph's window over 10 million commands in summary mode (the USM storm:
+    # clxfer's own memory, the test ICD's being nothing).
+    usm_summary = dict(CONFIGS["layer summary"], OCL_ICD_VENDORS=TEST_ICD_VENDORS,
+                       TEST_PLATFORM="clxfer test ICD")
+    graph_rss = {k: storm_rss(k, usm_summary, "usm") for k in (100_000, 1_000_000, 10_000_000)}
     lines = [f"memory: {n} enqueues traced ({size / 1e9:.2f} GB of trace): peak RSS {long_rss:.1f} MiB; "
              f"{short_rss:.1f} MiB for 10000 enqueues, {none_rss:.1f} MiB without clxfer",
-             f"  growth over the long run: {long_rss - short_rss:+.1f} MiB"]
+             f"  growth over the long run: {long_rss - short_rss:+.1f} MiB",
+             "memory: the usm storm in summary mode (command graph and report): peak RSS "
+             + ", ".join(f"{v:.1f} MiB over {k:,} enqueues" for k, v in graph_rss.items())]
     for l in lines + [""]:
         print(l, flush=True)
     out += lines + [""]
@@ -264,8 +271,8 @@ def main():
     write_doc(out)
 
 
-def storm_rss(n, extra):
-    out, _, _ = run([STORM, str(n), "1"], extra)
+def storm_rss(n, extra, mode=None):
+    out, _, _ = run([STORM, str(n), "1"] + ([mode] if mode else []), extra)
     return int(re.search(r"max_rss_kib (\d+)", out).group(1)) / 1024
 
 
