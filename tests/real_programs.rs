@@ -132,4 +132,17 @@ fn pyopencl_kernels_and_the_read_that_waits_for_them() {
         waited * 2 >= spin_ns && waited <= host,
         "waited {waited} of {host}; spin {spin_ns}"
     );
+    // What bounds the run: the read waited for the kernels, so the spinning one is on the path
+    // with (nearly) all its device time.
+    let on_path = report["bounds"]["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["what"] == "kernel spin")
+        .map_or(0, |c| c["ns"].as_u64().unwrap());
+    assert!(
+        on_path * 10 >= spin_ns * 9 && on_path <= spin_ns,
+        "{on_path} of {spin_ns}: {}",
+        report["bounds"]
+    );
 }

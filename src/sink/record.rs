@@ -232,7 +232,11 @@ mod tests {
         // Every record is moved through the buffer: the largest are summary mode's fact (with
         // its place in the graph) and a completed command.
         use std::mem::size_of;
-        assert!(size_of::<super::Record>() <= 136, "{}", size_of::<super::Record>());
+        assert!(
+            size_of::<super::Record>() <= 136,
+            "{}",
+            size_of::<super::Record>()
+        );
         assert!(size_of::<super::Command>() <= 128);
     }
 }
