@@ -302,3 +302,37 @@ fn lookups_outside_every_range_and_between_ranges_find_nothing() {
     assert!(r.host_range(0x9000, 1).is_none());
     assert!(r.host_range(0x2000f, 1).is_some());
 }
+
+/// The last segment looked up is remembered; any change of the segments forgets it, so a lookup
+/// never answers from a range that was removed, ended or since nested inside.
+#[test]
+fn the_remembered_segment_never_outlives_a_change() {
+    let mut r = Registry::new();
+    r.add_allocation(0x10_000, 0x10_000, RangeKind::UsmHost);
+    let kind = |r: &Registry| r.host_range(0x10_800, 8).map(|h| h.range.kind);
+    assert_eq!(kind(&r), Some(RangeKind::UsmHost));
+    assert_eq!(
+        kind(&r),
+        Some(RangeKind::UsmHost),
+        "remembered, the same answer"
+    );
+    // A range nested inside: the innermost answers.
+    r.add_allocation(0x10_400, 0x1000, RangeKind::Svm { flags: 0 });
+    assert_eq!(kind(&r), Some(RangeKind::Svm { flags: 0 }));
+    assert!(r.remove_allocation(0x10_400));
+    assert_eq!(kind(&r), Some(RangeKind::UsmHost));
+    assert!(r.remove_allocation(0x10_000));
+    assert_eq!(kind(&r), None);
+    // An address in another segment is not answered from the remembered one.
+    r.add_allocation(0x10_000, 0x1000, RangeKind::UsmHost);
+    r.add_allocation(0x20_000, 0x1000, RangeKind::UsmShared);
+    assert_eq!(
+        r.host_range(0x10_010, 1).map(|h| h.range.kind),
+        Some(RangeKind::UsmHost)
+    );
+    assert_eq!(
+        r.host_range(0x20_010, 1).map(|h| h.range.kind),
+        Some(RangeKind::UsmShared)
+    );
+    assert!(r.host_range(0x18_000, 1).is_none(), "between the two");
+}
