@@ -25,10 +25,31 @@ type Expected = (usize, Vec<u64>, Option<u64>, bool, bool);
 #[test]
 fn wait_lists_queues_and_user_events_make_the_graph_and_its_arrows() {
     let prog = program("graph");
-    let plain = run(&prog, Load::None, &[]);
+    // One device, then the out-of-order queue on a second device (the waits cross devices;
+    // queues are numbered in one series).
+    let two = [("POCL_DEVICES", "pthread pthread")];
+    for (args, env, q2) in [
+        (&[][..], &[][..], "device #1 queue #2"),
+        (&["two"][..], &two[..], "device #2 queue #2"),
+    ] {
+        graph_of(&prog, args, env, q2);
+    }
+}
+
+/// The graph program run with `args` and `env`: its edges, arrows and synchronisation points;
+/// `q2` is its out-of-order queue's name.
+fn graph_of(prog: &std::path::Path, args: &[&str], env: &[(&str, &str)], q2: &str) {
+    let run = |load: Load, extra: &[(&str, &str)]| {
+        let mut cmd = command(prog, load);
+        cmd.args(args)
+            .envs(env.iter().copied())
+            .envs(extra.iter().copied());
+        run_cmd(cmd, std::time::Duration::from_secs(180))
+    };
+    let plain = run(Load::None, &[]);
     assert_eq!(plain.code, Some(0), "{}", plain.stderr);
     for load in [Load::Layer, Load::Preload] {
-        let r = run(&prog, load, &[]);
+        let r = run(load, &[]);
         assert_eq!(
             (r.code, &r.stdout),
             (plain.code, &plain.stdout),
@@ -124,10 +145,7 @@ fn wait_lists_queues_and_user_events_make_the_graph_and_its_arrows() {
                 )
             })
             .collect();
-        let (q1, q2) = (
-            "device #1 queue #1".to_string(),
-            "device #1 queue #2".to_string(),
-        );
+        let (q1, q2) = ("device #1 queue #1".to_string(), q2.to_string());
         assert_eq!(
             finished,
             [(q1.clone(), id(0)), (q2, id(10)), (q1, id(11))],
@@ -177,7 +195,7 @@ fn wait_lists_queues_and_user_events_make_the_graph_and_its_arrows() {
         assert_eq!(arrows, want, "{load:?}");
     }
     // Summary mode follows the same events and changes nothing the program sees.
-    let r = run(&prog, Load::Layer, &[("CLXFER_MODE", "summary")]);
+    let r = run(Load::Layer, &[("CLXFER_MODE", "summary")]);
     assert_eq!(
         (r.code, &r.stdout),
         (plain.code, &plain.stdout),

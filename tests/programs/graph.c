@@ -1,14 +1,36 @@
 /* The command graph's edges (issue #24): wait lists across queues, a user event, markers and
  * barriers with and without wait lists on an out-of-order queue, the OpenCL 1.1 barrier and
  * marker (PoCL does not implement clEnqueueWaitForEvents), an event the program retained, and the
- * host's synchronisation points (clWaitForEvents, a polling loop, clFinish). */
+ * host's synchronisation points (clWaitForEvents, a polling loop, clFinish). With "two" (and
+ * POCL_DEVICES="pthread pthread"), the out-of-order queue is on the context's second device, so
+ * the wait lists cross devices. */
 #include "common.h"
 
-int main(void) {
-    setup();
+int main(int argc, char **argv) {
+    int two_devices = argc > 1 && !strcmp(argv[1], "two");
     cl_int err;
-    cl_command_queue q1 = make_queue(0);
-    cl_command_queue q2 = make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_command_queue q1, q2;
+    cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    if (two_devices) {
+        find_pocl();
+        cl_device_id ds[2];
+        cl_uint n = 0;
+        CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_ALL, 2, ds, &n));
+        if (n < 2) {
+            printf("FAIL two devices wanted, %u found\n", n);
+            return 1;
+        }
+        g_device = ds[0];
+        g_ctx = clCreateContext(NULL, 2, ds, NULL, NULL, &err);
+        CHECK_ERR(err);
+        q1 = make_queue(0);
+        q2 = clCreateCommandQueueWithProperties(g_ctx, ds[1], ooo, &err);
+        CHECK_ERR(err);
+    } else {
+        setup();
+        q1 = make_queue(0);
+        q2 = make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    }
     enum { N = 1 << 16 };
     static int host[N], back[N];
     for (int i = 0; i < N; i++) host[i] = i;
