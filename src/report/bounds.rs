@@ -116,12 +116,104 @@ pub struct Bounds {
     pub steps: u64,
 }
 
-#[derive(Debug, Clone)]
+/// A command as the walk needs it: copied into the window (no allocation, nothing to drop),
+/// its label interned. `id` 0: an empty slot.
+#[derive(Debug, Clone, Copy, Default)]
 struct Node {
-    link: Link,
+    id: u64,
+    /// Its enqueue call.
+    begin: u64,
+    end: u64,
+    /// The command its queue orders it after, and the first two of its wait list (0: none).
+    before: [u64; 3],
     /// Device start and end since the run's start.
     ran: (u64, u64),
-    label: Label,
+    tid: u32,
+    label: u32,
+}
+
+/// The labels charged, interned: the four fixed ones first, then transfers and kernels as they
+/// come (a transfer's by its kind, direction and path; a kernel's by its name's allocation, which
+/// the layer shares between all launches of one kernel).
+#[derive(Debug)]
+struct Labels {
+    all: Vec<Label>,
+    transfers: FxHashMap<(Kind, Direction, Path), u32>,
+    /// A kernel name's allocation → its label (cleared past [`LABELS`]: a program that makes a
+    /// kernel object per launch), and each name's label.
+    kernels: FxHashMap<usize, u32>,
+    names: FxHashMap<Arc<str>, u32>,
+}
+
+/// Labels kept apart at most; later kernels share one.
+const LABELS: usize = 1024;
+
+const HOST: u32 = 0;
+const DEPENDENCY: u32 = 1;
+const LAUNCH: u32 = 2;
+const NOT_FOLLOWED: u32 = 3;
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels {
+            all: vec![Label::Host, Label::Dependency, Label::Launch, Label::NotFollowed],
+            transfers: FxHashMap::default(),
+            kernels: FxHashMap::default(),
+            names: FxHashMap::default(),
+        }
+    }
+}
+
+impl Labels {
+    fn of(&mut self, label: &Label) -> u32 {
+        match label {
+            Label::Transfer(k, d, p) => match self.transfers.get(&(*k, *d, *p)) {
+                Some(&id) => id,
+                None => {
+                    let id = self.add(label.clone());
+                    self.transfers.insert((*k, *d, *p), id);
+                    id
+                }
+            },
+            Label::Kernel(name) => {
+                let at = Arc::as_ptr(name) as *const u8 as usize;
+                if let Some(&id) = self.kernels.get(&at) {
+                    return id;
+                }
+                let id = match self.names.get(name) {
+                    Some(&id) => id,
+                    None => {
+                        let name: Arc<str> = match self.all.len() < LABELS {
+                            true => name.clone(),
+                            false => super::kernels::OTHERS.into(),
+                        };
+                        match self.names.get(&name) {
+                            Some(&id) => id,
+                            None => {
+                                let id = self.add(Label::Kernel(name.clone()));
+                                self.names.insert(name, id);
+                                id
+                            }
+                        }
+                    }
+                };
+                if self.kernels.len() >= LABELS {
+                    self.kernels.clear();
+                }
+                self.kernels.insert(at, id);
+                id
+            }
+            Label::Host => HOST,
+            Label::Dependency => DEPENDENCY,
+            Label::Launch => LAUNCH,
+            Label::NotFollowed => NOT_FOLLOWED,
+        }
+    }
+
+    fn add(&mut self, label: Label) -> u32 {
+        self.all.push(label);
+        self.all.len() as u32 - 1
+    }
 }
 
 /// Where the walk is: on a host thread, or at a command.
@@ -135,7 +227,8 @@ enum At {
 #[derive(Debug, Default)]
 pub struct Graph {
     /// By number modulo [`WINDOW`].
-    nodes: Vec<Option<Node>>,
+    nodes: Vec<Node>,
+    labels: Labels,
     newest_id: u64,
     /// Per queue: the command that ended last so far, (end, number) (a few queues: a list).
     queues: Vec<((u32, u32), (u64, u64))>,
@@ -148,20 +241,21 @@ pub struct Graph {
     newest_node: Option<(u64, u64)>,
     /// Where the last walk began: the time before it is charged.
     walked_to: u64,
-    charged: FxHashMap<Label, u64>,
+    /// By label.
+    charged: Vec<u64>,
     steps: u64,
 }
 
 impl Graph {
     /// A command that ran from `start` to `end` (since the run's start) on `queue`.
-    pub fn command(&mut self, link: Link, queue: (u32, u32), ran: (u64, u64), label: Label) {
-        if link.id == 0 {
+    pub fn command(&mut self, link: &Link, queue: (u32, u32), ran: (u64, u64), label: &Label) {
+        let id = link.id;
+        if id == 0 {
             return;
         }
         if self.nodes.is_empty() {
-            self.nodes.resize(WINDOW, None);
+            self.nodes.resize(WINDOW, Node::default());
         }
-        let id = link.id;
         let room = self.queues.len() < QUEUES;
         match self.queues.iter_mut().find(|q| q.0 == queue) {
             Some((_, best)) if ran.1 >= best.0 => *best = (ran.1, id),
@@ -173,8 +267,16 @@ impl Graph {
         if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
             self.newest_node = Some((ran.1, id));
         }
-        let node = Node { link, ran, label };
-        self.nodes[id as usize % WINDOW] = Some(node);
+        let wait = |i: usize| link.waits.get(i).copied().unwrap_or(0);
+        self.nodes[id as usize % WINDOW] = Node {
+            id,
+            begin: link.begin,
+            end: link.end,
+            before: [link.after, wait(0), wait(1)],
+            ran,
+            tid: link.tid,
+            label: self.labels.of(label),
+        };
         self.counted();
     }
 
@@ -237,16 +339,16 @@ impl Graph {
             None => {
                 self.node(self.newest_node?.1)
                     .or_else(|| self.newest())?
-                    .link
                     .tid
             }
         };
         if wall_ns > self.walked_to {
             self.walk(At::Host(tid), wall_ns);
         }
-        let mut by: Vec<(&Label, u64)> = (self.charged.iter())
+        let labels = &self.labels.all;
+        let mut by: Vec<(&Label, u64)> = (self.charged.iter().enumerate())
             .filter(|c| *c.1 > 0)
-            .map(|(l, ns)| (l, *ns))
+            .map(|(l, ns)| (&labels[l], *ns))
             .collect();
         by.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         let mut top: Vec<Contributor> = (by.iter().take(TOP))
@@ -274,8 +376,8 @@ impl Graph {
     }
 
     fn node(&self, id: u64) -> Option<&Node> {
-        let n = self.nodes.get(id as usize % WINDOW)?.as_ref()?;
-        (n.link.id == id).then_some(n)
+        let n = self.nodes.get(id as usize % WINDOW)?;
+        (n.id == id && id != 0).then_some(n)
     }
 
     /// Whether command `id` is older than the window keeps.
@@ -284,10 +386,14 @@ impl Graph {
     }
 
     /// Charges `label` with `from..to`, of the part after where the last walk began.
-    fn charge(&mut self, label: &Label, from: u64, to: u64) {
+    fn charge(&mut self, label: u32, from: u64, to: u64) {
         let from = from.max(self.walked_to);
         if to > from {
-            *self.charged.entry(label.clone()).or_default() += to - from;
+            let l = label as usize;
+            if self.charged.len() <= l {
+                self.charged.resize(l + 1, 0);
+            }
+            self.charged[l] += to - from;
         }
     }
 
@@ -313,30 +419,28 @@ impl Graph {
                     };
                     behind.insert(tid, i);
                     let s = syncs[i].clone();
-                    self.charge(&Label::Host, s.end, t);
+                    self.charge(HOST, s.end, t);
                     t = s.end;
                     let awaited = self.awaited(&s.on).filter(|c| c.ran.1 > s.begin);
-                    let Some((id, end)) = awaited.map(|c| (c.link.id, c.ran.1)) else {
+                    let Some((id, end)) = awaited.map(|c| (c.id, c.ran.1)) else {
                         // It did not wait: the call is the host's.
-                        self.charge(&Label::Host, s.begin, t);
+                        self.charge(HOST, s.begin, t);
                         t = s.begin;
                         continue;
                     };
                     let e = end.min(t);
-                    self.charge(&Label::Host, e, t);
+                    self.charge(HOST, e, t);
                     t = e;
                     at = At::Command(id);
                 }
                 At::Command(id) => {
-                    let Some(c) = self.node(id).cloned() else {
+                    let Some(&c) = self.node(id) else {
                         break;
                     };
                     let start = c.ran.0.min(t);
-                    self.charge(&c.label, start, t);
+                    self.charge(c.label, start, t);
                     t = start;
-                    let listed = (c.link.waits.iter().copied())
-                        .chain((c.link.after != 0).then_some(c.link.after))
-                        .filter(|&p| p < id);
+                    let listed = c.before.into_iter().filter(|&p| p != 0 && p < id);
                     let mut lost = false;
                     let mut before: Option<(u64, u64)> = None;
                     for p in listed {
@@ -350,28 +454,28 @@ impl Graph {
                     }
                     match before {
                         // It held `c` back: it ended after `c`'s enqueue call began.
-                        Some((end, p)) if end > c.link.begin => {
+                        Some((end, p)) if end > c.begin => {
                             let pe = end.min(t);
-                            self.charge(&Label::Dependency, pe, t);
+                            self.charge(DEPENDENCY, pe, t);
                             t = pe;
                             at = At::Command(p);
                         }
                         _ if lost => {
-                            self.charge(&Label::NotFollowed, stop, t);
+                            self.charge(NOT_FOLLOWED, stop, t);
                             t = stop;
                         }
                         _ => {
-                            let ready = c.link.end.min(t);
-                            self.charge(&Label::Launch, ready, t);
+                            let ready = c.end.min(t);
+                            self.charge(LAUNCH, ready, t);
                             t = ready;
-                            at = At::Host(c.link.tid);
+                            at = At::Host(c.tid);
                         }
                     }
                 }
             }
         }
         // Before the thread's first synchronisation point (or past the guard): the host's.
-        self.charge(&Label::Host, stop, t);
+        self.charge(HOST, stop, t);
     }
 
     /// The command a synchronisation point waited for that ended last.
@@ -379,7 +483,7 @@ impl Graph {
         match on {
             On::Commands(ids) => (ids.iter())
                 .filter_map(|&id| self.node(id))
-                .max_by_key(|n| (n.ran.1, n.link.id)),
+                .max_by_key(|n| (n.ran.1, n.id)),
             On::Queue { last, .. } => self.node(*last),
         }
     }
@@ -428,8 +532,8 @@ mod tests {
         // Thread 1 enqueues a kernel (10..20), then a blocking read (30..300): the kernel runs
         // 25..250, the read 260..290; the program ends at 400.
         let mut g = Graph::default();
-        g.command(link(1, 1, (10, 20), 0, &[]), (1, 1), (25, 250), kernel("k"));
-        g.command(link(2, 1, (30, 300), 1, &[]), (1, 1), (260, 290), read());
+        g.command(&link(1, 1, (10, 20), 0, &[]), (1, 1), (25, 250), &kernel("k"));
+        g.command(&link(2, 1, (30, 300), 1, &[]), (1, 1), (260, 290), &read());
         g.sync(Sync {
             tid: 1,
             begin: 30,
@@ -527,7 +631,7 @@ mod tests {
         for (what, cmds, syncs, wall, items) in cases {
             let mut g = Graph::default();
             for (id, tid, call, after, waits, queue, ran) in cmds {
-                g.command(link(id, tid, call, after, waits), queue, ran, kernel("k"));
+                g.command(&link(id, tid, call, after, waits), queue, ran, &kernel("k"));
             }
             for s in syncs {
                 g.sync(s);
@@ -547,7 +651,7 @@ mod tests {
         for id in 1..=n {
             let at = id * 100;
             let l = link(id, 1, (0, 1), id - 1, &[]);
-            g.command(l, (1, 1), (at, at + 100), kernel("k"));
+            g.command(&l, (1, 1), (at, at + 100), &kernel("k"));
         }
         let end = n * 100 + 100;
         g.sync(Sync {
@@ -575,16 +679,11 @@ mod tests {
         let mut g = Graph::default();
         let fillers = WINDOW as u64 + 10;
         for id in 2..=fillers {
-            g.command(
-                link(id, 1, (1, 2), id - 1, &[]),
-                (1, 2),
-                (2, 3),
-                kernel("k"),
-            );
+            g.command(&link(id, 1, (1, 2), id - 1, &[]), (1, 2), (2, 3), &kernel("k"));
         }
         // Waits for command 1, long forgotten.
         let x = fillers + 1;
-        g.command(link(x, 1, (10, 11), 0, &[1]), (1, 1), (50, 60), kernel("k"));
+        g.command(&link(x, 1, (10, 11), 0, &[1]), (1, 1), (50, 60), &kernel("k"));
         g.sync(Sync {
             tid: 1,
             begin: 11,
@@ -595,5 +694,21 @@ mod tests {
         let of = |l: Label| got.iter().find(|c| c.0 == l.describe()).map(|c| c.1);
         assert_eq!(of(Label::NotFollowed), Some(50 - 3), "{got:?}");
         assert_eq!(of(kernel("k")), Some(10 + 1), "{got:?}");
+    }
+
+    #[test]
+    fn labels_are_interned_by_name_and_bounded() {
+        let mut l = Labels::default();
+        let (a, b) = (kernel("k"), kernel("k"));
+        assert_eq!(l.of(&a), l.of(&b), "one name, two allocations: one label");
+        assert_ne!(l.of(&a), l.of(&kernel("other")));
+        assert_eq!(l.of(&read()), l.of(&read()));
+        assert_eq!(l.of(&Label::Host), HOST);
+        for i in 0..2 * LABELS {
+            l.of(&kernel(&format!("k{i}")));
+        }
+        assert!(l.all.len() <= LABELS + 1);
+        let last = l.of(&kernel("yet another"));
+        assert_eq!(l.all[last as usize].describe(), "kernel (other kernels)");
     }
 }

@@ -340,18 +340,18 @@ impl Builder {
     /// A transfer or a kernel launch; `id` as for [`Builder::enqueue`].
     pub fn fact(&mut self, id: u64, f: Fact) {
         if let Some(ran) = self.early.remove(&id) {
-            self.add_fact(f, ran);
+            self.add_fact(&f, ran);
         } else if id != 0 && self.parked.len() < PARKED {
             self.parked.insert(id, f);
         } else {
-            self.add_fact(f, None);
+            self.add_fact(&f, None);
         }
     }
 
     /// Command `id` completed; `ran` is `None` when its device time was unavailable.
     pub fn completed(&mut self, id: u64, ran: Option<Ran>) {
         match self.parked.remove(&id) {
-            Some(f) => self.add_fact(f, ran),
+            Some(f) => self.add_fact(&f, ran),
             None if id != 0 && self.early.len() < PARKED => {
                 self.early.insert(id, ran);
             }
@@ -360,9 +360,9 @@ impl Builder {
     }
 
     /// A fact with its completion, both known.
-    pub fn add_fact(&mut self, f: Fact, ran: Option<Ran>) {
+    pub fn add_fact(&mut self, f: &Fact, ran: Option<Ran>) {
         let Fact { work, link } = f;
-        let (queue, label, blocking) = match &work {
+        let (queue, label, blocking) = match work {
             Work::Transfer(e) => (
                 (e.device, e.queue),
                 Label::Transfer(e.kind, e.direction, e.path),
@@ -384,7 +384,7 @@ impl Builder {
             }) = ran
             {
                 self.graph
-                    .command(link, queue, (s, s.saturating_add(ns)), label);
+                    .command(link, queue, (s, s.saturating_add(ns)), &label);
             }
         }
         match work {
@@ -392,7 +392,7 @@ impl Builder {
             Work::Kernel(k) => {
                 let d = self.device_mut(k.device);
                 d.facts.index = k.device;
-                d.kernels.add(&k, ran.map(|r| r.ns));
+                d.kernels.add(k, ran.map(|r| r.ns));
                 if let Some(Ran {
                     ns, start_ns: s, ..
                 }) = ran
@@ -414,7 +414,7 @@ impl Builder {
     }
 
     /// An enqueue with its completion, both known (`None`: unavailable or not timed).
-    pub fn add(&mut self, e: Enqueue, ran: Option<Ran>) {
+    pub fn add(&mut self, e: &Enqueue, ran: Option<Ran>) {
         let device_ns = ran.map(|r| r.ns);
         // A blocking call's wait for the commands ahead of it: until its own command started.
         let waited = match ran {
@@ -508,7 +508,7 @@ impl Builder {
         let mut parked: Vec<(u64, Fact)> = self.parked.drain().collect();
         parked.sort_by_key(|(id, _)| *id);
         for (_, f) in parked {
-            self.add_fact(f, None);
+            self.add_fact(&f, None);
         }
         // No end facts: the trace was cut short; what only its end says is not known.
         let end = self.end.take();

@@ -205,11 +205,11 @@ impl Summary {
 
 impl Output for Summary {
     fn write(&mut self, records: &mut Vec<Record>) {
-        for r in records.drain(..) {
+        for r in records.iter_mut() {
             match r {
-                // Summary mode's own records: the facts are taken, not copied; their times are
-                // made relative to the run's start here, off the program's threads.
-                Record::Fact(mut fact, mut ran) => {
+                // Summary mode's own records, read where they lie; their times are made relative
+                // to the run's start here, off the program's threads.
+                Record::Fact(fact, ran) => {
                     if let Some(b) = &mut self.b {
                         let l = &mut fact.link;
                         l.begin = l.begin.saturating_sub(self.start_ns);
@@ -217,20 +217,20 @@ impl Output for Summary {
                         if let Some(r) = ran.as_mut() {
                             r.start_ns = r.start_ns.saturating_sub(self.start_ns);
                         }
-                        b.add_fact(fact, ran);
+                        b.add_fact(fact, *ran);
                     }
                 }
                 r => {
-                    self.observe(&r);
-                    if let Record::Call(super::record::Call {
-                        command: Some(e), ..
-                    }) = r
+                    self.observe(r);
+                    if let Record::Call(c) = r
+                        && let Some(e) = c.command.take()
                     {
                         buffer::unbox(e);
                     }
                 }
             }
         }
+        records.clear();
     }
 
     fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
