@@ -138,7 +138,8 @@ struct Node {
 #[derive(Debug)]
 struct Labels {
     all: Vec<Label>,
-    transfers: FxHashMap<(Kind, Direction, Path), u32>,
+    /// By kind, direction and path (an index, not a hash, per command; 0: none yet).
+    transfers: Vec<u32>,
     /// A kernel name's allocation → its label (cleared past [`LABELS`]: a program that makes a
     /// kernel object per launch), and each name's label.
     kernels: FxHashMap<usize, u32>,
@@ -157,7 +158,7 @@ impl Default for Labels {
     fn default() -> Self {
         Labels {
             all: vec![Label::Host, Label::Dependency, Label::Launch, Label::NotFollowed],
-            transfers: FxHashMap::default(),
+            transfers: vec![0; Kind::COUNT * Direction::ALL.len() * Path::ALL.len()],
             kernels: FxHashMap::default(),
             names: FxHashMap::default(),
         }
@@ -167,14 +168,18 @@ impl Default for Labels {
 impl Labels {
     fn of(&mut self, label: &Label) -> u32 {
         match label {
-            Label::Transfer(k, d, p) => match self.transfers.get(&(*k, *d, *p)) {
-                Some(&id) => id,
-                None => {
-                    let id = self.add(label.clone());
-                    self.transfers.insert((*k, *d, *p), id);
-                    id
+            Label::Transfer(k, d, p) => {
+                let i = (*k as usize * Direction::ALL.len() + *d as usize) * Path::ALL.len()
+                    + *p as usize;
+                match self.transfers[i] {
+                    0 => {
+                        let id = self.add(label.clone());
+                        self.transfers[i] = id;
+                        id
+                    }
+                    id => id,
                 }
-            },
+            }
             Label::Kernel(name) => {
                 let at = Arc::as_ptr(name) as *const u8 as usize;
                 if let Some(&id) = self.kernels.get(&at) {

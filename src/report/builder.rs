@@ -38,6 +38,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// How many kinds there are.
+    pub const COUNT: usize = Self::ALL.len();
     const ALL: [Kind; 10] = [
         Kind::Write,
         Kind::Read,
@@ -219,25 +221,39 @@ struct Acc {
 /// to one per transfer), listed in that order. Sparse: a device read from a trace costs only the
 /// rows it has.
 #[derive(Debug, Default)]
-struct Rows(FxHashMap<u16, Acc>);
+struct Rows {
+    /// By key: the row's place in `accs`, or `NONE` (the keys are few: an index, not a hash,
+    /// per transfer).
+    at: Vec<u16>,
+    accs: Vec<(u16, Acc)>,
+}
 
 impl Rows {
     const DIRECTIONS: usize = Direction::ALL.len();
     const PATHS: usize = Path::ALL.len();
+    const KEYS: usize = Kind::ALL.len() * Self::DIRECTIONS * Self::PATHS;
+    const NONE: u16 = u16::MAX;
 
     fn get(&mut self, kind: Kind, dir: Direction, path: Path) -> &mut Acc {
         let i = (kind as usize * Self::DIRECTIONS + dir as usize) * Self::PATHS + path as usize;
-        self.0.entry(i as u16).or_default()
+        if self.at.is_empty() {
+            self.at = vec![Self::NONE; Self::KEYS];
+        }
+        if self.at[i] == Self::NONE {
+            self.at[i] = self.accs.len() as u16;
+            self.accs.push((i as u16, Acc::default()));
+        }
+        &mut self.accs[self.at[i] as usize].1
     }
 
     fn iter(&self) -> impl Iterator<Item = ((Kind, Direction, Path), &Acc)> {
-        let mut keys: Vec<u16> = self.0.keys().copied().collect();
-        keys.sort_unstable();
-        keys.into_iter().map(|key| {
-            let i = key as usize;
+        let mut rows: Vec<&(u16, Acc)> = self.accs.iter().collect();
+        rows.sort_unstable_by_key(|r| r.0);
+        rows.into_iter().map(|(key, acc)| {
+            let i = *key as usize;
             let kind = Kind::ALL[i / (Self::DIRECTIONS * Self::PATHS)];
             let dir = Direction::ALL[i / Self::PATHS % Self::DIRECTIONS];
-            ((kind, dir, Path::ALL[i % Self::PATHS]), &self.0[&key])
+            ((kind, dir, Path::ALL[i % Self::PATHS]), acc)
         })
     }
 }
@@ -262,6 +278,9 @@ pub(super) struct DeviceAcc {
     pub small: Sum,
     /// Sizes of the small transfers: exact, for the first [`SIZES`] distinct sizes.
     pub small_sizes: BTreeMap<u64, u64>,
+    /// The last small size seen and how many times in a row since it was counted there (a
+    /// program repeats one size: one comparison instead of a tree search per transfer).
+    small_run: (u64, u64),
     pub misaligned: Sum,
     pub kernels: Kernels,
     /// Its busy time, and each queue's.
@@ -269,6 +288,21 @@ pub(super) struct DeviceAcc {
     pub without_device_time: u64,
     /// Of those, blocking calls whose host time stood in.
     pub host_time_used: u64,
+}
+
+impl DeviceAcc {
+    /// The run of one small size into `small_sizes`.
+    fn count_small_run(&mut self) {
+        let (size, n) = std::mem::take(&mut self.small_run);
+        if n == 0 {
+            return;
+        }
+        if let Some(count) = self.small_sizes.get_mut(&size) {
+            *count += n;
+        } else if self.small_sizes.len() < SIZES {
+            self.small_sizes.insert(size, n);
+        }
+    }
 }
 
 /// Builds a [`Report`].
@@ -490,12 +524,12 @@ impl Builder {
             && matches!(e.direction, Direction::H2D | Direction::D2H)
             && matches!(e.kind, Kind::Write | Kind::Read | Kind::Memcpy)
         {
-            d.small.add(&e, time);
-            // One lookup: nearly every small transfer repeats a size already counted.
-            if let Some(n) = d.small_sizes.get_mut(&e.bytes) {
-                *n += 1;
-            } else if d.small_sizes.len() < SIZES {
-                d.small_sizes.insert(e.bytes, 1);
+            d.small.add(e, time);
+            if d.small_run.0 == e.bytes {
+                d.small_run.1 += 1;
+            } else {
+                d.count_small_run();
+                d.small_run = (e.bytes, 1);
             }
         }
         if e.misaligned {
@@ -516,6 +550,9 @@ impl Builder {
             let d = self.device_mut(de.index);
             d.facts.index = de.index;
             d.end = Some(de.clone());
+        }
+        for (_, d) in &mut self.devices {
+            d.count_small_run();
         }
         let findings = findings::all(self.devices.iter().map(|d| &d.1));
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);

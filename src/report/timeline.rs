@@ -36,7 +36,7 @@ pub struct Busy {
 }
 
 /// The union of intervals taken in order of start: its length so far, and where it ends.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Front {
     ns: u64,
     to: u64,
@@ -52,7 +52,7 @@ impl Front {
 }
 
 /// The unions of one device or queue: transfers, kernels, both.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Unions([Front; 3]);
 
 impl Unions {
@@ -86,6 +86,8 @@ pub struct Timeline {
     last: u64,
     /// Where the last sweep stopped: later intervals count from here.
     swept_to: u64,
+    /// Each queue's unions are kept apart (a second queue was seen).
+    apart: bool,
 }
 
 impl Timeline {
@@ -122,12 +124,20 @@ impl Timeline {
         self.held.sort_by_key(|i| i.0);
     }
 
-    /// Sweeps the held intervals (sorted) that start before `until` into the unions.
+    /// Sweeps the held intervals (sorted) that start before `until` into the unions. While the
+    /// device has one queue, that queue's unions are the device's: they are kept apart only once
+    /// a second queue is seen (everything swept before was the first queue's).
     fn sweep(&mut self, until: u64) {
         let n = self.held.partition_point(|i| i.0 < until);
+        if self.queues.len() > 1 && !self.apart {
+            self.queues[0].1 = self.device;
+            self.apart = true;
+        }
         for &(s, e, c, q) in &self.held[..n] {
             self.device.add(s, e, c);
-            if let Some(u) = self.queues.get_mut(q as usize) {
+            if self.apart
+                && let Some(u) = self.queues.get_mut(q as usize)
+            {
                 u.1.add(s, e, c);
             }
         }
@@ -148,7 +158,8 @@ impl Timeline {
 
     /// Each queue's figures (their `span_ns` is 0), after [`Timeline::busy`].
     pub fn queues(&self) -> Vec<(u32, Busy)> {
-        self.queues.iter().map(|(q, u)| (*q, u.busy())).collect()
+        let of = |u: &Unions| if self.apart { u.busy() } else { self.device.busy() };
+        self.queues.iter().map(|(q, u)| (*q, of(u))).collect()
     }
 }
 
@@ -234,5 +245,23 @@ mod tests {
             (q[1].0, q[1].1.transfer_ns, q[1].1.overlap_ns),
             (2, 500_000, 0)
         );
+    }
+
+    #[test]
+    fn a_second_queue_late_in_the_run_leaves_the_first_ones_figures_whole() {
+        let mut t = Timeline::default();
+        // Sweeps while queue 1 is the only one, then queue 2 appears.
+        for i in 0..(3 * HELD as u64) {
+            t.add(1, i * 20, i * 20 + 10, Kernel);
+        }
+        let after = 3 * HELD as u64 * 20;
+        for i in 0..10u64 {
+            t.add(2, after + i * 20, after + i * 20 + 5, Transfer);
+        }
+        let b = t.busy().unwrap();
+        let q = t.queues();
+        assert_eq!((q[0].0, q[0].1.kernel_ns), (1, 3 * HELD as u64 * 10));
+        assert_eq!((q[1].0, q[1].1.transfer_ns, q[1].1.kernel_ns), (2, 50, 0));
+        assert_eq!(b.busy_ns, 3 * HELD as u64 * 10 + 50);
     }
 }
