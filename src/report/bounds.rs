@@ -157,7 +157,12 @@ const NOT_FOLLOWED: u32 = 3;
 impl Default for Labels {
     fn default() -> Self {
         Labels {
-            all: vec![Label::Host, Label::Dependency, Label::Launch, Label::NotFollowed],
+            all: vec![
+                Label::Host,
+                Label::Dependency,
+                Label::Launch,
+                Label::NotFollowed,
+            ],
             transfers: vec![0; Kind::COUNT * Direction::ALL.len() * Path::ALL.len()],
             kernels: FxHashMap::default(),
             names: FxHashMap::default(),
@@ -537,7 +542,12 @@ mod tests {
         // Thread 1 enqueues a kernel (10..20), then a blocking read (30..300): the kernel runs
         // 25..250, the read 260..290; the program ends at 400.
         let mut g = Graph::default();
-        g.command(&link(1, 1, (10, 20), 0, &[]), (1, 1), (25, 250), &kernel("k"));
+        g.command(
+            &link(1, 1, (10, 20), 0, &[]),
+            (1, 1),
+            (25, 250),
+            &kernel("k"),
+        );
         g.command(&link(2, 1, (30, 300), 1, &[]), (1, 1), (260, 290), &read());
         g.sync(Sync {
             tid: 1,
@@ -684,11 +694,21 @@ mod tests {
         let mut g = Graph::default();
         let fillers = WINDOW as u64 + 10;
         for id in 2..=fillers {
-            g.command(&link(id, 1, (1, 2), id - 1, &[]), (1, 2), (2, 3), &kernel("k"));
+            g.command(
+                &link(id, 1, (1, 2), id - 1, &[]),
+                (1, 2),
+                (2, 3),
+                &kernel("k"),
+            );
         }
         // Waits for command 1, long forgotten.
         let x = fillers + 1;
-        g.command(&link(x, 1, (10, 11), 0, &[1]), (1, 1), (50, 60), &kernel("k"));
+        g.command(
+            &link(x, 1, (10, 11), 0, &[1]),
+            (1, 1),
+            (50, 60),
+            &kernel("k"),
+        );
         g.sync(Sync {
             tid: 1,
             begin: 11,

@@ -337,14 +337,16 @@ impl Builder {
     /// Device `index`'s figures (new ones go to their place in order).
     #[inline]
     fn device_mut(&mut self, index: u32) -> &mut DeviceAcc {
-        let at = match self.devices.iter().position(|d| d.0 >= index) {
-            Some(at) if self.devices[at].0 == index => at,
-            at => {
-                let at = at.unwrap_or(self.devices.len());
-                self.devices.insert(at, (index, DeviceAcc::default()));
-                at
-            }
-        };
+        match self.devices.iter().position(|d| d.0 == index) {
+            Some(at) => &mut self.devices[at].1,
+            None => self.new_device(index),
+        }
+    }
+
+    #[cold]
+    fn new_device(&mut self, index: u32) -> &mut DeviceAcc {
+        let at = self.devices.partition_point(|d| d.0 < index);
+        self.devices.insert(at, (index, DeviceAcc::default()));
         &mut self.devices[at].1
     }
 

@@ -18,7 +18,10 @@ impl Hist {
     /// Adds a positive, finite value (others are ignored).
     pub fn add(&mut self, v: f64) {
         if v > 0.0 && v.is_finite() {
-            let bin = (log10(v) * PER_DECADE).floor().clamp(-LIMIT, LIMIT) as i32;
+            let x = (log10(v) * PER_DECADE).clamp(-LIMIT, LIMIT);
+            // floor() without libm's call: truncation, one less for a negative fraction.
+            let t = x as i32;
+            let bin = t - i32::from((t as f64) > x);
             self.add_n(bin, 1);
         }
     }

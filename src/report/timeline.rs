@@ -158,7 +158,13 @@ impl Timeline {
 
     /// Each queue's figures (their `span_ns` is 0), after [`Timeline::busy`].
     pub fn queues(&self) -> Vec<(u32, Busy)> {
-        let of = |u: &Unions| if self.apart { u.busy() } else { self.device.busy() };
+        let of = |u: &Unions| {
+            if self.apart {
+                u.busy()
+            } else {
+                self.device.busy()
+            }
+        };
         self.queues.iter().map(|(q, u)| (*q, of(u))).collect()
     }
 }
