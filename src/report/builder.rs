@@ -495,14 +495,14 @@ impl Builder {
         }
         let moves = !matches!(e.path, Path::None | Path::ZeroCopy | Path::Unknown) && e.bytes > 0;
         if e.path == Path::Staged && e.pageable {
-            d.staged_pageable[dir].add(&e, time);
+            d.staged_pageable[dir].add(e, time);
         }
         let held = match device_ns {
             Some(t) => e.host_ns.saturating_mul(2) >= t,
             None => e.holds_host,
         };
         if !e.blocking && e.pageable && moves && held {
-            d.held_host.add(&e, time);
+            d.held_host.add(e, time);
         }
         const WRITE: u64 = opencl_sys::CL_MAP_WRITE;
         const READ_OR_INVALIDATE: u64 =
@@ -512,13 +512,13 @@ impl Builder {
             && e.flags.is_some_and(|f| f & WRITE != 0)
             && e.flags.is_some_and(|f| f & READ_OR_INVALIDATE == 0)
         {
-            d.map_write.add(&e, time);
+            d.map_write.add(e, time);
         }
         if e.kind == Kind::Migrate {
             if e.path == Path::ViaHost {
-                d.via_host_migrations.add(&e, time);
+                d.via_host_migrations.add(e, time);
             } else if e.path == Path::None && e.flags == Some(0) {
-                d.empty_migrations.add(&e, time);
+                d.empty_migrations.add(e, time);
             }
         }
         if e.bytes > 0
@@ -535,7 +535,7 @@ impl Builder {
             }
         }
         if e.misaligned {
-            d.misaligned.add(&e, time);
+            d.misaligned.add(e, time);
         }
     }
 
