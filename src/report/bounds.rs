@@ -78,6 +78,13 @@ impl Label {
     }
 }
 
+/// What a command is charged as, given without building its [`Label`] (every command asks).
+#[derive(Clone, Copy, Debug)]
+pub enum Of<'a> {
+    Transfer(Kind, Direction, Path),
+    Kernel(&'a Arc<str>),
+}
+
 /// What a synchronisation point waited for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum On {
@@ -171,21 +178,21 @@ impl Default for Labels {
 }
 
 impl Labels {
-    fn of(&mut self, label: &Label) -> u32 {
-        match label {
-            Label::Transfer(k, d, p) => {
-                let i = (*k as usize * Direction::ALL.len() + *d as usize) * Path::ALL.len()
-                    + *p as usize;
+    fn of(&mut self, of: Of) -> u32 {
+        match of {
+            Of::Transfer(k, d, p) => {
+                let i =
+                    (k as usize * Direction::ALL.len() + d as usize) * Path::ALL.len() + p as usize;
                 match self.transfers[i] {
                     0 => {
-                        let id = self.add(label.clone());
+                        let id = self.add(Label::Transfer(k, d, p));
                         self.transfers[i] = id;
                         id
                     }
                     id => id,
                 }
             }
-            Label::Kernel(name) => {
+            Of::Kernel(name) => {
                 let at = Arc::as_ptr(name) as *const u8 as usize;
                 if let Some(&id) = self.kernels.get(&at) {
                     return id;
@@ -213,10 +220,6 @@ impl Labels {
                 self.kernels.insert(at, id);
                 id
             }
-            Label::Host => HOST,
-            Label::Dependency => DEPENDENCY,
-            Label::Launch => LAUNCH,
-            Label::NotFollowed => NOT_FOLLOWED,
         }
     }
 
@@ -258,7 +261,7 @@ pub struct Graph {
 
 impl Graph {
     /// A command that ran from `start` to `end` (since the run's start) on `queue`.
-    pub fn command(&mut self, link: &Link, queue: (u32, u32), ran: (u64, u64), label: &Label) {
+    pub fn command(&mut self, link: &Link, queue: (u32, u32), ran: (u64, u64), label: Of) {
         let id = link.id;
         if id == 0 {
             return;
@@ -399,17 +402,15 @@ impl Graph {
     fn charge(&mut self, label: u32, from: u64, to: u64) {
         let from = from.max(self.walked_to);
         if to > from {
-            let l = label as usize;
-            if self.charged.len() <= l {
-                self.charged.resize(l + 1, 0);
-            }
-            self.charged[l] += to - from;
+            // Sized to the labels when the walk began: every label charged is older.
+            self.charged[label as usize] += to - from;
         }
     }
 
     /// Walks back from `at` at time `t` to where the last walk began.
     fn walk(&mut self, mut at: At, mut t: u64) {
         let stop = self.walked_to;
+        self.charged.resize(self.labels.all.len(), 0);
         // Per thread: synchronisation points at or past this index are behind the walk.
         let mut behind: FxHashMap<u32, usize> = FxHashMap::default();
         // Each step moves back in time or to an earlier command; the cap is a guard.
@@ -518,6 +519,15 @@ mod tests {
         Label::Kernel(name.into())
     }
 
+    /// A label as a command gives it.
+    fn of(l: &Label) -> Of<'_> {
+        match l {
+            Label::Transfer(k, d, p) => Of::Transfer(*k, *d, *p),
+            Label::Kernel(name) => Of::Kernel(name),
+            _ => unreachable!("commands are transfers or kernels"),
+        }
+    }
+
     fn read() -> Label {
         Label::Transfer(Kind::Read, Direction::D2H, Path::Pinned)
     }
@@ -546,9 +556,14 @@ mod tests {
             &link(1, 1, (10, 20), 0, &[]),
             (1, 1),
             (25, 250),
-            &kernel("k"),
+            of(&kernel("k")),
         );
-        g.command(&link(2, 1, (30, 300), 1, &[]), (1, 1), (260, 290), &read());
+        g.command(
+            &link(2, 1, (30, 300), 1, &[]),
+            (1, 1),
+            (260, 290),
+            of(&read()),
+        );
         g.sync(Sync {
             tid: 1,
             begin: 30,
@@ -646,7 +661,12 @@ mod tests {
         for (what, cmds, syncs, wall, items) in cases {
             let mut g = Graph::default();
             for (id, tid, call, after, waits, queue, ran) in cmds {
-                g.command(&link(id, tid, call, after, waits), queue, ran, &kernel("k"));
+                g.command(
+                    &link(id, tid, call, after, waits),
+                    queue,
+                    ran,
+                    of(&kernel("k")),
+                );
             }
             for s in syncs {
                 g.sync(s);
@@ -666,7 +686,7 @@ mod tests {
         for id in 1..=n {
             let at = id * 100;
             let l = link(id, 1, (0, 1), id - 1, &[]);
-            g.command(&l, (1, 1), (at, at + 100), &kernel("k"));
+            g.command(&l, (1, 1), (at, at + 100), of(&kernel("k")));
         }
         let end = n * 100 + 100;
         g.sync(Sync {
@@ -698,7 +718,7 @@ mod tests {
                 &link(id, 1, (1, 2), id - 1, &[]),
                 (1, 2),
                 (2, 3),
-                &kernel("k"),
+                of(&kernel("k")),
             );
         }
         // Waits for command 1, long forgotten.
@@ -707,7 +727,7 @@ mod tests {
             &link(x, 1, (10, 11), 0, &[1]),
             (1, 1),
             (50, 60),
-            &kernel("k"),
+            of(&kernel("k")),
         );
         g.sync(Sync {
             tid: 1,
@@ -725,15 +745,19 @@ mod tests {
     fn labels_are_interned_by_name_and_bounded() {
         let mut l = Labels::default();
         let (a, b) = (kernel("k"), kernel("k"));
-        assert_eq!(l.of(&a), l.of(&b), "one name, two allocations: one label");
-        assert_ne!(l.of(&a), l.of(&kernel("other")));
-        assert_eq!(l.of(&read()), l.of(&read()));
-        assert_eq!(l.of(&Label::Host), HOST);
+        assert_eq!(
+            l.of(of(&a)),
+            l.of(of(&b)),
+            "one name, two allocations: one label"
+        );
+        assert_ne!(l.of(of(&a)), l.of(of(&kernel("other"))));
+        assert_eq!(l.of(of(&read())), l.of(of(&read())));
+        assert_eq!(l.all[HOST as usize], Label::Host);
         for i in 0..2 * LABELS {
-            l.of(&kernel(&format!("k{i}")));
+            l.of(of(&kernel(&format!("k{i}"))));
         }
         assert!(l.all.len() <= LABELS + 1);
-        let last = l.of(&kernel("yet another"));
+        let last = l.of(of(&kernel("yet another")));
         assert_eq!(l.all[last as usize].describe(), "kernel (other kernels)");
     }
 }

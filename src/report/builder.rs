@@ -3,7 +3,7 @@
 //! sends both at once ([`Builder::add`]). Memory stays constant: sums and log histograms per
 //! (device, kind, direction, path), and at most [`PARKED`] enqueues waiting.
 
-use super::bounds::{Graph, Label, Link, On, Sync};
+use super::bounds::{Graph, Link, Of, On, Sync};
 use super::hist::Hist;
 use super::kernels::{KernelRun, Kernels};
 use super::timeline::{Class, Timeline};
@@ -401,10 +401,10 @@ impl Builder {
         let (queue, label, blocking) = match work {
             Work::Transfer(e) => (
                 (e.device, e.queue),
-                Label::Transfer(e.kind, e.direction, e.path),
+                Of::Transfer(e.kind, e.direction, e.path),
                 e.blocking,
             ),
-            Work::Kernel(k) => ((k.device, k.queue), Label::Kernel(k.name.clone()), false),
+            Work::Kernel(k) => ((k.device, k.queue), Of::Kernel(&k.name), false),
         };
         if link.id != 0 {
             if blocking {
@@ -420,7 +420,7 @@ impl Builder {
             }) = ran
             {
                 self.graph
-                    .command(link, queue, (s, s.saturating_add(ns)), &label);
+                    .command(link, queue, (s, s.saturating_add(ns)), label);
             }
         }
         match work {
