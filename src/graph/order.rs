@@ -52,8 +52,6 @@ pub struct Queue {
     pub out_of_order: bool,
     /// In order: the last command; out of order: the last barrier.
     last: Option<Id>,
-    /// The last command, whatever the queue's kind (what `clFinish` waits for, with all before).
-    newest: Option<Id>,
 }
 
 impl Queue {
@@ -61,20 +59,13 @@ impl Queue {
         Queue {
             out_of_order,
             last: None,
-            newest: None,
         }
-    }
-
-    /// The last command placed on the queue.
-    pub fn newest(&self) -> Option<Id> {
-        self.newest
     }
 
     /// Places command `id` on the queue; `deps` holds its wait list, to which the queue's order
     /// is added.
     pub fn place(&mut self, id: Id, kind: Kind, deps: &mut Deps) {
         deps.after = self.last;
-        self.newest = Some(id);
         if !self.out_of_order {
             self.last = Some(id);
             return;
@@ -160,12 +151,13 @@ mod tests {
             ),
         ];
         for (what, out_of_order, commands, want) in cases {
-            let mut q = Queue::new(*out_of_order);
+            let (mut q, shared) = (Queue::new(*out_of_order), Shared::new(*out_of_order));
             for (i, ((kind, waits), want)) in commands.iter().zip(*want).enumerate() {
                 let mut deps = Deps {
                     waits: waits.iter().copied().collect(),
                     ..Deps::default()
                 };
+                let mut shared_deps = deps.clone();
                 q.place(i as Id + 1, *kind, &mut deps);
                 assert_eq!(
                     (deps.after, deps.all_before),
@@ -173,7 +165,11 @@ mod tests {
                     "{what}: command {}",
                     i + 1
                 );
-                assert_eq!(q.newest(), Some(i as Id + 1), "{what}: the newest");
+                // The queue's order as the enqueueing threads share it is the same, and knows
+                // the newest command (what clFinish waits for, with all before).
+                shared.place(i as Id + 1, *kind, &mut shared_deps);
+                assert_eq!(shared_deps, deps, "{what}: shared, command {}", i + 1);
+                assert_eq!(shared.newest(), Some(i as Id + 1), "{what}: the newest");
             }
         }
     }
@@ -187,7 +183,7 @@ mod tests {
                 shared.place(id, kind, &mut a);
                 q.place(id, kind, &mut b);
                 assert_eq!(a, b, "out of order: {out_of_order}, command {id}");
-                assert_eq!(shared.newest(), q.newest());
+                assert_eq!(shared.newest(), Some(id));
             }
         }
     }

@@ -38,7 +38,7 @@ pub struct Span {
     /// A call about a node of the graph that is no command (a user event): its number.
     pub node: u64,
     /// A host synchronisation point: what it waited for.
-    pub waited: Option<Box<crate::sink::record::Waited>>,
+    pub waited: Option<Box<crate::report::On>>,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;

@@ -85,15 +85,14 @@ pub enum Of<'a> {
     Kernel(&'a Arc<str>),
 }
 
-/// What a synchronisation point waited for.
+/// What a synchronisation point waited for (or learnt was done).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum On {
+    /// These commands (or user events), by number: `clWaitForEvents`, a status query.
     Commands(SmallVec<[u64; 2]>),
-    /// Every command of queue (device, queue) up to command `last`.
-    Queue {
-        queue: (u32, u32),
-        last: u64,
-    },
+    /// Every command of queue (device, queue) up to command `last`: `clFinish` (`last` 0: none
+    /// was enqueued).
+    Queue { queue: (u32, u32), last: u64 },
 }
 
 /// A host synchronisation point: thread, call times since the run's start, what it waited for.
@@ -121,6 +120,15 @@ pub struct Bounds {
     pub top: Vec<Contributor>,
     /// Commands and synchronisation points the walk went through.
     pub steps: u64,
+}
+
+/// A synchronisation point as a thread keeps it: the call's times and the commands it waited for
+/// (a queue's resolved when it came, [`Graph::sync`]).
+#[derive(Debug)]
+struct Held {
+    begin: u64,
+    end: u64,
+    ids: SmallVec<[u64; 2]>,
 }
 
 /// A command as the walk needs it: copied into the window (no allocation, nothing to drop),
@@ -197,21 +205,18 @@ impl Labels {
                 if let Some(&id) = self.kernels.get(&at) {
                     return id;
                 }
-                let id = match self.names.get(name) {
+                // Past the bound, a new name shares the others' label.
+                let name: Arc<str> = match self.names.contains_key(name) || self.all.len() < LABELS
+                {
+                    true => name.clone(),
+                    false => super::kernels::OTHERS.into(),
+                };
+                let id = match self.names.get(&name) {
                     Some(&id) => id,
                     None => {
-                        let name: Arc<str> = match self.all.len() < LABELS {
-                            true => name.clone(),
-                            false => super::kernels::OTHERS.into(),
-                        };
-                        match self.names.get(&name) {
-                            Some(&id) => id,
-                            None => {
-                                let id = self.add(Label::Kernel(name.clone()));
-                                self.names.insert(name, id);
-                                id
-                            }
-                        }
+                        let id = self.add(Label::Kernel(name.clone()));
+                        self.names.insert(name, id);
+                        id
                     }
                 };
                 if self.kernels.len() >= LABELS {
@@ -246,7 +251,7 @@ pub struct Graph {
     /// Per queue: the command that ended last so far, (end, number) (a few queues: a list).
     queues: Vec<((u32, u32), (u64, u64))>,
     /// Per thread: its synchronisation points by end.
-    threads: FxHashMap<u32, VecDeque<Sync>>,
+    threads: FxHashMap<u32, VecDeque<Held>>,
     /// Since the last walk: items, the newest synchronisation point (end, thread) and command
     /// (end, number).
     since: usize,
@@ -295,14 +300,17 @@ impl Graph {
 
     /// A host synchronisation point. One on a queue is resolved now, to the queue's command that
     /// ended last: those it waited for have all completed, so their records came before it.
-    pub fn sync(&mut self, mut s: Sync) {
-        if let On::Queue { queue, last } = s.on {
-            let id = match self.queues.iter().find(|q| q.0 == queue) {
-                Some(&(_, (_, id))) if id <= last => id,
-                _ => last,
-            };
-            s.on = On::Commands([id].into_iter().collect());
-        }
+    pub fn sync(&mut self, s: Sync) {
+        let ids = match s.on {
+            On::Commands(ids) => ids,
+            On::Queue { queue, last } => {
+                let id = match self.queues.iter().find(|q| q.0 == queue) {
+                    Some(&(_, (_, id))) if id <= last => id,
+                    _ => last,
+                };
+                [id].into_iter().collect()
+            }
+        };
         if self.newest_sync.is_none_or(|(end, _)| s.end >= end) {
             self.newest_sync = Some((s.end, s.tid));
         }
@@ -315,7 +323,8 @@ impl Graph {
         }
         // A thread's calls end in order; a record that came late goes to its place.
         let at = t.partition_point(|x| (x.end, x.begin) <= (s.end, s.begin));
-        t.insert(at, s);
+        let (begin, end) = (s.begin, s.end);
+        t.insert(at, Held { begin, end, ids });
         self.counted();
     }
 
@@ -429,14 +438,17 @@ impl Graph {
                         break;
                     };
                     behind.insert(tid, i);
-                    let s = syncs[i].clone();
-                    self.charge(HOST, s.end, t);
-                    t = s.end;
-                    let awaited = self.awaited(&s.on).filter(|c| c.ran.1 > s.begin);
-                    let Some((id, end)) = awaited.map(|c| (c.id, c.ran.1)) else {
+                    let s = &syncs[i];
+                    let (begin, s_end) = (s.begin, s.end);
+                    let awaited = (self.awaited(&s.ids))
+                        .filter(|c| c.ran.1 > begin)
+                        .map(|c| (c.id, c.ran.1));
+                    self.charge(HOST, s_end, t);
+                    t = s_end;
+                    let Some((id, end)) = awaited else {
                         // It did not wait: the call is the host's.
-                        self.charge(HOST, s.begin, t);
-                        t = s.begin;
+                        self.charge(HOST, begin, t);
+                        t = begin;
                         continue;
                     };
                     let e = end.min(t);
@@ -489,14 +501,11 @@ impl Graph {
         self.charge(HOST, stop, t);
     }
 
-    /// The command a synchronisation point waited for that ended last.
-    fn awaited(&self, on: &On) -> Option<&Node> {
-        match on {
-            On::Commands(ids) => (ids.iter())
-                .filter_map(|&id| self.node(id))
-                .max_by_key(|n| (n.ran.1, n.id)),
-            On::Queue { last, .. } => self.node(*last),
-        }
+    /// Of the commands a synchronisation point waited for, the one that ended last.
+    fn awaited(&self, ids: &[u64]) -> Option<&Node> {
+        (ids.iter())
+            .filter_map(|&id| self.node(id))
+            .max_by_key(|n| (n.ran.1, n.id))
     }
 }
 

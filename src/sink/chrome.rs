@@ -16,6 +16,7 @@ use super::json::{self, Json, Part, quoted};
 use super::record::*;
 use super::writer::Output;
 use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
+use crate::report::On;
 use crate::timing::clock;
 use crate::vocab::schema::{self as s, device_pid, queue_tid};
 use args::{CommandName, Name, Rendered, classification, gbps};
@@ -322,16 +323,17 @@ impl<W: Write + Send> Chrome<W> {
                     j.field(s::COMMAND).u64(c.node);
                 }
                 match c.waited.as_deref() {
-                    Some(Waited::Commands(ids)) => {
+                    Some(On::Commands(ids)) => {
                         j.field(s::WAITED_FOR).open_array();
                         for &id in ids {
                             j.u64(id);
                         }
                         j.close_array();
                     }
-                    Some(Waited::Queue { queue, last }) => {
-                        queue_field(j, *queue);
-                        j.field(s::FINISHED_UP_TO).u64(*last);
+                    Some(&On::Queue { queue, last }) => {
+                        let (device, queue) = queue;
+                        queue_field(j, QueueRef { device, queue });
+                        j.field(s::FINISHED_UP_TO).u64(last);
                     }
                     None => {}
                 }

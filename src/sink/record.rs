@@ -44,17 +44,8 @@ pub struct Call {
     /// For calls about a user event: its number (0: none).
     pub node: u64,
     /// For calls after which the host knows commands are done (`clFinish`, `clWaitForEvents`,
-    /// a status query that saw `CL_COMPLETE`): which.
-    pub waited: Option<Box<Waited>>,
-}
-
-/// What a host synchronisation point waited for (or learnt was done).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Waited {
-    /// These commands (or user events), by number: `clWaitForEvents`, a status query.
-    Commands(Box<[u64]>),
-    /// Every command of `queue` up to command `last`: `clFinish` (`last` 0: none was enqueued).
-    Queue { queue: QueueRef, last: u64 },
+    /// a status query that saw `CL_COMPLETE`): which, as the report's graph takes it.
+    pub waited: Option<Box<crate::report::On>>,
 }
 
 /// What an enqueue call put on a queue.

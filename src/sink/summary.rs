@@ -3,13 +3,13 @@
 //! exactly those a saved trace gives back (`report/from_trace.rs`), so both reports agree.
 
 use super::buffer;
-use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record, Waited};
+use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record};
 use super::trace_file;
 use super::writer::Output;
 use crate::model::classification::Classification;
 use crate::report::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Link, On,
-    Ran, Report, Sync, Work,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Link, Ran,
+    Report, Sync, Work,
 };
 use crate::timing::clock;
 use crate::vocab::Api;
@@ -77,15 +77,7 @@ impl Summary {
                             tid: call.tid,
                             begin: rel(call.begin),
                             end: rel(call.end),
-                            on: match &**w {
-                                Waited::Commands(ids) => {
-                                    On::Commands(ids.iter().copied().collect())
-                                }
-                                Waited::Queue { queue, last } => On::Queue {
-                                    queue: (queue.device, queue.queue),
-                                    last: *last,
-                                },
-                            },
+                            on: (**w).clone(),
                         });
                     }
                     return;

@@ -291,3 +291,32 @@ pub fn vendors_dir(with_test_icd: bool) -> PathBuf {
     }
     dir
 }
+
+/// Issue #24: NVIDIA's migrations carry no trustworthy device time. Each migration's device slice
+/// in `events` is marked untrusted and sits, 0 long, at or after the end of its own enqueue call
+/// (on no other command's time). Returns how many there are (none is a failure).
+pub fn untrusted_migrations_stand_alone(events: &[serde_json::Value]) -> usize {
+    let device = |e: &serde_json::Value| e["pid"].as_u64() >= Some(1 << 31);
+    let host: std::collections::HashMap<u64, &serde_json::Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "enqueue" && !device(e))
+        .map(|e| (e["args"]["command"].as_u64().unwrap(), e))
+        .collect();
+    let migrations: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && device(e))
+        .filter(|e| e["name"].as_str().unwrap().starts_with("Migrate"))
+        .collect();
+    assert!(!migrations.is_empty());
+    for m in &migrations {
+        assert_eq!(m["args"]["device_time"], "untrusted", "{m}");
+        assert_eq!(m["dur"].as_f64(), Some(0.0), "{m}");
+        let h = host[&m["args"]["command"].as_u64().unwrap()];
+        let call_end = h["ts"].as_f64().unwrap() + h["dur"].as_f64().unwrap();
+        assert!(
+            m["ts"].as_f64().unwrap() >= call_end - 0.001,
+            "{m} before its call ended"
+        );
+    }
+    migrations.len()
+}

@@ -6,8 +6,9 @@ use super::queues::QueueInfo;
 use super::{Hook, Span, WORLD};
 use crate::graph::{Deps, Id, Kind};
 use crate::layer::{Api, Call};
-use crate::sink::record::Waited;
+use crate::report::On;
 use opencl_sys::*;
+use smallvec::SmallVec;
 
 /// The wait list of an enqueue: `(num_events_in_wait_list, event_wait_list)`, the two arguments
 /// before its event out-pointer; none for `clEnqueueMarker`.
@@ -95,13 +96,13 @@ pub unsafe fn made(event: *mut cl_event, id: Id) {
 }
 
 /// The commands `events` stand for, as a synchronisation point's `waited` (none known: `None`).
-pub fn commands_of(events: &[cl_event]) -> Option<Box<Waited>> {
+pub fn commands_of(events: &[cl_event]) -> Option<Box<On>> {
     let known = WORLD.events.lock();
-    let ids: Box<[Id]> = events
+    let ids: SmallVec<[Id; 2]> = events
         .iter()
         .filter_map(|&e| known.command(e as usize))
         .collect();
-    (!ids.is_empty()).then(|| Box::new(Waited::Commands(ids)))
+    (!ids.is_empty()).then(|| Box::new(On::Commands(ids)))
 }
 
 /// `clGetEventInfo`: the reference count without clxfer's own ([`super::EventQueried`]); a

@@ -31,7 +31,7 @@ use crate::model::classify::{self, Op, Request};
 use crate::model::device::DeviceProfile;
 use crate::model::memory::Registry;
 use crate::model::{effects, rules};
-use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record, Waited};
+use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record};
 use crate::sink::{buffer, counters, summary};
 use crate::sync::{Mutex, RwLock};
 use crate::timing::mapping::ClockMap;
@@ -329,7 +329,7 @@ unsafe fn summarized(
         Some(summary::facts(call.api, q.r, c, flags, host_ns))
     });
     let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
-    let work = match (transfer, kernel) {
+    let mut work = match (transfer, kernel) {
         (Some(t), _) => Some(Work::Transfer(t)),
         (None, Some(name)) => Some(Work::Kernel(KernelRun {
             device: q.r.device,
@@ -339,8 +339,8 @@ unsafe fn summarized(
         })),
         (None, None) => None,
     };
-    let waits: Box<[u64]> = deps.waits.as_slice().into();
     let after = deps.after.unwrap_or(0);
+    // A timed command's facts take its place in the graph along (boxed only if it waited).
     let what = What {
         api: call.api,
         class: None,
@@ -348,14 +348,9 @@ unsafe fn summarized(
         blocking,
         kernel: None,
         facts: None,
-        waits: if work.is_some() {
-            waits
-        } else {
-            Box::default()
-        },
+        waits: deps.waits.as_slice().into(),
         after,
     };
-    let mut work = work;
     let timed = unsafe { events::track(id, cap, event, q, span, what, &mut work) };
     // Not timed: the facts go from the call, at once.
     span.facts = work.map(|work| Fact {
@@ -516,7 +511,8 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
         {
             unsafe { collect::synced(&q, over_below) };
             let last = q.order.newest().unwrap_or(0);
-            span.waited = Some(Box::new(Waited::Queue { queue: q.r, last }));
+            let queue = (q.r.device, q.r.queue);
+            span.waited = Some(Box::new(crate::report::On::Queue { queue, last }));
         }
         ret
     }
