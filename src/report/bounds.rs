@@ -9,8 +9,9 @@
 //! transfer by kind, direction and path, the host, or the device waiting (between dependent
 //! commands, or from an enqueue to its command's start).
 //!
-//! Bounded: the graph keeps the newest [`WINDOW`] commands, and as many synchronisation points
-//! per thread. Every [`EPOCH`] of them, the stretch since the last walk is walked from the newest
+//! Bounded: the graph keeps the newest [`WINDOW`] commands, and the synchronisation points since
+//! the last walk (those before it cannot change a later walk: it stops there). Every [`EPOCH`]
+//! items, the stretch since the last walk is walked from the newest
 //! synchronisation point (else the newest command) back to where the last walk began, and its
 //! charges are kept; the report's walk starts at the run's end. So the stretches tile the run,
 //! each a path through its own stretch: exact where the path crosses a stretch's start on the
@@ -29,8 +30,9 @@ use std::sync::Arc;
 pub const WINDOW: usize = 1 << 15;
 /// Items (commands and synchronisation points) between two walks.
 pub const EPOCH: usize = WINDOW / 2;
-/// Queues and threads the graph follows at most (later ones' commands still count; their
-/// synchronisation points, and their queues' `clFinish` shortcut, do not).
+/// Queues the graph follows at most, and threads with synchronisation points since the last walk
+/// (later ones' commands still count; their synchronisation points, and their queues' `clFinish`
+/// shortcut, do not).
 pub const QUEUES: usize = 1 << 12;
 pub const THREADS: usize = 1 << 10;
 /// Contributors the report lists; the rest are summed as one.
@@ -250,8 +252,10 @@ pub struct Graph {
     newest_id: u64,
     /// Per queue: the command that ended last so far, (end, number) (a few queues: a list).
     queues: Vec<((u32, u32), (u64, u64))>,
-    /// Per thread: its synchronisation points by end.
+    /// Per thread: its synchronisation points by end, since the last walk.
     threads: FxHashMap<u32, VecDeque<Held>>,
+    /// The synchronisation point that ended last in the run (end, thread).
+    last_sync: Option<(u64, u32)>,
     /// Since the last walk: items, the newest synchronisation point (end, thread) and command
     /// (end, number).
     since: usize,
@@ -314,6 +318,9 @@ impl Graph {
         if self.newest_sync.is_none_or(|(end, _)| s.end >= end) {
             self.newest_sync = Some((s.end, s.tid));
         }
+        if self.last_sync.is_none_or(|(end, _)| s.end >= end) {
+            self.last_sync = Some((s.end, s.tid));
+        }
         if self.threads.len() >= THREADS && !self.threads.contains_key(&s.tid) {
             return;
         }
@@ -342,6 +349,12 @@ impl Graph {
         if let Some((at, t)) = start.filter(|&(_, t)| t > self.walked_to) {
             self.walk(at, t);
             self.walked_to = t;
+            // What ended before the walk's start, no later walk reaches.
+            self.threads.retain(|_, syncs| {
+                let gone = syncs.partition_point(|s| s.end <= t);
+                syncs.drain(..gone);
+                !syncs.is_empty()
+            });
         }
         self.since = 0;
         self.newest_sync = None;
@@ -353,13 +366,10 @@ impl Graph {
     pub fn bounds(&mut self, wall_ns: u64) -> Option<Bounds> {
         // The last stretch: from the end, on the thread that synchronised last (else the one
         // that enqueued the command that ended last).
-        let last_sync = (self.threads.iter())
-            .filter_map(|(&tid, s)| s.back().map(|s| (s.end, tid)))
-            .max();
-        let tid = match last_sync {
+        let tid = match self.last_sync {
             Some((_, tid)) => tid,
             None => {
-                self.node(self.newest_node?.1)
+                (self.newest_node.and_then(|(_, id)| self.node(id)))
                     .or_else(|| self.newest())?
                     .tid
             }
@@ -716,6 +726,34 @@ mod tests {
                 (Label::Host, 1)
             ])
         );
+    }
+
+    #[test]
+    fn synchronisation_points_are_kept_only_until_a_walk_passes_them() {
+        // Every 10 ns: an enqueue (1 ns), its kernel (3 ns, from 1 ns after the call), a wait for
+        // it (until 1 ns after the kernel), the host's own work (4 ns).
+        let mut g = Graph::default();
+        let n = WINDOW as u64 * 2;
+        let mut most = 0;
+        for id in 1..=n {
+            let t = id * 10;
+            let l = link(id, 1, (t, t + 1), id - 1, &[]);
+            g.command(&l, (1, 1), (t + 2, t + 5), of(&kernel("k")));
+            g.sync(Sync {
+                tid: 1,
+                begin: t + 1,
+                end: t + 6,
+                on: On::Commands([id].into_iter().collect()),
+            });
+            most = most.max(g.threads.values().map(VecDeque::len).sum::<usize>());
+        }
+        assert!(most <= EPOCH, "{most} synchronisation points kept");
+        let wall = n * 10 + 10;
+        let got = charged(g, wall);
+        let of = |l: Label| got.iter().find(|c| c.0 == l.describe()).map(|c| c.1);
+        assert_eq!(of(kernel("k")), Some(3 * n), "{got:?}");
+        assert_eq!(of(Label::Launch), Some(n), "{got:?}");
+        assert_eq!(of(Label::Host), Some(wall - 4 * n), "{got:?}");
     }
 
     #[test]

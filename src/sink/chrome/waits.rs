@@ -1,16 +1,21 @@
 //! The dependency arrows: from the device slice of each command a wait list named to the device
 //! slice of the command that waited. Commands complete (and their slices are written) in any
 //! order across queues, so each side may wait here for the other. Only commands whose event the
-//! program held can be waited on, so only their slices are remembered; both maps are bounded.
+//! program held can be waited on, so only their slices are remembered, in a ring by command
+//! number (a wait reaches back [`PLACED`] commands at most); the waits not yet joined are
+//! bounded too.
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-/// Slices remembered at most, and waits for a slice not yet written.
-const KEPT: usize = 1 << 16;
+/// Commands back a slice is remembered (the ring: 24 bytes each, 384 KiB once the program
+/// holds an event).
+const PLACED: usize = 1 << 14;
+/// Commands not yet written that are waited for, at most (each, the slices that waited).
+const WAITING: usize = 1 << 14;
 
 /// Where a device slice starts: the flow binds there (pid, tid, ts in ns from the trace start).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct At {
     pub pid: u32,
     pub tid: u32,
@@ -22,8 +27,9 @@ pub(super) type Arrow = (u64, At, At);
 
 #[derive(Default)]
 pub(super) struct Waits {
-    /// Command → where its slice starts (commands whose event the program held).
-    placed: FxHashMap<u64, At>,
+    /// By command number modulo [`PLACED`]: (number, where its slice starts), of commands
+    /// whose event the program held (number 0: an empty slot).
+    placed: Vec<(u64, At)>,
     /// Command not yet written → the slices that waited for it.
     waiting: FxHashMap<u64, SmallVec<[At; 2]>>,
     next: u64,
@@ -35,10 +41,10 @@ impl Waits {
     pub(super) fn slice(&mut self, id: u64, at: At, held: bool, waits: &[u64]) -> Vec<Arrow> {
         let mut arrows = Vec::new();
         for &w in waits {
-            match self.placed.get(&w) {
-                Some(&from) => arrows.push((self.id(), from, at)),
+            match self.placed(w) {
+                Some(from) => arrows.push((self.id(), from, at)),
                 None => {
-                    if self.waiting.len() >= KEPT {
+                    if self.waiting.len() >= WAITING {
                         self.waiting.clear();
                     }
                     self.waiting.entry(w).or_default().push(at);
@@ -46,10 +52,10 @@ impl Waits {
             }
         }
         if held {
-            if self.placed.len() >= KEPT {
-                self.placed.clear();
+            if self.placed.is_empty() {
+                self.placed.resize(PLACED, (0, At::default()));
             }
-            self.placed.insert(id, at);
+            self.placed[id as usize % PLACED] = (id, at);
             for to in self.waiting.remove(&id).unwrap_or_default() {
                 arrows.push((self.id(), at, to));
             }
@@ -58,6 +64,13 @@ impl Waits {
         // arrow is lost. Such a pair (a command clamped onto another) is not drawn.
         arrows.retain(|(_, from, to)| from.ts != to.ts);
         arrows
+    }
+
+    fn placed(&self, id: u64) -> Option<At> {
+        match self.placed.get(id as usize % PLACED) {
+            Some(&(n, at)) if n == id && id != 0 => Some(at),
+            _ => None,
+        }
     }
 
     fn id(&mut self) -> u64 {
@@ -134,5 +147,20 @@ mod tests {
         let a = w.slice(2, at(2), false, &[1]);
         let b = w.slice(3, at(3), false, &[1]);
         assert_ne!(a[0].0, b[0].0);
+    }
+
+    #[test]
+    fn a_slice_is_remembered_for_the_ring_of_commands_after_it() {
+        let mut w = Waits::default();
+        w.slice(1, at(1), true, &[]);
+        let late = PLACED as u64;
+        w.slice(late, at(2), true, &[]);
+        assert_eq!(w.slice(late + 1, at(3), false, &[1]).len(), 1, "still kept");
+        w.slice(late + 1, at(4), true, &[]);
+        assert!(
+            w.slice(late + 2, at(5), false, &[1]).is_empty(),
+            "its slot reused"
+        );
+        assert_eq!(w.waiting.len(), 1, "left waiting, bounded");
     }
 }
