@@ -188,46 +188,51 @@ impl Default for Labels {
 }
 
 impl Labels {
+    #[inline]
     fn of(&mut self, of: Of) -> u32 {
         match of {
             Of::Transfer(k, d, p) => {
                 let i =
                     (k as usize * Direction::ALL.len() + d as usize) * Path::ALL.len() + p as usize;
                 match self.transfers[i] {
-                    0 => {
-                        let id = self.add(Label::Transfer(k, d, p));
-                        self.transfers[i] = id;
-                        id
-                    }
+                    0 => self.new_transfer(i, Label::Transfer(k, d, p)),
                     id => id,
                 }
             }
-            Of::Kernel(name) => {
-                let at = Arc::as_ptr(name) as *const u8 as usize;
-                if let Some(&id) = self.kernels.get(&at) {
-                    return id;
-                }
-                // Past the bound, a new name shares the others' label.
-                let name: Arc<str> = match self.names.contains_key(name) || self.all.len() < LABELS
-                {
-                    true => name.clone(),
-                    false => super::kernels::OTHERS.into(),
-                };
-                let id = match self.names.get(&name) {
-                    Some(&id) => id,
-                    None => {
-                        let id = self.add(Label::Kernel(name.clone()));
-                        self.names.insert(name, id);
-                        id
-                    }
-                };
-                if self.kernels.len() >= LABELS {
-                    self.kernels.clear();
-                }
-                self.kernels.insert(at, id);
+            Of::Kernel(name) => self.kernel(name),
+        }
+    }
+
+    #[cold]
+    fn new_transfer(&mut self, i: usize, label: Label) -> u32 {
+        let id = self.add(label);
+        self.transfers[i] = id;
+        id
+    }
+
+    fn kernel(&mut self, name: &Arc<str>) -> u32 {
+        let at = Arc::as_ptr(name) as *const u8 as usize;
+        if let Some(&id) = self.kernels.get(&at) {
+            return id;
+        }
+        // Past the bound, a new name shares the others' label.
+        let name: Arc<str> = match self.names.contains_key(name) || self.all.len() < LABELS {
+            true => name.clone(),
+            false => super::kernels::OTHERS.into(),
+        };
+        let id = match self.names.get(&name) {
+            Some(&id) => id,
+            None => {
+                let id = self.add(Label::Kernel(name.clone()));
+                self.names.insert(name, id);
                 id
             }
+        };
+        if self.kernels.len() >= LABELS {
+            self.kernels.clear();
         }
+        self.kernels.insert(at, id);
+        id
     }
 
     fn add(&mut self, label: Label) -> u32 {
@@ -270,6 +275,7 @@ pub struct Graph {
 
 impl Graph {
     /// A command that ran from `start` to `end` (since the run's start) on `queue`.
+    #[inline]
     pub fn command(&mut self, link: &Link, queue: (u32, u32), ran: (u64, u64), label: Of) {
         let id = link.id;
         if id == 0 {

@@ -26,6 +26,7 @@ impl Hist {
         }
     }
 
+    #[inline]
     fn add_n(&mut self, bin: i32, n: u64) {
         if self.bins.is_empty() {
             self.lo = bin;

@@ -88,10 +88,14 @@ pub struct Timeline {
     swept_to: u64,
     /// Each queue's unions are kept apart (a second queue was seen).
     apart: bool,
+    /// Some held interval came after one that starts later (one in-order queue's never do:
+    /// then there is nothing to sort).
+    unsorted: bool,
 }
 
 impl Timeline {
     /// A command of `queue` ran from `start` to `end`.
+    #[inline]
     pub fn add(&mut self, queue: u32, start: u64, end: u64, class: Class) {
         if end <= start {
             return;
@@ -110,6 +114,7 @@ impl Timeline {
         if end <= start {
             return;
         }
+        self.unsorted |= self.held.last().is_some_and(|l| l.0 > start);
         self.held.push((start, end, class, slot));
         if self.held.len() >= HELD {
             self.sort();
@@ -121,7 +126,10 @@ impl Timeline {
     /// The held intervals in order of start. They come nearly so (in order of completion), and a
     /// stable sort merges the runs it finds: close to linear.
     fn sort(&mut self) {
-        self.held.sort_by_key(|i| i.0);
+        if self.unsorted {
+            self.held.sort_by_key(|i| i.0);
+            self.unsorted = false;
+        }
     }
 
     /// Sweeps the held intervals (sorted) that start before `until` into the unions. While the
@@ -228,11 +236,24 @@ mod tests {
 
     #[test]
     fn a_long_run_is_swept_in_bounded_memory_with_the_same_totals() {
+        // In order of start, and with each transfer arriving before its kernel (then the held
+        // intervals must be sorted before each sweep).
+        for transfer_first in [false, true] {
+            long_run(transfer_first);
+        }
+    }
+
+    fn long_run(transfer_first: bool) {
         let mut t = Timeline::default();
         // 100,000 kernels of 10 ns every 20 ns, each with a 5 ns transfer in its middle.
         for i in 0..100_000u64 {
+            if transfer_first {
+                t.add(2, i * 20 + 2, i * 20 + 7, Transfer);
+            }
             t.add(1, i * 20, i * 20 + 10, Kernel);
-            t.add(2, i * 20 + 2, i * 20 + 7, Transfer);
+            if !transfer_first {
+                t.add(2, i * 20 + 2, i * 20 + 7, Transfer);
+            }
             assert!(t.held.len() <= HELD);
         }
         let b = t.busy().unwrap();
@@ -243,14 +264,9 @@ mod tests {
         assert_eq!(b.span_ns, 99_999 * 20 + 10);
         // Each queue's own: the kernels' and the transfers'.
         let q = t.queues();
-        assert_eq!(
-            (q[0].0, q[0].1.kernel_ns, q[0].1.transfer_ns),
-            (1, 1_000_000, 0)
-        );
-        assert_eq!(
-            (q[1].0, q[1].1.transfer_ns, q[1].1.overlap_ns),
-            (2, 500_000, 0)
-        );
+        let of = |n: u32| q.iter().find(|q| q.0 == n).unwrap().1;
+        assert_eq!((of(1).kernel_ns, of(1).transfer_ns), (1_000_000, 0));
+        assert_eq!((of(2).transfer_ns, of(2).overlap_ns), (500_000, 0));
     }
 
     #[test]
