@@ -40,16 +40,23 @@ pub const TOP: usize = 6;
 
 /// Where a command sits in the graph: its number, its enqueue call (thread and times since the
 /// run's start) and the commands it depends on. `id` 0: not a node (no graph was recorded).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Link {
     pub id: u64,
     pub tid: u32,
     pub begin: u64,
     pub end: u64,
-    /// The command its queue orders it after (0: none).
-    pub after: u64,
-    /// Its wait list's commands.
-    pub waits: Box<[u64]>,
+    /// The command its queue orders it after, and the first two of its wait list (0: none): the
+    /// walk follows no more ([`Link::before`]).
+    pub before: [u64; 3],
+}
+
+impl Link {
+    /// What a link keeps of a command's queue order (0: none) and its wait list.
+    pub fn before(after: u64, waits: impl IntoIterator<Item = u64>) -> [u64; 3] {
+        let mut w = waits.into_iter();
+        [after, w.next().unwrap_or(0), w.next().unwrap_or(0)]
+    }
 }
 
 /// What a stretch of the path is charged to.
@@ -295,12 +302,11 @@ impl Graph {
         if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
             self.newest_node = Some((ran.1, id));
         }
-        let wait = |i: usize| link.waits.get(i).copied().unwrap_or(0);
         self.nodes[id as usize % WINDOW] = Node {
             id,
             begin: link.begin,
             end: link.end,
-            before: [link.after, wait(0), wait(1)],
+            before: link.before,
             ran,
             tid: link.tid,
             label: self.labels.of(label),
@@ -535,8 +541,7 @@ mod tests {
             tid,
             begin: call.0,
             end: call.1,
-            after,
-            waits: waits.iter().copied().collect(),
+            before: Link::before(after, waits.iter().copied()),
         }
     }
 

@@ -122,12 +122,7 @@ impl Reader {
             tid: e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32,
             begin: at,
             end: at.saturating_add(dur),
-            after,
-            waits: waits
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_u64)
-                .collect(),
+            before: Link::before(after, waits.into_iter().flatten().filter_map(Value::as_u64)),
         }
     }
 

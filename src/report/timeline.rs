@@ -1,9 +1,10 @@
 //! Where a device's time went: how long it was busy, with transfers, with kernels, and with both
 //! at once (the overlap a pipeline is built for), against the span from its first command's start
 //! to its last one's end. In bounded memory: the intervals wait in a buffer, and when it is full
-//! the older half (by start) is swept into running unions and only their totals are kept; an
-//! interval that comes later than a whole half-buffer of others counts from where the sweep
-//! stopped.
+//! all but the newest [`LATE`] (by start) are swept into running unions and only their totals
+//! are kept; an interval that comes later than [`LATE`] others that started after it counts from
+//! where the sweep stopped. (Completions come nearly in order of start: a queue's in order, but
+//! several threads hand them to the writer, in runs the sort merges.)
 //!
 //! A union of intervals taken in order of start is one running end (a [`Front`]): what lies past
 //! it is new. The device keeps three, of its transfers, its kernels and both; the overlap is what
@@ -11,8 +12,10 @@
 
 use serde::Serialize;
 
-/// Intervals held before the older half is swept.
-const HELD: usize = 1 << 14;
+/// Intervals held before all but the newest [`LATE`] are swept.
+const HELD: usize = 1 << 12;
+/// How late an interval may come (in intervals that started after it) and still count whole.
+const LATE: usize = 1 << 10;
 /// Queues with figures of their own, at most (later queues count for the device only).
 pub const QUEUES: usize = 64;
 
@@ -118,7 +121,7 @@ impl Timeline {
         self.held.push((start, end, class, slot));
         if self.held.len() >= HELD {
             self.sort();
-            let until = self.held[HELD / 2].0;
+            let until = self.held[HELD - LATE].0;
             self.sweep(until);
         }
     }
@@ -267,6 +270,22 @@ mod tests {
         let of = |n: u32| q.iter().find(|q| q.0 == n).unwrap().1;
         assert_eq!((of(1).kernel_ns, of(1).transfer_ns), (1_000_000, 0));
         assert_eq!((of(2).transfer_ns, of(2).overlap_ns), (500_000, 0));
+    }
+
+    #[test]
+    fn an_interval_that_comes_late_counts_whole_within_the_bound() {
+        let mut t = Timeline::default();
+        let n = 2 * HELD as u64;
+        for i in 0..n {
+            t.add(1, i * 20, i * 20 + 10, Kernel);
+        }
+        // In the gap after a kernel that started LATE / 2 kernels before the last one: whole.
+        let x = n - LATE as u64 / 2;
+        t.add(1, x * 20 + 12, x * 20 + 15, Transfer);
+        // After one long swept: from where the sweep stopped, which is past it.
+        t.add(1, 5 * 20 + 12, 5 * 20 + 15, Transfer);
+        let b = t.busy().unwrap();
+        assert_eq!((b.busy_ns, b.transfer_ns), (n * 10 + 3, 3));
     }
 
     #[test]

@@ -90,8 +90,7 @@ impl Summary {
                     tid: call.tid,
                     begin: rel(call.begin),
                     end: rel(call.end),
-                    after: e.deps.after.unwrap_or(0),
-                    waits: e.deps.waits.as_slice().into(),
+                    before: Link::before(e.deps.after.unwrap_or(0), e.deps.waits.iter().copied()),
                 };
                 let work = if let Some(c) = &e.class {
                     Work::Transfer(facts(call.api, e.queue, c, e.flags, host_ns))

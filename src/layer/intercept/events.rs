@@ -157,10 +157,11 @@ pub struct What {
     /// Summary mode: what the report needs, sent with the device time when the command completes
     /// (its place in the graph is made then, of this and the pending command's own fields).
     pub facts: Option<crate::report::Work>,
-    /// The commands its wait list named (for the dependency arrows, and the report's graph).
+    /// Trace mode: the commands its wait list named (for the dependency arrows).
     pub waits: Box<[u64]>,
-    /// Summary mode: the command its queue orders it after (0: none).
-    pub after: u64,
+    /// Summary mode: what the report's graph follows of its queue order and wait list
+    /// ([`crate::report::Link::before`]).
+    pub before: [u64; 3],
 }
 
 /// Arms what [`collect::due`] said, and lists a deferred queue for the timer. Called without the
@@ -333,8 +334,7 @@ impl Pending {
             tid: self.host_tid,
             begin: self.host_begin,
             end: self.host_end,
-            after: self.what.after,
-            waits: std::mem::take(&mut self.what.waits),
+            before: self.what.before,
         };
         Some(crate::report::Fact { work, link })
     }
@@ -588,7 +588,7 @@ pub(super) mod tests {
                 kernel: None,
                 facts: None,
                 waits: Box::default(),
-                after: 0,
+                before: [0; 3],
             },
             host_tid: 0,
             host_begin: begin,

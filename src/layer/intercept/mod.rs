@@ -295,7 +295,7 @@ unsafe fn enqueued(
         kernel: e.kernel.clone(),
         facts: None,
         waits: deps.waits.as_slice().into(),
-        after: 0,
+        before: [0; 3],
     };
     e.deps = deps;
     e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
@@ -339,8 +339,8 @@ unsafe fn summarized(
         })),
         (None, None) => None,
     };
-    let after = deps.after.unwrap_or(0);
-    // A timed command's facts take its place in the graph along (boxed only if it waited).
+    let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
+    // A timed command's facts take its place in the graph along.
     let what = What {
         api: call.api,
         class: None,
@@ -348,22 +348,21 @@ unsafe fn summarized(
         blocking,
         kernel: None,
         facts: None,
-        waits: deps.waits.as_slice().into(),
-        after,
+        waits: Box::default(),
+        before,
     };
     let timed = unsafe { events::track(id, cap, event, q, span, what, &mut work) };
     // Not timed: the facts go from the call, at once.
-    span.facts = work.map(|work| Fact {
-        work,
-        link: Link {
+    if let Some(work) = work {
+        let link = Link {
             id,
             tid: buffer::current_tid(),
             begin: span.begin,
             end: span.end,
-            after,
-            waits: deps.waits.as_slice().into(),
-        },
-    });
+            before,
+        };
+        span.facts = Some(Fact { work, link });
+    }
     // A blocking call returned: its command, and those before it, have completed.
     if timed && blocking {
         unsafe { collect::synced(q, 0) };
