@@ -27,6 +27,7 @@ impl Shared {
     }
 
     /// [`Queue::place`].
+    #[inline]
     pub fn place(&self, id: Id, kind: Kind, deps: &mut Deps) {
         match &self.out_of_order {
             None => {

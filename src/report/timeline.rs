@@ -4,7 +4,7 @@
 //! all but the newest [`LATE`] (by start) are swept into running unions and only their totals
 //! are kept; an interval that comes later than [`LATE`] others that started after it counts from
 //! where the sweep stopped. (Completions come nearly in order of start: a queue's in order, but
-//! several threads hand them to the writer, in runs the sort merges.)
+//! several threads hand them to the writer in turn, in runs [`Timeline`] keeps apart.)
 //!
 //! A union of intervals taken in order of start is one running end (a [`Front`]): what lies past
 //! it is new. The device keeps three, of its transfers, its kernels and both; the overlap is what
@@ -81,7 +81,13 @@ type Interval = (u64, u64, Class, u16);
 
 #[derive(Debug, Default)]
 pub struct Timeline {
+    /// The intervals not yet swept, in two runs by start: `held` takes each that starts at or
+    /// after its last, `late` the others. Two threads that hand over completions in turn (a
+    /// driver's callback thread and the program's) make one run each: nothing to sort.
     held: Vec<Interval>,
+    late: Vec<Interval>,
+    /// `late` is out of order (a third source): it is sorted before a sweep.
+    unsorted: bool,
     device: Unions,
     /// Per queue (by number, in the order first seen).
     queues: Vec<(u32, Unions)>,
@@ -91,9 +97,6 @@ pub struct Timeline {
     swept_to: u64,
     /// Each queue's unions are kept apart (a second queue was seen).
     apart: bool,
-    /// Some held interval came after one that starts later (one in-order queue's never do:
-    /// then there is nothing to sort).
-    unsorted: bool,
 }
 
 impl Timeline {
@@ -117,50 +120,75 @@ impl Timeline {
         if end <= start {
             return;
         }
-        self.unsorted |= self.held.last().is_some_and(|l| l.0 > start);
-        self.held.push((start, end, class, slot));
-        if self.held.len() >= HELD {
-            self.sort();
-            let until = self.held[HELD - LATE].0;
-            self.sweep(until);
+        let i = (start, end, class, slot);
+        if self.held.last().is_none_or(|l| l.0 <= start) {
+            self.held.push(i);
+        } else {
+            self.unsorted |= self.late.last().is_some_and(|l| l.0 > start);
+            self.late.push(i);
+        }
+        if self.held.len() + self.late.len() >= HELD {
+            self.sweep(LATE);
         }
     }
 
-    /// The held intervals in order of start. They come nearly so (in order of completion), and a
-    /// stable sort merges the runs it finds: close to linear.
-    fn sort(&mut self) {
+    /// Sweeps the intervals not yet swept into the unions, in order of start, all but the `keep`
+    /// that start last. While the device has one queue, that queue's unions are the device's:
+    /// they are kept apart only once a second queue is seen (everything swept before was the
+    /// first queue's).
+    fn sweep(&mut self, keep: usize) {
         if self.unsorted {
-            self.held.sort_by_key(|i| i.0);
+            self.late.sort_by_key(|i| i.0);
             self.unsorted = false;
         }
-    }
-
-    /// Sweeps the held intervals (sorted) that start before `until` into the unions. While the
-    /// device has one queue, that queue's unions are the device's: they are kept apart only once
-    /// a second queue is seen (everything swept before was the first queue's).
-    fn sweep(&mut self, until: u64) {
-        let n = self.held.partition_point(|i| i.0 < until);
         if self.queues.len() > 1 && !self.apart {
             self.queues[0].1 = self.device;
             self.apart = true;
         }
-        for &(s, e, c, q) in &self.held[..n] {
-            self.device.add(s, e, c);
-            if self.apart
-                && let Some(u) = self.queues.get_mut(q as usize)
-            {
-                u.1.add(s, e, c);
+        let n = (self.held.len() + self.late.len()).saturating_sub(keep);
+        let (mut h, mut l) = (0, 0);
+        while h + l < n {
+            // The next interval by start, and those after it in its run up to the other run's
+            // next, taken in one go (the runs are long; with one, all of it).
+            let left = n - h - l;
+            let (late, take) = match (self.held.get(h), self.late.get(l)) {
+                (Some(a), Some(b)) if b.0 < a.0 => (true, run_up_to(&self.late[l..], a.0, left)),
+                (Some(_), Some(b)) => (false, run_up_to(&self.held[h..], b.0, left)),
+                (Some(_), None) => (false, left),
+                (None, _) => (true, left),
+            };
+            let run = match late {
+                true => &self.late[l..l + take],
+                false => &self.held[h..h + take],
+            };
+            for &(s, e, c, q) in run {
+                self.device.add(s, e, c);
+                if self.apart
+                    && let Some(u) = self.queues.get_mut(q as usize)
+                {
+                    u.1.add(s, e, c);
+                }
+            }
+            match late {
+                true => l += take,
+                false => h += take,
             }
         }
-        self.held.drain(..n);
+        // What comes later than the first interval kept counts from its start.
+        let until = match (self.held.get(h), self.late.get(l)) {
+            (Some(a), Some(b)) => a.0.min(b.0),
+            (Some(a), None) | (None, Some(a)) => a.0,
+            (None, None) => u64::MAX,
+        };
+        self.held.drain(..h);
+        self.late.drain(..l);
         self.swept_to = self.swept_to.max(until);
     }
 
     /// The figures; `None` when no command had a time.
     pub fn busy(&mut self) -> Option<Busy> {
         let first = self.first?;
-        self.sort();
-        self.sweep(u64::MAX);
+        self.sweep(0);
         Some(Busy {
             span_ns: self.last - first,
             ..self.device.busy()
@@ -178,6 +206,14 @@ impl Timeline {
         };
         self.queues.iter().map(|(q, u)| (*q, of(u))).collect()
     }
+}
+
+/// How many of `run`'s first `most` start at or before `other` (at least one).
+fn run_up_to(run: &[Interval], other: u64, most: usize) -> usize {
+    (run.iter().take(most))
+        .take_while(|i| i.0 <= other)
+        .count()
+        .max(1)
 }
 
 #[cfg(test)]
@@ -210,6 +246,16 @@ mod tests {
                 "arrival out of order",
                 &[(50, 60, Transfer), (0, 55, Kernel)],
                 [60, 10, 55, 5, 60],
+            ),
+            (
+                "three sources in turn",
+                &[
+                    (20, 30, Transfer),
+                    (0, 5, Transfer),
+                    (10, 15, Kernel),
+                    (2, 8, Transfer),
+                ],
+                [23, 18, 5, 0, 30],
             ),
             (
                 "empty intervals count nothing",
@@ -257,7 +303,7 @@ mod tests {
             if !transfer_first {
                 t.add(2, i * 20 + 2, i * 20 + 7, Transfer);
             }
-            assert!(t.held.len() <= HELD);
+            assert!(t.held.len() + t.late.len() <= HELD);
         }
         let b = t.busy().unwrap();
         assert_eq!(

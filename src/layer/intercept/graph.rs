@@ -63,22 +63,30 @@ fn kind(api: Api) -> Kind {
 ///
 /// # Safety
 /// The driver accepted the enqueue, so `waits` names that many live events.
+#[inline]
 pub unsafe fn deps(api: Api, id: Id, queue: &QueueInfo, waits: (cl_uint, *const cl_event)) -> Deps {
     let mut deps = Deps::default();
     let (n, list) = waits;
     if n > 0 && !list.is_null() {
         // SAFETY: the driver accepted `n` events at `list`.
-        let events = unsafe { std::slice::from_raw_parts(list, n as usize) };
-        let known = WORLD.events.lock();
-        for &e in events {
-            match known.command(e as usize) {
-                Some(c) => deps.waits.push(c),
-                None => deps.unknown += 1,
-            }
-        }
+        unsafe { resolve(std::slice::from_raw_parts(list, n as usize), &mut deps) };
     }
     queue.order.place(id, kind(api), &mut deps);
     deps
+}
+
+/// A wait list's events, as the commands they stand for.
+///
+/// # Safety
+/// `events` are live (the driver accepted them).
+unsafe fn resolve(events: &[cl_event], deps: &mut Deps) {
+    let known = WORLD.events.lock();
+    for &e in events {
+        match known.command(e as usize) {
+            Some(c) => deps.waits.push(c),
+            None => deps.unknown += 1,
+        }
+    }
 }
 
 /// The driver handed the program `event` for command `id` (`event` is the program's out-pointer).
