@@ -4,8 +4,10 @@
 //! queue adds the order its kind implies ([`order`]): an in-order queue runs its commands one
 //! after another; on an out-of-order queue only wait lists, barriers and markers order them.
 
+pub mod clock;
 pub mod events;
 pub mod order;
+pub mod race;
 
 use smallvec::SmallVec;
 

@@ -1,0 +1,208 @@
+//! Happens-before as vector clocks over queues (issue #25). Each queue is a slot and numbers its
+//! commands 1, 2, … (a command's [`Stamp`]); a command's [`Clock`] says, for each slot, the
+//! newest command of that queue known to have completed before it ran. Command `a` happens
+//! before command `b` when `b`'s clock knows `a`'s stamp.
+//!
+//! What orders commands: an in-order queue (each after the one before), wait lists (and what
+//! the awaited commands knew), a barrier on an out-of-order queue (every later command of the
+//! queue after it), a marker or barrier without a wait list there (after every earlier command),
+//! and the host: a command enqueued after the host learnt that others completed (`clFinish`,
+//! `clWaitForEvents`, a blocking call, a status query that saw `CL_COMPLETE`) is after them.
+//! The host's knowledge is one clock for every thread: a thread that synchronised tells the
+//! others only through means clxfer does not see, so this may order too much — a race missed,
+//! never a race invented.
+//!
+//! Where exactness would cost memory, the approximations err the same way:
+//! - a wait for one command of an out-of-order queue is taken as knowing every command of that
+//!   queue numbered before it;
+//! - queues past [`SLOTS`] share slots (their commands then look ordered by each other's);
+//! - a command that waits, directly or through others, for a user event the program has not yet
+//!   set is *gated*: it runs after whatever the host does before setting the event, which its
+//!   clock cannot know at its enqueue, so it is not checked for races at all;
+//! - the clocks of the newest [`WINDOW`] commands are kept; a wait for an older one is taken as
+//!   knowing the host's clock at the time only.
+
+use super::{Deps, Id, Kind};
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
+
+/// Queue slots at most (4 bytes each in every clock).
+pub const SLOTS: usize = 64;
+/// Commands whose clocks are kept (by number).
+pub const WINDOW: usize = 1 << 14;
+
+/// A command's place in its queue's order: the queue's slot, and its number there (from 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    pub slot: u8,
+    pub epoch: u32,
+}
+
+/// For each slot, the newest epoch known to happen before (0: none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Clock(SmallVec<[u32; 4]>);
+
+impl Clock {
+    /// Whether the command stamped `s` happened before.
+    pub fn knows(&self, s: Stamp) -> bool {
+        s.epoch != 0 && self.0.get(s.slot as usize).is_some_and(|&e| e >= s.epoch)
+    }
+
+    pub fn join(&mut self, other: &Clock) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (a, &b) in self.0.iter_mut().zip(&other.0) {
+            *a = (*a).max(b);
+        }
+    }
+
+    /// Knows `s` (and, in its slot, everything before it).
+    pub fn raise(&mut self, s: Stamp) {
+        let i = s.slot as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        self.0[i] = self.0[i].max(s.epoch);
+    }
+}
+
+/// A queue as the clocks see it.
+#[derive(Debug, Default)]
+struct Queue {
+    slot: u8,
+    /// The last epoch given.
+    epoch: u32,
+    out_of_order: bool,
+    /// In order: the newest command's clock. Out of order: the join of all its commands'.
+    newest: Clock,
+    /// Out of order: the last barrier's clock (every later command is after it).
+    barrier: Clock,
+    /// The newest command is gated by this user event (in order: so is the next).
+    gate: Option<Id>,
+}
+
+/// A command as a race check needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placed {
+    pub stamp: Stamp,
+    pub clock: Clock,
+    /// It waits (perhaps through others) for this user event, not set when it was enqueued.
+    pub gate: Option<Id>,
+}
+
+#[derive(Debug, Default)]
+pub struct Clocks {
+    /// By command number modulo [`WINDOW`]: (number, its place).
+    ring: Vec<(Id, Placed)>,
+    /// By the layer's queue number.
+    queues: FxHashMap<u32, Queue>,
+    /// What the host knows completed.
+    host: Clock,
+    /// User events made and not yet set (or failed).
+    unset: FxHashSet<Id>,
+}
+
+impl Clocks {
+    /// Command `id` of `kind`, enqueued on queue `queue` (out of order or not) with `deps`
+    /// ([`super::order::Queue::place`] has added the queue's order to them).
+    pub fn command(
+        &mut self,
+        id: Id,
+        queue: u32,
+        out_of_order: bool,
+        kind: Kind,
+        deps: &Deps,
+    ) -> &Placed {
+        let slots = self.queues.len();
+        let q = self.queues.entry(queue).or_insert_with(|| Queue {
+            slot: (slots % SLOTS) as u8,
+            out_of_order,
+            ..Queue::default()
+        });
+        q.epoch += 1;
+        let stamp = Stamp {
+            slot: q.slot,
+            epoch: q.epoch,
+        };
+        let mut clock = self.host.clone();
+        let mut gate = None;
+        if q.out_of_order {
+            clock.join(&q.barrier);
+            if deps.all_before {
+                clock.join(&q.newest);
+            }
+        } else {
+            clock.join(&q.newest);
+            gate = q.gate.filter(|u| self.unset.contains(u));
+        }
+        for &w in &deps.waits {
+            if self.unset.contains(&w) {
+                gate = gate.or(Some(w));
+                continue;
+            }
+            let Some(p) = self.ring.get(w as usize % WINDOW).filter(|e| e.0 == w) else {
+                continue;
+            };
+            let p = &p.1;
+            clock.join(&p.clock);
+            clock.raise(p.stamp);
+            gate = gate.or(p.gate.filter(|u| self.unset.contains(u)));
+        }
+        // Its own place: the next command of an in-order queue knows it.
+        let q = self.queues.get_mut(&queue).expect("inserted above");
+        let mut own = clock.clone();
+        own.raise(stamp);
+        if q.out_of_order {
+            q.newest.join(&own);
+            if kind == Kind::Barrier {
+                q.barrier = own;
+            }
+        } else {
+            q.newest = own;
+        }
+        q.gate = gate;
+        if self.ring.is_empty() {
+            self.ring.resize(WINDOW, (0, Placed::default()));
+        }
+        let slot = &mut self.ring[id as usize % WINDOW];
+        *slot = (id, Placed { stamp, clock, gate });
+        &slot.1
+    }
+
+    /// The program made user event `id`.
+    pub fn user_event(&mut self, id: Id) {
+        self.unset.insert(id);
+    }
+
+    /// The program set user event `id`'s status: what waits for it runs after what the host
+    /// knew then.
+    pub fn user_event_set(&mut self, id: Id) {
+        self.unset.remove(&id);
+    }
+
+    /// The host learnt that commands `ids` completed.
+    pub fn host_waited(&mut self, ids: &[Id]) {
+        for &id in ids {
+            if let Some((_, p)) = self.ring.get(id as usize % WINDOW).filter(|e| e.0 == id) {
+                self.host.join(&p.clock);
+                self.host.raise(p.stamp);
+            }
+        }
+    }
+
+    /// `clFinish` on `queue` returned: every command enqueued on it so far completed.
+    pub fn host_finished(&mut self, queue: u32) {
+        if let Some(q) = self.queues.get(&queue) {
+            self.host.join(&q.newest);
+        }
+    }
+
+    /// Whether command `b` (placed) happens after the command stamped `a`.
+    pub fn ordered(a: Stamp, b: &Placed) -> bool {
+        b.clock.knows(a)
+    }
+}
+
+#[cfg(test)]
+mod tests;

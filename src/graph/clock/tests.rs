@@ -1,0 +1,190 @@
+use super::*;
+
+/// A step of a program, as the clocks see it.
+#[derive(Clone, Copy)]
+enum Step {
+    /// (command, queue, out of order, kind, its wait list, waits for every earlier command)
+    Cmd(Id, u32, bool, Kind, &'static [Id], bool),
+    Finish(u32),
+    Waited(&'static [Id]),
+    UserEvent(Id),
+    SetUser(Id),
+}
+use Step::*;
+
+const W: Kind = Kind::Work;
+
+/// (what, steps, pairs (a, b, whether a happens before b); gated commands)
+type Case = (
+    &'static str,
+    &'static [Step],
+    &'static [(Id, Id, bool)],
+    &'static [Id],
+);
+
+#[test]
+fn happens_before_follows_queues_waits_barriers_the_host_and_user_events() {
+    let cases: &[Case] = &[
+        (
+            "an in-order queue, transitively",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Cmd(2, 1, false, W, &[], false),
+                Cmd(3, 1, false, W, &[], false),
+            ],
+            &[(1, 2, true), (1, 3, true), (2, 3, true)],
+            &[],
+        ),
+        (
+            "two in-order queues",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Cmd(2, 2, false, W, &[], false),
+            ],
+            &[(1, 2, false)],
+            &[],
+        ),
+        (
+            "a wait list, and what the awaited command knew",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Cmd(2, 1, false, W, &[], false),
+                Cmd(3, 2, false, W, &[2], false),
+                Cmd(4, 3, false, W, &[3], false),
+            ],
+            &[(1, 3, true), (2, 4, true), (1, 4, true)],
+            &[],
+        ),
+        (
+            "a wait orders only what came before the awaited command",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Cmd(2, 2, false, W, &[1], false),
+                Cmd(3, 1, false, W, &[], false),
+            ],
+            &[(3, 2, false), (1, 2, true)],
+            &[],
+        ),
+        (
+            "an out-of-order queue orders nothing by itself",
+            &[
+                Cmd(1, 1, true, W, &[], false),
+                Cmd(2, 1, true, W, &[], false),
+            ],
+            &[(1, 2, false)],
+            &[],
+        ),
+        (
+            "a barrier orders every later command of its queue",
+            &[
+                Cmd(1, 1, true, W, &[], false),
+                Cmd(2, 1, true, Kind::Barrier, &[], true),
+                Cmd(3, 1, true, W, &[], false),
+                Cmd(4, 1, true, W, &[], false),
+            ],
+            &[(1, 2, true), (1, 3, true), (1, 4, true), (3, 4, false)],
+            &[],
+        ),
+        (
+            "a marker without a wait list is after every earlier command, and orders only its waiters",
+            &[
+                Cmd(1, 1, true, W, &[], false),
+                Cmd(2, 1, true, Kind::Marker, &[], true),
+                Cmd(3, 2, false, W, &[2], false),
+                Cmd(4, 1, true, W, &[], false),
+            ],
+            &[(1, 2, true), (1, 3, true), (1, 4, false)],
+            &[],
+        ),
+        (
+            "clFinish orders what the host enqueues later, on any queue",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Finish(1),
+                Cmd(2, 2, false, W, &[], false),
+            ],
+            &[(1, 2, true)],
+            &[],
+        ),
+        (
+            "a wait orders what the host enqueues later, not what it enqueued before",
+            &[
+                Cmd(1, 1, false, W, &[], false),
+                Cmd(2, 2, false, W, &[], false),
+                Waited(&[1]),
+                Cmd(3, 3, false, W, &[], false),
+            ],
+            &[(1, 3, true), (1, 2, false), (2, 3, false)],
+            &[],
+        ),
+        (
+            "a command behind a user event not yet set is gated, and so is its queue's next",
+            &[
+                UserEvent(10),
+                Cmd(1, 1, false, W, &[10], false),
+                Cmd(2, 1, false, W, &[], false),
+                Cmd(3, 2, false, W, &[1], false),
+                SetUser(10),
+                Cmd(4, 1, false, W, &[], false),
+                Cmd(5, 3, false, W, &[10], false),
+            ],
+            &[(1, 2, true), (2, 4, true)],
+            &[1, 2, 3],
+        ),
+    ];
+    for (what, steps, pairs, gated) in cases {
+        let mut c = Clocks::default();
+        let mut placed: FxHashMap<Id, Placed> = FxHashMap::default();
+        for step in *steps {
+            match *step {
+                Cmd(id, queue, ooo, kind, waits, all_before) => {
+                    let deps = Deps {
+                        waits: waits.iter().copied().collect(),
+                        all_before,
+                        ..Deps::default()
+                    };
+                    placed.insert(id, c.command(id, queue, ooo, kind, &deps).clone());
+                }
+                Finish(q) => c.host_finished(q),
+                Waited(ids) => c.host_waited(ids),
+                UserEvent(id) => c.user_event(id),
+                SetUser(id) => c.user_event_set(id),
+            }
+        }
+        for &(a, b, want) in *pairs {
+            assert_eq!(
+                Clocks::ordered(placed[&a].stamp, &placed[&b]),
+                want,
+                "{what}: {a} before {b}"
+            );
+        }
+        let mut got: Vec<Id> = placed
+            .iter()
+            .filter(|p| p.1.gate.is_some())
+            .map(|p| *p.0)
+            .collect();
+        got.sort();
+        assert_eq!(got, *gated, "{what}: gated");
+    }
+}
+
+#[test]
+fn queues_past_the_slots_share_them_so_that_a_race_may_be_missed_never_invented() {
+    let mut c = Clocks::default();
+    let d = Deps::default();
+    let first = c.command(1, 0, false, W, &d).clone();
+    for q in 1..SLOTS as u32 {
+        c.command(u64::from(q) + 1, q, false, W, &d);
+    }
+    let shared = c
+        .command(SLOTS as u64 + 1, SLOTS as u32, false, W, &d)
+        .clone();
+    assert_eq!(
+        shared.stamp, first.stamp,
+        "queue 0's slot, its first command's number"
+    );
+    assert!(!Clocks::ordered(first.stamp, &shared));
+    // Queue 0's next command takes the shared stamp as its own queue's: ordered (a race missed).
+    let next = c.command(SLOTS as u64 + 2, 0, false, W, &d).clone();
+    assert!(Clocks::ordered(shared.stamp, &next));
+}

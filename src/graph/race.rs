@@ -1,0 +1,263 @@
+//! Possible data races (issue #25): two commands that touch overlapping bytes of one memory
+//! object, at least one writing, with no happens-before path between them ([`super::clock`]).
+//! PoCL's maintainer proposed the check when a pyopencl test raced across queues (pocl/pocl#594).
+//!
+//! Checked as each command is enqueued, against the accesses remembered for the object: a few
+//! per object, and an access is forgotten once a later one covers its bytes and comes after it
+//! (a race with the forgotten one would be a race with the later one too). False alarms make
+//! people turn a checker off, so what is unsure is not reported as sure, and what cannot be
+//! judged is skipped:
+//! - a gated command ([`super::clock`]) is neither checked nor remembered;
+//! - an access older than the clocks' window is not judged (what ordered it may be forgotten);
+//! - an access clxfer assumes (a kernel argument without access qualifiers is taken as written)
+//!   makes the race [`Confidence::Assumed`].
+
+use super::Id;
+use super::clock::{Placed, Stamp, WINDOW};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// How a command touches an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    Read,
+    Write,
+}
+
+/// One command's access to an object: bytes `range` (start, end), and whether clxfer knows the
+/// use or assumes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub id: Id,
+    pub stamp: Stamp,
+    pub range: (u64, u64),
+    pub use_: Use,
+    pub sure: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confidence {
+    /// Both uses are known (a transfer's, a migration's, a kernel argument's qualifiers).
+    Known,
+    /// One of them was assumed.
+    Assumed,
+}
+
+/// Two accesses no order separates: `first` enqueued before `second`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Race {
+    pub object: usize,
+    pub first: Access,
+    pub second: Access,
+    pub confidence: Confidence,
+}
+
+/// Accesses remembered per object; objects followed at most.
+const KEPT: usize = 8;
+const OBJECTS: usize = 1 << 16;
+
+#[derive(Debug, Default)]
+pub struct Races {
+    objects: FxHashMap<usize, SmallVec<[Access; 4]>>,
+}
+
+impl Races {
+    /// Command `id`, placed as `by`, touches bytes `range` of `object` as `use_`: the races with
+    /// the accesses before it go to `out`.
+    pub fn access(
+        &mut self,
+        object: usize,
+        (id, by): (Id, &Placed),
+        range: (u64, u64),
+        (use_, sure): (Use, bool),
+        out: &mut Vec<Race>,
+    ) {
+        if by.gate.is_some() || range.0 >= range.1 {
+            return;
+        }
+        let a = Access {
+            id,
+            stamp: by.stamp,
+            range,
+            use_,
+            sure,
+        };
+        if self.objects.len() >= OBJECTS && !self.objects.contains_key(&object) {
+            return;
+        }
+        let list = self.objects.entry(object).or_default();
+        for p in list.iter() {
+            let judged = p.id + WINDOW as u64 > id;
+            let overlap = p.range.0 < range.1 && range.0 < p.range.1;
+            let conflict = p.use_ == Use::Write || use_ == Use::Write;
+            if p.id != id && judged && overlap && conflict && !by.clock.knows(p.stamp) {
+                out.push(Race {
+                    object,
+                    first: *p,
+                    second: a,
+                    confidence: match p.sure && sure {
+                        true => Confidence::Known,
+                        false => Confidence::Assumed,
+                    },
+                });
+            }
+        }
+        // What the new access covers and comes after is forgotten: a write covers any use, a
+        // read only reads.
+        list.retain(|p| {
+            let covered = range.0 <= p.range.0 && p.range.1 <= range.1;
+            let after = p.id == id || by.clock.knows(p.stamp);
+            !(covered && after && (use_ == Use::Write || p.use_ == Use::Read))
+        });
+        if list.len() >= KEPT {
+            list.remove(0);
+        }
+        list.push(a);
+    }
+
+    /// The object was released: its accesses go.
+    pub fn released(&mut self, object: usize) {
+        self.objects.remove(&object);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::clock::Clocks;
+    use crate::graph::{Deps, Kind};
+
+    /// (command, queue, out of order, its wait list, object, range, use) of each access in order
+    /// of enqueue; the races expected, as (first command, second command).
+    type Case = (
+        &'static str,
+        &'static [(Id, u32, bool, &'static [Id], (u64, u64), Use)],
+        &'static [(Id, Id)],
+    );
+
+    #[test]
+    fn races_are_unordered_conflicting_overlapping_accesses() {
+        use Use::*;
+        let cases: &[Case] = &[
+            (
+                "one in-order queue",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 1, false, &[], (0, 8), Read),
+                ],
+                &[],
+            ),
+            (
+                "two queues, no wait",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 2, false, &[], (0, 8), Read),
+                ],
+                &[(1, 2)],
+            ),
+            (
+                "two queues, a wait",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 2, false, &[1], (0, 8), Read),
+                ],
+                &[],
+            ),
+            (
+                "two reads never race",
+                &[
+                    (1, 1, false, &[], (0, 8), Read),
+                    (2, 2, false, &[], (0, 8), Read),
+                ],
+                &[],
+            ),
+            (
+                "disjoint bytes",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 2, false, &[], (8, 16), Write),
+                ],
+                &[],
+            ),
+            (
+                "out of order, unordered",
+                &[
+                    (1, 1, true, &[], (0, 8), Write),
+                    (2, 1, true, &[], (0, 8), Write),
+                ],
+                &[(1, 2)],
+            ),
+            (
+                "out of order, a wait",
+                &[
+                    (1, 1, true, &[], (0, 8), Write),
+                    (2, 1, true, &[1], (0, 8), Write),
+                ],
+                &[],
+            ),
+            (
+                "a read since the write races with the next write",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 2, false, &[1], (0, 8), Read),
+                    (3, 1, false, &[], (0, 8), Write),
+                ],
+                &[(2, 3)],
+            ),
+            (
+                "ordered through a third queue",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 2, false, &[1], (8, 9), Read),
+                    (3, 3, false, &[2], (0, 8), Read),
+                ],
+                &[],
+            ),
+            (
+                "a covered write is forgotten, its race is the later one's",
+                &[
+                    (1, 1, false, &[], (0, 8), Write),
+                    (2, 1, false, &[], (0, 16), Write),
+                    (3, 2, false, &[], (0, 8), Read),
+                ],
+                &[(2, 3)],
+            ),
+        ];
+        for (what, accesses, want) in cases {
+            let (mut clocks, mut races, mut got) =
+                (Clocks::default(), Races::default(), Vec::new());
+            for &(id, queue, ooo, waits, range, use_) in *accesses {
+                let deps = Deps {
+                    waits: waits.iter().copied().collect(),
+                    ..Deps::default()
+                };
+                let p = clocks.command(id, queue, ooo, Kind::Work, &deps).clone();
+                races.access(7, (id, &p), range, (use_, true), &mut got);
+            }
+            let got: Vec<(Id, Id)> = got.iter().map(|r| (r.first.id, r.second.id)).collect();
+            assert_eq!(got, *want, "{what}");
+        }
+    }
+
+    #[test]
+    fn an_assumed_use_makes_an_assumed_race_and_a_gated_command_is_not_judged() {
+        let (mut clocks, mut races, mut got) = (Clocks::default(), Races::default(), Vec::new());
+        let d = Deps::default();
+        let p = clocks.command(1, 1, false, Kind::Work, &d).clone();
+        races.access(7, (1, &p), (0, 8), (Use::Write, false), &mut got);
+        let p = clocks.command(2, 2, false, Kind::Work, &d).clone();
+        races.access(7, (2, &p), (0, 8), (Use::Read, true), &mut got);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].confidence, Confidence::Assumed);
+        // Gated by user event 3: not judged, not remembered.
+        clocks.user_event(3);
+        let gated = Deps {
+            waits: [3].into_iter().collect(),
+            ..Deps::default()
+        };
+        let p = clocks.command(4, 3, false, Kind::Work, &gated).clone();
+        races.access(7, (4, &p), (0, 8), (Use::Write, true), &mut got);
+        assert_eq!(got.len(), 1);
+        assert!(races.objects[&7].iter().all(|a| a.id != 4));
+    }
+}
