@@ -39,8 +39,15 @@ pub struct Stamp {
 }
 
 /// For each slot, the newest epoch known to happen before (0: none).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Clock(SmallVec<[u32; 4]>);
+
+impl Clone for Clock {
+    /// A copy of the slots (SmallVec's own clone goes element by element).
+    fn clone(&self) -> Clock {
+        Clock(SmallVec::from_slice(&self.0))
+    }
+}
 
 impl Clock {
     /// Whether the command stamped `s` happened before.
@@ -80,6 +87,9 @@ struct Queue {
     barrier: Clock,
     /// The newest command is gated by this user event (in order: so is the next).
     gate: Option<Id>,
+    /// The host's clock had this version when the newest command was placed (in order: then
+    /// `newest` already holds it).
+    host_seen: u64,
 }
 
 /// A command as a race check needs it.
@@ -97,8 +107,9 @@ pub struct Clocks {
     ring: Vec<(Id, Placed)>,
     /// By the layer's queue number.
     queues: FxHashMap<u32, Queue>,
-    /// What the host knows completed.
+    /// What the host knows completed, and how often it learnt more.
     host: Clock,
+    host_version: u64,
     /// User events made and not yet set (or failed).
     unset: FxHashSet<Id>,
 }
@@ -114,6 +125,9 @@ impl Clocks {
         kind: Kind,
         deps: &Deps,
     ) -> &Placed {
+        if self.ring.is_empty() {
+            self.ring.resize(WINDOW, (0, Placed::default()));
+        }
         let slots = self.queues.len();
         let q = self.queues.entry(queue).or_insert_with(|| Queue {
             slot: (slots % SLOTS) as u8,
@@ -125,32 +139,36 @@ impl Clocks {
             slot: q.slot,
             epoch: q.epoch,
         };
-        let mut clock = self.host.clone();
         let mut gate = None;
-        if q.out_of_order {
-            clock.join(&q.barrier);
+        let mut clock = if q.out_of_order {
+            let mut c = self.host.clone();
+            c.join(&q.barrier);
             if deps.all_before {
-                clock.join(&q.newest);
+                c.join(&q.newest);
             }
+            c
         } else {
-            clock.join(&q.newest);
             gate = q.gate.filter(|u| self.unset.contains(u));
-        }
+            // The queue's newest already knows the host's clock unless the host learnt since.
+            let mut c = q.newest.clone();
+            if q.host_seen != self.host_version {
+                c.join(&self.host);
+            }
+            c
+        };
         for &w in &deps.waits {
             if self.unset.contains(&w) {
                 gate = gate.or(Some(w));
                 continue;
             }
-            let Some(p) = self.ring.get(w as usize % WINDOW).filter(|e| e.0 == w) else {
+            let Some((_, p)) = self.ring.get(w as usize % WINDOW).filter(|e| e.0 == w) else {
                 continue;
             };
-            let p = &p.1;
             clock.join(&p.clock);
             clock.raise(p.stamp);
             gate = gate.or(p.gate.filter(|u| self.unset.contains(u)));
         }
         // Its own place: the next command of an in-order queue knows it.
-        let q = self.queues.get_mut(&queue).expect("inserted above");
         let mut own = clock.clone();
         own.raise(stamp);
         if q.out_of_order {
@@ -162,9 +180,7 @@ impl Clocks {
             q.newest = own;
         }
         q.gate = gate;
-        if self.ring.is_empty() {
-            self.ring.resize(WINDOW, (0, Placed::default()));
-        }
+        q.host_seen = self.host_version;
         let slot = &mut self.ring[id as usize % WINDOW];
         *slot = (id, Placed { stamp, clock, gate });
         &slot.1
@@ -187,6 +203,7 @@ impl Clocks {
             if let Some((_, p)) = self.ring.get(id as usize % WINDOW).filter(|e| e.0 == id) {
                 self.host.join(&p.clock);
                 self.host.raise(p.stamp);
+                self.host_version += 1;
             }
         }
     }
@@ -195,6 +212,7 @@ impl Clocks {
     pub fn host_finished(&mut self, queue: u32) {
         if let Some(q) = self.queues.get(&queue) {
             self.host.join(&q.newest);
+            self.host_version += 1;
         }
     }
 

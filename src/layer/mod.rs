@@ -160,6 +160,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         }
         None => ret,
     };
+    if let Some(w) = &span.waited {
+        intercept::host_synced(w);
+    }
     if recorded && guard::is_on() {
         let Span {
             begin,

@@ -1,7 +1,9 @@
 //! What each transfer-like enqueue does, read from its arguments (arrays only after the driver
 //! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
 
+use super::races::{Touch, Touches};
 use super::{Command, WORLD, kernel_mems};
+use crate::graph::race::Use;
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
 use opencl_sys::*;
@@ -59,7 +61,8 @@ unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
 /// One `Command` impl; `[generics]` first when the impl needs them.
 macro_rules! command {
     ([$($gen:tt)*] $name:ty, $args:ty,
-        |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
+        |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
+        $(, touches: $touches:expr)?) => {
         impl<$($gen)*> Command<$args> for $name {
             fn blocking($a: &$args) -> bool {
                 let _ = $a;
@@ -74,11 +77,50 @@ macro_rules! command {
             $(fn kernel($a: &$args) -> Option<cl_kernel> {
                 Some($kernel)
             })?
+            $(unsafe fn touches($a: &$args) -> Touches {
+                #[allow(unused_unsafe)]
+                unsafe {
+                    $touches
+                }
+            })?
         }
     };
-    ($name:ty, $args:ty, |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?) => {
-        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)?);
+    ($name:ty, $args:ty, |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
+        $(, touches: $touches:expr)?) => {
+        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)? $(, touches: $touches)?);
     };
+}
+
+/// Bytes `offset..offset + size` of `mem`, used as `use_` (known).
+fn touch(mem: cl_mem, offset: usize, size: usize, use_: Use) -> Touch {
+    Touch {
+        object: mem as usize,
+        range: (offset as u64, offset.saturating_add(size) as u64),
+        use_,
+        sure: true,
+    }
+}
+
+/// A kernel's memory arguments: read for a `CL_MEM_READ_ONLY` buffer, written for a
+/// `CL_MEM_WRITE_ONLY` one; others are assumed written.
+fn kernel_touches(mems: &[usize]) -> Touches {
+    let memory = WORLD.memory.lock();
+    mems.iter()
+        .map(|&m| {
+            let flags = memory.object(m).map_or(0, |o| o.flags);
+            let (use_, sure) = match flags {
+                f if f & CL_MEM_READ_ONLY != 0 => (Use::Read, true),
+                f if f & CL_MEM_WRITE_ONLY != 0 => (Use::Write, true),
+                _ => (Use::Write, false),
+            };
+            Touch {
+                object: m,
+                range: (0, u64::MAX),
+                use_,
+                sure,
+            }
+        })
+        .collect()
 }
 
 /// `clEnqueueReadBuffer` (`TO_DEVICE == false`), `clEnqueueWriteBuffer`.
@@ -99,6 +141,10 @@ command!([P: Addr, const TO_DEVICE: bool] HostBuffer<TO_DEVICE>, HostBufferArgs<
 op: {
     let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
     Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span: bytes, rect: false })
+},
+touches: {
+    let use_ = if TO_DEVICE { Use::Write } else { Use::Read };
+    [touch(a.1, a.3, a.4, use_)].into_iter().collect()
 });
 
 /// `clEnqueueReadBufferRect`, `clEnqueueWriteBufferRect`.
@@ -157,7 +203,8 @@ op: {
 
 pub struct CopyBuffer;
 command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }));
+    |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }),
+    touches: [touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)].into_iter().collect());
 
 pub struct CopyBufferRect;
 command!(CopyBufferRect, (
@@ -183,7 +230,8 @@ command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usi
 
 pub struct FillBuffer;
 command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }));
+    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }),
+    touches: [touch(a.1, a.4, a.5, Use::Write)].into_iter().collect());
 
 pub struct FillImage;
 command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
@@ -199,6 +247,13 @@ command!(Migrate, (cl_command_queue, cl_uint, *const cl_mem, cl_mem_migration_fl
 op: {
     let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
     Some(Op::Migrate { mems: mems.iter().map(|&m| m as usize).collect(), flags: a.3 })
+},
+touches: {
+    // A migration reads what it moves; one whose contents are undefined may overwrite them.
+    let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
+    let undefined = a.3 & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0;
+    let use_ = if undefined { Use::Write } else { Use::Read };
+    mems.iter().map(|&m| touch(m, 0, usize::MAX, use_)).collect()
 });
 
 /// `clEnqueueSVMMemcpy`, `clEnqueueSVMMemcpyARM`, `clEnqueueMemcpyINTEL`.
@@ -254,9 +309,11 @@ command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_f
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
+    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
+    touches: kernel_touches(&kernel_mems(a.1)));
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1);
+    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
+    touches: kernel_touches(&kernel_mems(a.1)));
 type NativeArgs = (
     cl_command_queue,
     Option<unsafe extern "C" fn(*mut c_void)>,

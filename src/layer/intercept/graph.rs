@@ -49,7 +49,7 @@ wait_list!(A B C D E F G H I J);
 wait_list!(A B C D E F G H I J K);
 
 /// How an entry point orders its queue.
-fn kind(api: Api) -> Kind {
+pub(super) fn kind(api: Api) -> Kind {
     match api {
         Api::clEnqueueMarker | Api::clEnqueueMarkerWithWaitList => Kind::Marker,
         Api::clEnqueueBarrier | Api::clEnqueueBarrierWithWaitList | Api::clEnqueueWaitForEvents => {
@@ -182,6 +182,7 @@ impl Hook<(cl_context, *mut cl_int), cl_event> for UserEventCreated {
         if !ret.is_null() {
             let id = super::events::next_id();
             WORLD.events.lock().made(ret as usize, id);
+            super::races::user_event(id);
             span.node = id;
         }
         ret
@@ -198,6 +199,7 @@ impl Hook<(cl_event, cl_int), cl_int> for UserEventSet {
         if ret == CL_SUCCESS
             && let Some(id) = WORLD.events.lock().command(args.0 as usize)
         {
+            super::races::user_event_set(id);
             span.node = id;
         }
         ret

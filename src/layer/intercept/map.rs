@@ -3,7 +3,9 @@
 
 use super::commands::{element_size, triple};
 use super::events::{Capture, capture};
+use super::races::Touch;
 use super::{enqueued, refused};
+use crate::graph::race::Use;
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
@@ -62,7 +64,7 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
                     a.0,
                     (a.8, (a.6, a.7)),
                     span,
-                    Some((blocking, op)),
+                    (Some((blocking, op)), &[map_touch(a.1, a.3, a.4, a.5)]),
                     None,
                 )
             };
@@ -139,10 +141,22 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
                 a.0,
                 (a.10, (a.8, a.9)),
                 span,
-                Some((blocking, op)),
+                (Some((blocking, op)), &[]),
                 None,
             )
         };
         ret
+    }
+}
+
+/// A buffer map's access, for the race check: the host may read what is mapped for reading and
+/// overwrite what is mapped for writing, from the map until the unmap.
+fn map_touch(mem: cl_mem, flags: cl_map_flags, offset: usize, size: usize) -> Touch {
+    let writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+    Touch {
+        object: mem as usize,
+        range: (offset as u64, offset.saturating_add(size) as u64),
+        use_: if writes { Use::Write } else { Use::Read },
+        sure: true,
     }
 }

@@ -14,6 +14,12 @@ mod hidden;
 mod map;
 mod objects;
 mod queues;
+mod races;
+
+/// A host synchronisation point: the race check's clocks learn what completed.
+pub fn host_synced(on: &crate::report::On) {
+    races::synced(on);
+}
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
@@ -260,7 +266,7 @@ unsafe fn enqueued(
     queue: cl_command_queue,
     (event, waits): (*mut cl_event, (cl_uint, *const cl_event)),
     span: &mut Span,
-    transfer: Option<(bool, Op)>,
+    (transfer, touches): (Option<(bool, Op)>, &[races::Touch]),
     kernel: Option<cl_kernel>,
 ) {
     let Some(q) = queues::info(queue as usize) else {
@@ -268,6 +274,16 @@ unsafe fn enqueued(
     };
     let id = events::next_id();
     let deps = unsafe { graph::deps(call.api, id, &q, waits) };
+    let blocking = transfer.as_ref().is_some_and(|t| t.0);
+    races::command(
+        id,
+        call.api,
+        &q,
+        graph::kind(call.api),
+        &deps,
+        touches,
+        blocking,
+    );
     if !cap.supplied() {
         unsafe { graph::made(event, id) };
     }
@@ -382,6 +398,13 @@ pub trait Command<A> {
     fn kernel(_args: &A) -> Option<cl_kernel> {
         None
     }
+    /// The memory it touches, for the race check (none: not judged).
+    ///
+    /// # Safety
+    /// As [`Command::op`].
+    unsafe fn touches(_args: &A) -> races::Touches {
+        races::Touches::new()
+    }
 }
 
 /// The hook of every classified enqueue that returns a `cl_int`: classify and time on success,
@@ -406,7 +429,18 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         } else {
             let op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
             let event = (args.event(), args.wait_list());
-            unsafe { enqueued(call, cap, queue, event, span, op, C::kernel(args)) };
+            let touches = unsafe { C::touches(args) };
+            unsafe {
+                enqueued(
+                    call,
+                    cap,
+                    queue,
+                    event,
+                    span,
+                    (op, &touches),
+                    C::kernel(args),
+                )
+            };
         }
         ret
     }
@@ -439,7 +473,7 @@ impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
     ) -> cl_int {
         if ret == CL_SUCCESS {
             let event = (args.event(), args.wait_list());
-            unsafe { enqueued(call, cap, args.queue(), event, span, None, None) };
+            unsafe { enqueued(call, cap, args.queue(), event, span, (None, &[]), None) };
         }
         ret
     }
@@ -463,7 +497,17 @@ impl Hook<(cl_command_queue,), cl_int> for Ordered {
     ) -> cl_int {
         if ret == CL_SUCCESS {
             let none = (std::ptr::null_mut(), (0, std::ptr::null()));
-            unsafe { enqueued(call, Capture::default(), args.0, none, span, None, None) };
+            unsafe {
+                enqueued(
+                    call,
+                    Capture::default(),
+                    args.0,
+                    none,
+                    span,
+                    (None, &[]),
+                    None,
+                )
+            };
         }
         ret
     }
@@ -483,7 +527,17 @@ impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
     ) -> cl_int {
         if ret == CL_SUCCESS {
             let waits = (std::ptr::null_mut(), (args.1, args.2));
-            unsafe { enqueued(call, Capture::default(), args.0, waits, span, None, None) };
+            unsafe {
+                enqueued(
+                    call,
+                    Capture::default(),
+                    args.0,
+                    waits,
+                    span,
+                    (None, &[]),
+                    None,
+                )
+            };
         }
         ret
     }

@@ -54,7 +54,8 @@ fn register(mem: cl_mem) -> Option<u64> {
 
 unsafe extern "C" fn destroyed(mem: cl_mem, id: *mut c_void) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        WORLD.memory.lock().remove_object(mem as usize, id as u64)
+        WORLD.memory.lock().remove_object(mem as usize, id as u64);
+        super::races::released(mem as usize);
     }));
 }
 
@@ -260,7 +261,7 @@ impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
                     args.0,
                     (args.7, (args.5, args.6)),
                     span,
-                    None,
+                    (None, &[]),
                     None,
                 )
             };
