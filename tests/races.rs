@@ -40,6 +40,16 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
             ]),
         ),
         ("ooo-event", None),
+        (
+            "kernel",
+            Some([
+                "command #2 (clEnqueueNDRangeKernel on device #1 queue #1) may write (its kernel argument is not `const`) the whole object",
+                "command #3 (clEnqueueReadBuffer on device #2 queue #2) reads bytes 0..65536",
+            ]),
+        ),
+        ("kernel-event", None),
+        ("kernel-const", None),
+        ("kernel-noinfo", None),
     ];
     for &(mode, want) in cases {
         let plain = {

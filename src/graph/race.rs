@@ -9,8 +9,7 @@
 //! judged is skipped:
 //! - a gated command ([`super::clock`]) is neither checked nor remembered;
 //! - an access older than the clocks' window is not judged (what ordered it may be forgotten);
-//! - an access clxfer assumes (a kernel argument without access qualifiers is taken as written)
-//!   makes the race [`Confidence::Assumed`].
+//! - a use clxfer does not know is taken as a write, and the race says so ([`Certainty`]).
 
 use super::Id;
 use super::clock::{Placed, Stamp, WINDOW};
@@ -24,23 +23,27 @@ pub enum Use {
     Write,
 }
 
-/// One command's access to an object: bytes `range` (start, end), and whether clxfer knows the
-/// use or assumes it.
+/// How clxfer knows a use; a race is as certain as its less certain use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Certainty {
+    /// Taken as a write, with nothing to go by (a kernel argument, and the driver keeps no
+    /// argument information).
+    Assumed,
+    /// Taken as a write because the program declared it writable: a kernel argument that is
+    /// a pointer to neither `const` nor `__constant` memory, in a buffer not read-only.
+    Declared,
+    /// What the command does: a transfer's, a migration's, a read-only buffer's.
+    Known,
+}
+
+/// One command's access to an object: bytes `range` (start, end), and how clxfer knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
     pub id: Id,
     pub stamp: Stamp,
     pub range: (u64, u64),
     pub use_: Use,
-    pub sure: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Confidence {
-    /// Both uses are known (a transfer's, a migration's, a kernel argument's qualifiers).
-    Known,
-    /// One of them was assumed.
-    Assumed,
+    pub how: Certainty,
 }
 
 /// Two accesses no order separates: `first` enqueued before `second`.
@@ -49,7 +52,7 @@ pub struct Race {
     pub object: usize,
     pub first: Access,
     pub second: Access,
-    pub confidence: Confidence,
+    pub certainty: Certainty,
 }
 
 /// Accesses remembered per object; objects followed at most.
@@ -69,7 +72,7 @@ impl Races {
         object: usize,
         (id, by): (Id, &Placed),
         range: (u64, u64),
-        (use_, sure): (Use, bool),
+        (use_, how): (Use, Certainty),
         out: &mut Vec<Race>,
     ) {
         if by.gate.is_some() || range.0 >= range.1 {
@@ -80,7 +83,7 @@ impl Races {
             stamp: by.stamp,
             range,
             use_,
-            sure,
+            how,
         };
         if self.objects.len() >= OBJECTS && !self.objects.contains_key(&object) {
             return;
@@ -95,10 +98,7 @@ impl Races {
                     object,
                     first: *p,
                     second: a,
-                    confidence: match p.sure && sure {
-                        true => Confidence::Known,
-                        false => Confidence::Assumed,
-                    },
+                    certainty: p.how.min(how),
                 });
             }
         }
@@ -232,7 +232,7 @@ mod tests {
                     ..Deps::default()
                 };
                 let p = clocks.command(id, queue, ooo, Kind::Work, &deps).clone();
-                races.access(7, (id, &p), range, (use_, true), &mut got);
+                races.access(7, (id, &p), range, (use_, Certainty::Known), &mut got);
             }
             let got: Vec<(Id, Id)> = got.iter().map(|r| (r.first.id, r.second.id)).collect();
             assert_eq!(got, *want, "{what}");
@@ -240,15 +240,40 @@ mod tests {
     }
 
     #[test]
-    fn an_assumed_use_makes_an_assumed_race_and_a_gated_command_is_not_judged() {
+    fn a_race_is_as_certain_as_its_less_certain_use_and_a_gated_command_is_not_judged() {
         let (mut clocks, mut races, mut got) = (Clocks::default(), Races::default(), Vec::new());
         let d = Deps::default();
         let p = clocks.command(1, 1, false, Kind::Work, &d).clone();
-        races.access(7, (1, &p), (0, 8), (Use::Write, false), &mut got);
+        races.access(
+            7,
+            (1, &p),
+            (0, 8),
+            (Use::Write, Certainty::Declared),
+            &mut got,
+        );
         let p = clocks.command(2, 2, false, Kind::Work, &d).clone();
-        races.access(7, (2, &p), (0, 8), (Use::Read, true), &mut got);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].confidence, Confidence::Assumed);
+        races.access(7, (2, &p), (0, 8), (Use::Read, Certainty::Known), &mut got);
+        let p = clocks.command(3, 3, false, Kind::Work, &d).clone();
+        races.access(
+            7,
+            (3, &p),
+            (0, 8),
+            (Use::Write, Certainty::Assumed),
+            &mut got,
+        );
+        let certainty: Vec<_> = got
+            .iter()
+            .map(|r| (r.first.id, r.second.id, r.certainty))
+            .collect();
+        assert_eq!(
+            certainty,
+            [
+                (1, 2, Certainty::Declared),
+                (1, 3, Certainty::Assumed),
+                (2, 3, Certainty::Assumed)
+            ]
+        );
+        got.clear();
         // Gated by user event 3: not judged, not remembered.
         clocks.user_event(3);
         let gated = Deps {
@@ -256,8 +281,8 @@ mod tests {
             ..Deps::default()
         };
         let p = clocks.command(4, 3, false, Kind::Work, &gated).clone();
-        races.access(7, (4, &p), (0, 8), (Use::Write, true), &mut got);
-        assert_eq!(got.len(), 1);
+        races.access(7, (4, &p), (0, 8), (Use::Write, Certainty::Known), &mut got);
+        assert!(got.is_empty());
         assert!(races.objects[&7].iter().all(|a| a.id != 4));
     }
 }

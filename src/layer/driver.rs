@@ -201,6 +201,30 @@ pub unsafe fn kernel_name(kernel: cl_kernel) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
+/// Whether a kernel's argument points to memory it only reads (`const` or `__constant`); `None`
+/// when the driver keeps no argument information (a program built without
+/// `-cl-kernel-arg-info` may have none).
+///
+/// # Safety
+/// `kernel` must be a live kernel with an argument `index`.
+pub unsafe fn kernel_arg_read_only(kernel: cl_kernel, index: cl_uint) -> Option<bool> {
+    let f = unsafe { icd(kernel) }?.clGetKernelArgInfo?;
+    // The spec's sizes: the address qualifier is a `cl_uint`, the type qualifier a
+    // `cl_bitfield` (8 bytes; opencl-sys types it narrower). Read into a zeroed u64.
+    let ask = |param: cl_kernel_arg_info, size: usize| -> Option<u64> {
+        let mut out = 0u64;
+        let ptr = (&mut out as *mut u64).cast();
+        let rc = unsafe { f(kernel, index, param, size, ptr, std::ptr::null_mut()) };
+        (rc == CL_SUCCESS).then_some(out)
+    };
+    let address = ask(CL_KERNEL_ARG_ADDRESS_QUALIFIER, 4)?;
+    let qualifiers = ask(CL_KERNEL_ARG_TYPE_QUALIFIER, 8)?;
+    Some(
+        address == u64::from(CL_KERNEL_ARG_ADDRESS_CONSTANT)
+            || qualifiers & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
+    )
+}
+
 /// `clRetainEvent`.
 ///
 /// # Safety

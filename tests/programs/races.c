@@ -8,6 +8,13 @@
  *              first queue                                     no race (the read is gated)
  *   ooo        two writes on one out-of-order queue, unordered  one race
  *   ooo-event  the second waits for the first's event          no race
+ *   kernel     a kernel on the first device writes the buffer (a `__global int *`), and the
+ *              second device reads it with no wait                one race (the kernel may write)
+ *   kernel-event  the read waits for the kernel's event          no race
+ *   kernel-const  kernels on both devices read it through `const __global int *`  no race
+ *   kernel-noinfo  as kernel, with the program built without -cl-kernel-arg-info (PoCL then
+ *              keeps no argument qualifiers): the kernel's use is assumed, and not said
+ * The kernels' program is built with -cl-kernel-arg-info but for kernel-noinfo.
  * It prints a checksum of what it read back (but for the racing read), so that runs with and
  * without clxfer compare. */
 #include "common.h"
@@ -65,6 +72,48 @@ int main(int argc, char **argv) {
         CHECK(clEnqueueWriteBuffer(qo, buf, CL_FALSE, 0, sizeof host, host, wait, wait ? &e : NULL, NULL));
         CHECK(clFinish(qo));
         CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    } else if (!strncmp(mode, "kernel", 6)) {
+        static const char *src =
+            "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }\n"
+            "__kernel void sum(const __global int *b, __global int *out) {\n"
+            "    if (get_global_id(0) == 0) out[0] = b[0] + b[1];\n"
+            "}\n";
+        cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);
+        CHECK_ERR(err);
+        const char *opts = strcmp(mode, "kernel-noinfo") ? "-cl-kernel-arg-info" : "";
+        CHECK(clBuildProgram(p, 2, ds, opts, NULL, NULL));
+        CHECK(clEnqueueWriteBuffer(q1, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+        size_t global = N;
+        if (!strcmp(mode, "kernel-const")) {
+            cl_kernel k = clCreateKernel(p, "sum", &err);
+            CHECK_ERR(err);
+            cl_mem out1 = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+            CHECK_ERR(err);
+            cl_mem out2 = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+            CHECK_ERR(err);
+            CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+            CHECK(clSetKernelArg(k, 1, sizeof out1, &out1));
+            CHECK(clEnqueueNDRangeKernel(q1, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+            CHECK(clSetKernelArg(k, 1, sizeof out2, &out2));
+            CHECK(clEnqueueNDRangeKernel(q2, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+            CHECK(clFinish(q1));
+            CHECK(clFinish(q2));
+            CHECK(clReleaseMemObject(out1));
+            CHECK(clReleaseMemObject(out2));
+            CHECK(clReleaseKernel(k));
+        } else {
+            cl_kernel k = clCreateKernel(p, "inc", &err);
+            CHECK_ERR(err);
+            CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+            CHECK(clEnqueueNDRangeKernel(q1, k, 1, NULL, &global, NULL, 0, NULL, &e));
+            int wait = !strcmp(mode, "kernel-event");
+            CHECK(clEnqueueReadBuffer(q2, buf, CL_FALSE, 0, sizeof back, back, wait, wait ? &e : NULL, NULL));
+            CHECK(clFinish(q2));
+            CHECK(clWaitForEvents(1, &e));
+            CHECK(clReleaseKernel(k));
+        }
+        CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+        CHECK(clReleaseProgram(p));
     } else {
         printf("FAIL unknown mode %s\n", mode);
         return 1;
@@ -73,7 +122,8 @@ int main(int argc, char **argv) {
     CHECK(clFinish(q2));
     if (e) CHECK(clReleaseEvent(e));
     /* What a racing read sees is undefined: only the others' is compared. */
-    if (strcmp(mode, "race") != 0) mix(back, sizeof back);
+    int racy = !strcmp(mode, "race") || !strcmp(mode, "kernel") || !strcmp(mode, "kernel-noinfo");
+    if (!racy) mix(back, sizeof back);
     printf("races %s: checksum %016llx\n", mode, (unsigned long long)g_sum);
     CHECK(clReleaseMemObject(buf));
     CHECK(clReleaseCommandQueue(q1));

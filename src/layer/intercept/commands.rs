@@ -2,8 +2,8 @@
 //! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
 
 use super::races::{Touch, Touches};
-use super::{Command, WORLD, kernel_mems};
-use crate::graph::race::Use;
+use super::{Command, WORLD, kernel_args, kernel_mems};
+use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
 use opencl_sys::*;
@@ -97,27 +97,31 @@ fn touch(mem: cl_mem, offset: usize, size: usize, use_: Use) -> Touch {
         object: mem as usize,
         range: (offset as u64, offset.saturating_add(size) as u64),
         use_,
-        sure: true,
+        how: Certainty::Known,
     }
 }
 
-/// A kernel's memory arguments: read for a `CL_MEM_READ_ONLY` buffer, written for a
-/// `CL_MEM_WRITE_ONLY` one; others are assumed written.
-fn kernel_touches(mems: &[usize]) -> Touches {
+/// A kernel's memory arguments: read for a `CL_MEM_READ_ONLY` buffer or a `const` or
+/// `__constant` pointer, written for a `CL_MEM_WRITE_ONLY` buffer; otherwise taken as written,
+/// as declared when the driver has the argument's qualifiers, as assumed when not.
+fn kernel_touches(kernel: cl_kernel) -> Touches {
     let memory = WORLD.memory.lock();
-    mems.iter()
-        .map(|&m| {
+    kernel_args(kernel)
+        .into_iter()
+        .map(|(m, read_only)| {
             let flags = memory.object(m).map_or(0, |o| o.flags);
-            let (use_, sure) = match flags {
-                f if f & CL_MEM_READ_ONLY != 0 => (Use::Read, true),
-                f if f & CL_MEM_WRITE_ONLY != 0 => (Use::Write, true),
-                _ => (Use::Write, false),
+            let (use_, how) = match (flags, read_only) {
+                (f, _) if f & CL_MEM_READ_ONLY != 0 => (Use::Read, Certainty::Known),
+                (f, _) if f & CL_MEM_WRITE_ONLY != 0 => (Use::Write, Certainty::Known),
+                (_, Some(true)) => (Use::Read, Certainty::Known),
+                (_, Some(false)) => (Use::Write, Certainty::Declared),
+                (_, None) => (Use::Write, Certainty::Assumed),
             };
             Touch {
                 object: m,
                 range: (0, u64::MAX),
                 use_,
-                sure,
+                how,
             }
         })
         .collect()
@@ -310,10 +314,10 @@ command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_f
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
-    touches: kernel_touches(&kernel_mems(a.1)));
+    touches: kernel_touches(a.1));
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
-    touches: kernel_touches(&kernel_mems(a.1)));
+    touches: kernel_touches(a.1));
 type NativeArgs = (
     cl_command_queue,
     Option<unsafe extern "C" fn(*mut c_void)>,

@@ -4,7 +4,7 @@
 //! lives as long as the process (read-write locks for writing: a reader another thread still
 //! counts in would keep a lock taken in the child), in the one order every other path takes them (each holds at
 //! most the ones before it: the timer's `BUSY`, then `DEFERRED`, then the world's maps in the
-//! order of their fields), and lets them go on both sides of the fork. The locks of single queues
+//! order of their fields, then the race check's), and lets them go on both sides of the fork. The locks of single queues
 //! and devices are not taken there (a completion callback holds a queue's while it reports): in
 //! the child, every queue gets a fresh list of waiting commands (the parent's commands are the
 //! parent's to report). A device's clock mapping is lock-free (`timing::mapping`).
@@ -24,6 +24,8 @@ pub fn hold() -> Vec<Box<dyn Any>> {
     held.push(Box::new(WORLD.kernels.lock()));
     held.push(Box::new(WORLD.kernel_names.lock()));
     held.push(Box::new(WORLD.events.lock()));
+    // Taken after the events' (a user event's status is set holding both).
+    held.push(Box::new(super::races::hold()));
     held
 }
 

@@ -5,7 +5,7 @@ use super::commands::{element_size, triple};
 use super::events::{Capture, capture};
 use super::races::Touch;
 use super::{enqueued, refused};
-use crate::graph::race::Use;
+use crate::graph::race::{Certainty, Use};
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
@@ -157,6 +157,6 @@ fn map_touch(mem: cl_mem, flags: cl_map_flags, offset: usize, size: usize) -> To
         object: mem as usize,
         range: (offset as u64, offset.saturating_add(size) as u64),
         use_: if writes { Use::Write } else { Use::Read },
-        sure: true,
+        how: Certainty::Known,
     }
 }

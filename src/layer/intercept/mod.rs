@@ -76,8 +76,8 @@ struct World {
     queues: RwLock<HashMap<usize, Arc<QueueInfo>, FxBuildHasher>>,
     /// Context → devices.
     contexts: RwLock<HashMap<usize, Vec<usize>>>,
-    /// Kernel → (argument index, memory object).
-    kernels: Mutex<HashMap<usize, Vec<(u32, usize)>>>,
+    /// Kernel → its memory-object arguments.
+    kernels: Mutex<HashMap<usize, objects::KernelArgs>>,
     /// Kernel → function name.
     kernel_names: Mutex<HashMap<usize, Arc<str>>>,
     /// The events the program holds, and the commands they stand for.

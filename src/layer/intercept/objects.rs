@@ -173,18 +173,40 @@ impl Hook<ArgArgs, cl_int> for KernelArg {
             0
         };
         let is_mem = handle != 0 && WORLD.memory.lock().object(handle).is_some();
+        // What the argument's declaration says, asked once per argument (it cannot change).
+        let known = (WORLD.kernels.lock().get(&(kernel as usize)))
+            .and_then(|a| a.qualifiers.iter().find(|q| q.0 == index).map(|q| q.1));
+        let read_only = match known {
+            Some(q) => q,
+            // SAFETY: the driver accepted argument `index` of this kernel.
+            None if is_mem => unsafe { driver::kernel_arg_read_only(kernel, index) },
+            None => None,
+        };
         let mut kernels = WORLD.kernels.lock();
         if !kernels.contains_key(&(kernel as usize)) {
-            bounded_insert(&mut kernels, kernel as usize, Vec::new());
+            bounded_insert(&mut kernels, kernel as usize, KernelArgs::default());
         }
         if let Some(args) = kernels.get_mut(&(kernel as usize)) {
-            args.retain(|&(i, _)| i != index);
+            args.mems.retain(|&(i, _)| i != index);
             if is_mem {
-                args.push((index, handle));
+                args.mems.push((index, handle));
+                if known.is_none() {
+                    args.qualifiers.push((index, read_only));
+                }
             }
         }
         ret
     }
+}
+
+/// A kernel's memory-object arguments, and whether each argument is declared read-only (`None`:
+/// the driver does not say).
+#[derive(Clone, Debug, Default)]
+pub struct KernelArgs {
+    /// (argument index, memory object), as set now.
+    pub mems: Vec<(u32, usize)>,
+    /// (argument index, read-only), asked once per argument.
+    pub qualifiers: Vec<(u32, Option<bool>)>,
 }
 
 /// The memory objects a kernel's arguments name now.
@@ -192,8 +214,19 @@ pub(super) fn kernel_mems(kernel: cl_kernel) -> Vec<usize> {
     let kernels = WORLD.kernels.lock();
     kernels
         .get(&(kernel as usize))
-        .map(|a| a.iter().map(|&(_, m)| m).collect())
+        .map(|a| a.mems.iter().map(|&(_, m)| m).collect())
         .unwrap_or_default()
+}
+
+/// The memory objects a kernel's arguments name now, each with whether it is declared only
+/// read.
+pub(super) fn kernel_args(kernel: cl_kernel) -> Vec<(usize, Option<bool>)> {
+    let kernels = WORLD.kernels.lock();
+    let Some(a) = kernels.get(&(kernel as usize)) else {
+        return Vec::new();
+    };
+    let read_only = |i: u32| a.qualifiers.iter().find(|q| q.0 == i).and_then(|q| q.1);
+    a.mems.iter().map(|&(i, m)| (m, read_only(i))).collect()
 }
 
 /// `clSVMAlloc`, `clSVMAllocARM`.

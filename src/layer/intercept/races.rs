@@ -1,13 +1,14 @@
 //! Feeding the race check (`crate::graph::clock`, `crate::graph::race`): each command's place in
 //! happens-before and the memory it touches, as it is enqueued; host synchronisation points and
 //! user events as they happen. A race found is said once on stderr per pair of (entry point,
-//! queue) it joins. Only races between known uses are said: a kernel argument without access
-//! qualifiers is assumed written, and until kernels' argument information is read, such a race
-//! could as well be two reads.
+//! queue) it joins: a race between known uses, or with a kernel argument the program declared
+//! writable (with how to say it is only read); not one with a use clxfer had to assume (a
+//! kernel argument of a driver that keeps no argument information), which could as well be two
+//! reads.
 
 use super::queues::QueueInfo;
 use crate::graph::clock::{Clocks, WINDOW};
-use crate::graph::race::{Confidence, Race, Races, Use};
+use crate::graph::race::{Access, Certainty, Race, Races, Use};
 use crate::graph::{Deps, Id, Kind};
 use crate::report::On;
 use crate::sync::Mutex;
@@ -15,14 +16,13 @@ use crate::vocab::Api;
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
-/// A command's access to bytes `range` of memory object `object`; `sure`: the use is known, not
-/// assumed.
+/// A command's access to bytes `range` of memory object `object`, and how clxfer knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Touch {
     pub object: usize,
     pub range: (u64, u64),
     pub use_: Use,
-    pub sure: bool,
+    pub how: Certainty,
 }
 
 pub type Touches = SmallVec<[Touch; 2]>;
@@ -49,6 +49,11 @@ struct State {
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// The state's lock, held across a fork (`fork.rs`).
+pub fn hold() -> impl std::any::Any {
+    STATE.lock()
+}
 
 fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut s = STATE.lock();
@@ -84,7 +89,7 @@ pub fn command(
         if let Some(placed) = placed {
             let mut found = std::mem::take(&mut s.found);
             for t in touches {
-                let how = (t.use_, t.sure);
+                let how = (t.use_, t.how);
                 s.races
                     .access(t.object, (id, &placed), t.range, how, &mut found);
             }
@@ -93,8 +98,8 @@ pub fn command(
                     Some(&(n, site)) if n == r.first.id => site,
                     _ => Site::default(),
                 };
-                let known = r.confidence == Confidence::Known;
-                if known && s.said.len() < SAID && s.said.insert((first, site)) {
+                let judged = r.certainty >= Certainty::Declared;
+                if judged && s.said.len() < SAID && s.said.insert((first, site)) {
                     said.push((r, first));
                 }
             }
@@ -111,29 +116,30 @@ pub fn command(
 }
 
 fn warn(r: &Race, first: Site, second: Site) {
-    let name = |s: Site| s.api.map_or("an earlier command", |a| a.name());
-    let how = |u: Use| match u {
-        Use::Read => "reads",
-        Use::Write => "writes",
-    };
     crate::warn!(
-        "possible data race on memory object {:#x}: command #{} ({} on device #{} queue #{}) {} bytes {}..{}, command #{} ({} on device #{} queue #{}) {} bytes {}..{}, and no event, queue order or host wait orders them",
+        "possible data race on memory object {:#x}: {}, {}, and no event, queue order or host wait orders them",
         r.object,
-        r.first.id,
-        name(first),
-        first.device,
-        first.queue,
-        how(r.first.use_),
-        r.first.range.0,
-        r.first.range.1,
-        r.second.id,
-        name(second),
-        second.device,
-        second.queue,
-        how(r.second.use_),
-        r.second.range.0,
-        r.second.range.1,
+        said(&r.first, first),
+        said(&r.second, second),
     );
+}
+
+/// "command #N (clEnqueue… on device #D queue #Q) writes bytes A..B".
+fn said(a: &Access, site: Site) -> String {
+    let api = site.api.map_or("an earlier command", |a| a.name());
+    let how = match (a.use_, a.how) {
+        (Use::Read, _) => "reads",
+        (Use::Write, Certainty::Known) => "writes",
+        (Use::Write, _) => "may write (its kernel argument is not `const`)",
+    };
+    let bytes = match a.range {
+        (0, u64::MAX) => "the whole object".to_string(),
+        (from, to) => format!("bytes {from}..{to}"),
+    };
+    format!(
+        "command #{} ({api} on device #{} queue #{}) {how} {bytes}",
+        a.id, site.device, site.queue
+    )
 }
 
 /// The host learnt that what `on` names completed.
