@@ -91,3 +91,32 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
         }
     }
 }
+
+/// A correct program gets no race warning: the project's other test programs, each with what it
+/// synchronises (wait lists, clFinish, blocking calls, several threads and queues), on two
+/// devices.
+#[test]
+fn the_other_test_programs_get_no_race_warning() {
+    let programs: &[(&str, &[&str])] = &[
+        ("demo", &[]),
+        ("transfers", &[]),
+        ("kernels", &[]),
+        ("overlap", &["overlap"]),
+        ("overlap", &["serial"]),
+        ("graph", &["two"]),
+        ("threads", &[]),
+        ("in_flight", &[]),
+        ("buffers", &[]),
+        ("svm_events", &[]),
+    ];
+    for &(name, args) in programs {
+        for (load, mode) in [(Load::Preload, "summary"), (Load::Layer, "trace")] {
+            let mut cmd = command(program(name), load);
+            cmd.args(args).envs(TWO).env("CLXFER_MODE", mode);
+            let r = run_cmd(cmd, std::time::Duration::from_secs(180));
+            let what = format!("{name} {args:?} {load:?} {mode}");
+            assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
+            assert!(races(&r).is_empty(), "{what}: {:?}", races(&r));
+        }
+    }
+}
