@@ -35,7 +35,7 @@ struct Site {
     queue: u32,
 }
 
-/// Pairs of sites said at most (later races are counted only).
+/// Pairs of sites said at most (races between later pairs are not said).
 const SAID: usize = 1 << 10;
 
 #[derive(Default)]
