@@ -146,3 +146,42 @@ fn pyopencl_kernels_and_the_read_that_waits_for_them() {
         report["bounds"]
     );
 }
+
+/// Issue #25, in pyopencl: a buffer handed from one device's queue to the other's. With the
+/// kernel's event in the read's wait list there is no race; without it, exactly one, naming both
+/// commands.
+#[test]
+fn pyopencl_hand_off_races_only_without_its_event() {
+    let script = root().join("tests/programs/pyopencl_race.py");
+    for load in [Load::Layer, Load::Preload] {
+        for variant in ["wait", "race"] {
+            let mut cmd = command("/usr/bin/python3", load);
+            cmd.arg(&script)
+                .arg(variant)
+                .env("POCL_DEVICES", "pthread pthread")
+                .env("CLXFER_MODE", "summary");
+            let r = run_cmd(cmd, Duration::from_secs(120));
+            let what = format!("{load:?} {variant}");
+            assert_eq!(r.code, Some(0), "{what}\n{}", r.stderr);
+            let races: Vec<&str> = (r.clxfer_lines().into_iter())
+                .filter(|l| l.contains("possible data race"))
+                .collect();
+            if variant == "wait" {
+                assert!(
+                    r.stdout.contains("read back doubled: True"),
+                    "{what}: {}",
+                    r.stdout
+                );
+                assert!(races.is_empty(), "{what}: {races:?}");
+            } else {
+                assert_eq!(races.len(), 1, "{what}: {}", r.stderr);
+                for side in [
+                    "(clEnqueueNDRangeKernel on device #1 queue #1) may write",
+                    "(clEnqueueReadBuffer on device #2 queue #2) reads bytes 0..262144",
+                ] {
+                    assert!(races[0].contains(side), "{what}: {}", races[0]);
+                }
+            }
+        }
+    }
+}
