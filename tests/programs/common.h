@@ -58,6 +58,22 @@ static __attribute__((unused)) void find_pocl(void) {
     }
 }
 
+/* The PoCL platform, its first two devices into ds (g_device: the first), a context of both
+ * (POCL_DEVICES="pthread pthread"); exits with a FAIL line when there are fewer. */
+static __attribute__((unused)) void setup_two(cl_device_id ds[2]) {
+    find_pocl();
+    cl_uint n = 0;
+    CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_ALL, 2, ds, &n));
+    if (n < 2) {
+        printf("FAIL two devices wanted, %u found\n", n);
+        exit(1);
+    }
+    g_device = ds[0];
+    cl_int err;
+    g_ctx = clCreateContext(NULL, 2, ds, NULL, NULL, &err);
+    CHECK_ERR(err);
+}
+
 /* The PoCL platform, its first device, a context. */
 static __attribute__((unused)) void setup(void) {
     find_pocl();

@@ -22,17 +22,8 @@
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "correct";
     cl_int err;
-    find_pocl();
     cl_device_id ds[2];
-    cl_uint n = 0;
-    CHECK(clGetDeviceIDs(g_platform, CL_DEVICE_TYPE_ALL, 2, ds, &n));
-    if (n < 2) {
-        printf("FAIL two devices wanted, %u found\n", n);
-        return 1;
-    }
-    g_device = ds[0];
-    g_ctx = clCreateContext(NULL, 2, ds, NULL, NULL, &err);
-    CHECK_ERR(err);
+    setup_two(ds);
     cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
     cl_command_queue q1 = make_queue(0);
     cl_command_queue q2 = clCreateCommandQueueWithProperties(g_ctx, ds[1], NULL, &err);

@@ -92,7 +92,7 @@ macro_rules! command {
 }
 
 /// Bytes `offset..offset + size` of `mem`, used as `use_` (known).
-fn touch(mem: cl_mem, offset: usize, size: usize, use_: Use) -> Touch {
+pub(super) fn touch(mem: cl_mem, offset: usize, size: usize, use_: Use) -> Touch {
     Touch {
         object: mem as usize,
         range: (offset as u64, offset.saturating_add(size) as u64),

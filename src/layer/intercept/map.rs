@@ -1,11 +1,11 @@
 //! `clEnqueueMapBuffer` and `clEnqueueMapImage`: they return the mapped pointer (the start of a
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
-use super::commands::{element_size, triple};
+use super::commands::{element_size, touch, triple};
 use super::events::{Capture, capture};
 use super::races::Touch;
 use super::{enqueued, refused};
-use crate::graph::race::{Certainty, Use};
+use crate::graph::race::Use;
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
@@ -153,10 +153,10 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
 /// overwrite what is mapped for writing, from the map until the unmap.
 fn map_touch(mem: cl_mem, flags: cl_map_flags, offset: usize, size: usize) -> Touch {
     let writes = flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0;
-    Touch {
-        object: mem as usize,
-        range: (offset as u64, offset.saturating_add(size) as u64),
-        use_: if writes { Use::Write } else { Use::Read },
-        how: Certainty::Known,
-    }
+    touch(
+        mem,
+        offset,
+        size,
+        if writes { Use::Write } else { Use::Read },
+    )
 }

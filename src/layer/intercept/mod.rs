@@ -17,9 +17,7 @@ mod queues;
 mod races;
 
 /// A host synchronisation point: the race check's clocks learn what completed.
-pub fn host_synced(on: &crate::report::On) {
-    races::synced(on);
-}
+pub use races::synced as host_synced;
 
 pub use commands::*;
 pub use events::{EnqueueArgs, forget_after_fork};
