@@ -9,11 +9,23 @@ use common::*;
 
 const TWO: [(&str, &str); 1] = [("POCL_DEVICES", "pthread pthread")];
 
-fn races(r: &Run) -> Vec<&str> {
+/// The race lines on stderr, without the threads they name (a different number each run).
+fn races(r: &Run) -> Vec<String> {
     r.clxfer_lines()
         .into_iter()
         .filter(|l| l.contains("possible data race"))
+        .map(unthreaded)
         .collect()
+}
+
+fn unthreaded(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(", thread ") {
+        out.push_str(&rest[..at]);
+        rest = rest[at + ", thread ".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out + rest
 }
 
 #[test]
@@ -118,5 +130,94 @@ fn the_other_test_programs_get_no_race_warning() {
             assert_eq!(r.code, Some(0), "{what}: {}", r.stderr);
             assert!(races(&r).is_empty(), "{what}: {:?}", races(&r));
         }
+    }
+}
+
+/// A race is the report's first finding, with its confidence, in summary mode (on stderr) and
+/// in a trace's live report; the trace holds it as an instant with an arrow between the two
+/// enqueue slices, which `clxfer check` accepts, and `clxfer report` of the trace gives the same
+/// report.
+#[test]
+fn a_race_is_the_first_finding_and_an_instant_with_an_arrow_in_the_trace() {
+    use serde_json::Value;
+    let prog = program("races");
+    for (mode, confidence, commands) in [("race", "known", [1, 2]), ("kernel", "declared", [2, 3])]
+    {
+        // Summary mode: the report on stderr puts it first.
+        let mut cmd = command(&prog, Load::Preload);
+        cmd.arg(mode).envs(TWO).env("CLXFER_MODE", "summary");
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let text = r.stderr.split_once("findings, ").map(|t| t.1).unwrap_or("");
+        assert!(
+            text.starts_with("possible data races first, then ranked by the time they would save:\n 1. possible data race on memory object 0x"),
+            "{mode}: {}",
+            r.stderr
+        );
+        assert!(
+            text.contains(&format!("confidence: {confidence}")),
+            "{text}"
+        );
+        // Trace mode, the live report beside it.
+        let dir = fresh_dir("races-trace");
+        let live = fresh_dir("races-live").join("live.json");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.arg(mode)
+            .envs(TWO)
+            .env("CLXFER_DIR", &dir)
+            .env("CLXFER_REPORT", &live);
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let traces = checked_traces(&dir);
+        assert_eq!(traces.len(), 1, "{}", r.stderr);
+        let live: Value = serde_json::from_slice(&std::fs::read(&live).unwrap()).unwrap();
+        let first = &live["findings"][0];
+        assert_eq!(first["kind"], "possible-race", "{mode}: {first}");
+        assert_eq!(first["confidence"], confidence, "{first}");
+        let evidence = first["evidence"].to_string();
+        for c in commands {
+            assert!(evidence.contains(&format!("command #{c} (")), "{evidence}");
+        }
+        let mut rep = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+        rep.args(["report", "--format", "json"]).arg(&traces[0]);
+        let rep = run_cmd(rep, std::time::Duration::from_secs(60));
+        assert_eq!(rep.code, Some(0), "{}", rep.stderr);
+        let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
+        assert_eq!(live, from_trace, "{mode}: the reports differ");
+        // The instant names both commands; the arrow joins their enqueue slices.
+        let events: Vec<Value> =
+            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let instants: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["name"] == "possible data race")
+            .collect();
+        assert_eq!(instants.len(), 1, "{mode}");
+        let args = &instants[0]["args"];
+        assert_eq!(args["first"]["command"], commands[0], "{args}");
+        assert_eq!(args["second"]["command"], commands[1], "{args}");
+        assert_eq!(args["confidence"], confidence);
+        let slice_of = |c: u64| {
+            events
+                .iter()
+                .find(|e| {
+                    e["ph"] == "X" && e["args"]["command"] == c && e["args"]["api"].is_string()
+                })
+                .unwrap_or_else(|| panic!("no enqueue slice of command #{c}"))
+        };
+        let flow = |ph: &str| {
+            events
+                .iter()
+                .find(|e| e["name"] == "race" && e["ph"] == ph)
+                .unwrap_or_else(|| panic!("{mode}: no race flow {ph}"))
+        };
+        for (ph, c) in [("s", commands[0]), ("f", commands[1])] {
+            let (end, slice) = (flow(ph), slice_of(c));
+            assert_eq!(
+                (&end["ts"], &end["tid"], &end["cat"]),
+                (&slice["ts"], &slice["tid"], &slice["cat"]),
+                "{mode}: the arrow's {ph} is not at command #{c}'s enqueue"
+            );
+        }
+        assert_eq!(instants[0]["ts"], slice_of(commands[1])["ts"]);
     }
 }

@@ -39,6 +39,8 @@ pub struct Span {
     pub node: u64,
     /// A host synchronisation point: what it waited for.
     pub waited: Option<Box<crate::report::On>>,
+    /// The possible data races the enqueue made, sent after the call's record.
+    pub races: Vec<crate::sink::record::Race>,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -171,6 +173,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             facts,
             node,
             waited,
+            races,
         } = span;
         match facts {
             Some(facts) => crate::sink::buffer::push_with(|_| Record::Fact(facts, None)),
@@ -187,6 +190,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
                     waited,
                 })
             }),
+        }
+        for r in races {
+            crate::sink::buffer::push_with(|_| Record::Race(Box::new(r)));
         }
     }
     ret

@@ -322,7 +322,13 @@ pub struct Builder {
     last_ns: u64,
     /// The command graph's recent window, for what bounds the run.
     graph: Graph,
+    /// Possible data races, as found (at most [`RACES`]), and how many more came.
+    races: Vec<super::RaceFact>,
+    more_races: u64,
 }
+
+/// Races kept; the feed says at most one per pair of call sites, 1024 pairs.
+const RACES: usize = 1 << 10;
 
 impl Builder {
     pub fn new(program: &str, pid: u32, start_time: &str) -> Builder {
@@ -348,6 +354,15 @@ impl Builder {
         let at = self.devices.partition_point(|d| d.0 < index);
         self.devices.insert(at, (index, DeviceAcc::default()));
         &mut self.devices[at].1
+    }
+
+    /// A possible data race (`races.rs`).
+    pub fn race(&mut self, r: super::RaceFact) {
+        if self.races.len() < RACES {
+            self.races.push(r);
+        } else {
+            self.more_races += 1;
+        }
     }
 
     pub fn device(&mut self, facts: DeviceFacts) {
@@ -556,7 +571,9 @@ impl Builder {
         for (_, d) in &mut self.devices {
             d.count_small_run();
         }
-        let findings = findings::all(self.devices.iter().map(|d| &d.1));
+        // A race can make the results wrong however fast the run: races rank first.
+        let mut findings = super::races::findings(&self.races, self.more_races);
+        findings.extend(findings::all(self.devices.iter().map(|d| &d.1)));
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         Report {
             program: self.program,

@@ -133,6 +133,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 saving_ns,
                 estimate,
                 saves,
+                confidence: None,
             })
         };
 

@@ -2,8 +2,8 @@
 //! (`sink/summary.rs`), fed to the same [`Builder`].
 
 use super::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, Ran,
-    Report, Sync, Work, cited, kind,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, RaceFact,
+    RaceSide, Ran, Report, Sync, Work, cited, kind,
 };
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
@@ -70,6 +70,33 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
 }
 
 /// A host enqueue slice's facts, if it was a kernel launch.
+/// A race instant's facts (`sink/chrome.rs` writes them).
+fn race(args: &Value) -> Option<RaceFact> {
+    let side = |v: &Value| -> Option<RaceSide> {
+        let (device, queue) = queue_of(v)?;
+        let bytes = v.get("bytes")?.as_array()?;
+        Some(RaceSide {
+            command: v.get("command")?.as_u64()?,
+            api: v.get("api")?.as_str()?.into(),
+            device,
+            queue,
+            thread: v.get("thread")?.as_u64()? as u32,
+            access: v.get("access")?.as_str()?.into(),
+            bytes: (
+                bytes.first()?.as_u64()?,
+                bytes.get(1).and_then(Value::as_u64).unwrap_or(u64::MAX),
+            ),
+        })
+    };
+    let object = str_of(args, s::MEM_OBJECT).trim_start_matches("0x");
+    Some(RaceFact {
+        object: u64::from_str_radix(object, 16).ok()?,
+        confidence: str_of(args, s::CONFIDENCE).into(),
+        first: side(args.get(s::FIRST.name)?)?,
+        second: side(args.get(s::SECOND.name)?)?,
+    })
+}
+
 fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
     let name = args.get(s::KERNEL.name)?.as_str()?;
     let (device, queue) = queue_of(args)?;
@@ -154,6 +181,11 @@ impl Reader {
                 b.program = str_of(args, s::PROGRAM).into();
                 b.pid = u64_of(args, s::PID) as u32;
                 b.start_time = str_of(args, s::START_TIME).into();
+            }
+            ("i", s::RACE) => {
+                if let Some(r) = race(args) {
+                    b.race(r);
+                }
             }
             ("i", s::DEVICE_INFO) => b.device(DeviceFacts {
                 index: u64_of(args, s::DEVICE_INDEX) as u32,

@@ -9,6 +9,7 @@ mod findings;
 pub mod from_trace;
 mod hist;
 mod kernels;
+pub mod races;
 mod render;
 mod timeline;
 
@@ -18,6 +19,7 @@ pub use builder::{
     kind_of,
 };
 pub use kernels::{KernelRow, KernelRun};
+pub use races::{RaceFact, RaceSide};
 pub use render::Format;
 pub use timeline::Busy;
 
@@ -45,7 +47,8 @@ pub struct Report {
     pub bounds: Option<Bounds>,
     /// `null`: not known (a trace cut short), here and below.
     pub pinned_host_peak_bytes: Option<u64>,
-    /// Ranked by the time they would save, largest first.
+    /// Possible data races first (in the order found), then the rest ranked by the time they
+    /// would save, largest first.
     pub findings: Vec<Finding>,
     /// Commands not complete when the run ended (no device time).
     pub incomplete_at_exit: Option<u64>,
@@ -130,4 +133,7 @@ pub struct Finding {
     pub estimate: String,
     /// The saving as the report shows it: `~8.10 ms, at this run's …` (or the estimate alone).
     pub saves: String,
+    /// A race's: `known` or `declared` (`races.rs`); absent for the other findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<String>,
 }

@@ -402,14 +402,25 @@ fn text(r: &Report) -> String {
     }
     out.push('\n');
     if r.findings.is_empty() {
-        out.push_str("findings: none: no staged, held, wasted or latency-bound transfers seen\n");
+        out.push_str(
+            "findings: none: no race, and no staged, held, wasted or latency-bound transfers seen\n",
+        );
     } else {
-        out.push_str("findings, ranked by the time they would save:\n");
+        out.push_str(ranked(r));
         for (i, f) in r.findings.iter().enumerate() {
             finding_text(i + 1, f, &mut out);
         }
     }
     out
+}
+
+/// The findings' heading: races come first when there are any.
+fn ranked(r: &Report) -> &'static str {
+    if r.findings.iter().any(|f| f.confidence.is_some()) {
+        "findings, possible data races first, then ranked by the time they would save:\n"
+    } else {
+        "findings, ranked by the time they would save:\n"
+    }
 }
 
 fn finding_text(n: usize, f: &Finding, out: &mut String) {
@@ -485,7 +496,11 @@ fn markdown(r: &Report) -> String {
             let _ = writeln!(out, "- {line}");
         }
     }
-    out.push_str("\n## Findings, ranked by the time they would save\n\n");
+    let _ = writeln!(
+        out,
+        "\n## {}\n",
+        upper(ranked(r).trim_end_matches([':', '\n']))
+    );
     if r.findings.is_empty() {
         out.push_str("None.\n");
     }

@@ -55,6 +55,8 @@ pub struct Chrome<W: Write + Send> {
     rendered: Rendered,
     /// The dependency arrows' ends not yet joined.
     waits: waits::Waits,
+    /// Race arrows drawn (their flow ids).
+    races: u64,
     /// Out-of-order queues (their host slices say the barrier each command waits for).
     out_of_order: HashSet<QueueRef, FxBuildHasher>,
     /// Flags → their names as a JSON string (`"READ_WRITE|ALLOC_HOST_PTR"`), by table and value:
@@ -131,6 +133,7 @@ impl<W: Write + Send> Chrome<W> {
             early: HashMap::default(),
             rendered: Rendered::default(),
             waits: waits::Waits::default(),
+            races: 0,
             out_of_order: HashSet::default(),
             flag_names: HashMap::default(),
             heads: HashMap::default(),
@@ -283,6 +286,7 @@ impl<W: Write + Send> Chrome<W> {
             Record::Queue(q) => self.queue(q),
             // Summary mode's compact enqueues: a trace gets whole calls instead.
             Record::Fact(..) => {}
+            Record::Race(r) => self.race(&r),
             Record::Thread { tid, name } => {
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
                 let name = String::from_utf8_lossy(&name[..end]).into_owned();
@@ -516,26 +520,79 @@ impl<W: Write + Send> Chrome<W> {
         self.flow(s::FLOW_NAME, c.id, host, at);
     }
 
+    /// A possible data race: an instant where the second command's enqueue slice starts, and an
+    /// arrow from the first's. The arrow needs both slices of one category (DevTools binds a
+    /// flow only to its own): a timed and an untimed enqueue get the instant alone.
+    fn race(&mut self, r: &super::record::Race) {
+        let f = &r.fact;
+        let [(first, first_timed), (second, second_timed)] = r.calls;
+        let (from, to) = (self.ts(first), self.ts(second));
+        let pid = self.host_pid;
+        let j = self.begin(
+            Name::Words(&[s::RACE]),
+            s::CAT_CLXFER,
+            "i",
+            pid,
+            f.second.thread,
+            to,
+        );
+        j.qkey(quoted!("s")).word("t");
+        j.qkey(quoted!("args")).open();
+        j.field(s::MEM_OBJECT).hex(f.object);
+        j.field(s::CONFIDENCE).str(&f.confidence);
+        for (key, side) in [(s::FIRST, &f.first), (s::SECOND, &f.second)] {
+            j.field(key).open();
+            j.qkey(quoted!("command")).u64(side.command);
+            j.qkey(quoted!("api")).str(&side.api);
+            queue_field(
+                j,
+                QueueRef {
+                    device: side.device,
+                    queue: side.queue,
+                },
+            );
+            j.qkey(quoted!("thread")).u64(side.thread as u64);
+            j.qkey(quoted!("access")).str(&side.access);
+            j.qkey(quoted!("bytes")).open_array();
+            j.u64(side.bytes.0);
+            if side.bytes.1 != u64::MAX {
+                j.u64(side.bytes.1);
+            }
+            j.close_array();
+            j.close();
+        }
+        j.close();
+        self.end_event();
+        if first_timed == second_timed && from != to {
+            let cat = if first_timed {
+                s::CAT_ENQUEUE
+            } else {
+                s::CAT_CALL
+            };
+            self.races += 1;
+            let at = |tid, ts| waits::At { pid, tid, ts };
+            let (a, b) = (at(f.first.thread, from), at(f.second.thread, to));
+            self.flow_of(s::RACE_FLOW_NAME, cat, self.races, a, b);
+        }
+    }
+
     /// A flow arrow of `name`: `s` at `from`, `f` (bound to its enclosing slice) at `to`.
     fn flow(&mut self, name: &'static str, id: u64, from: waits::At, to: waits::At) {
-        let j = self.begin(
-            Name::Words(&[name]),
-            s::CAT_ENQUEUE,
-            "s",
-            from.pid,
-            from.tid,
-            from.ts,
-        );
+        self.flow_of(name, s::CAT_ENQUEUE, id, from, to)
+    }
+
+    fn flow_of(
+        &mut self,
+        name: &'static str,
+        cat: &'static str,
+        id: u64,
+        from: waits::At,
+        to: waits::At,
+    ) {
+        let j = self.begin(Name::Words(&[name]), cat, "s", from.pid, from.tid, from.ts);
         j.qkey(quoted!("id")).u64(id);
         self.end_event();
-        let j = self.begin(
-            Name::Words(&[name]),
-            s::CAT_ENQUEUE,
-            "f",
-            to.pid,
-            to.tid,
-            to.ts,
-        );
+        let j = self.begin(Name::Words(&[name]), cat, "f", to.pid, to.tid, to.ts);
         j.qkey(quoted!("bp")).word("e");
         j.qkey(quoted!("id")).u64(id);
         self.end_event();

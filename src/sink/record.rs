@@ -31,6 +31,18 @@ pub enum Record {
     /// completion (`None`: unavailable or not timed), instead of the call, its classification and
     /// its command. Sent when the command completes, or from the call when it is not timed.
     Fact(crate::report::Fact, Option<crate::report::Ran>),
+    /// A possible data race between two commands, found as the second was enqueued; sent after
+    /// that enqueue's own record. In the report (a finding) and the trace (an instant and an
+    /// arrow between the two enqueue slices) alike.
+    Race(Box<Race>),
+}
+
+/// A race's report fact, and where its two enqueue calls' host slices start, for the arrow.
+pub struct Race {
+    pub fact: crate::report::RaceFact,
+    /// Of the first and second command: the call's start (monotonic ns) and whether the
+    /// command is timed (its host slice's category).
+    pub calls: [(u64, bool); 2],
 }
 
 /// One host call. `begin`/`end` bracket the call down to the driver.
@@ -185,6 +197,7 @@ impl Record {
             Record::Device(_) => 3,
             Record::Queue(_) => 4,
             Record::Thread { .. } => 5,
+            Record::Race(_) => 6,
         }
     }
 }

@@ -114,6 +114,7 @@ impl Summary {
                     start_ns: c.start.saturating_sub(self.start_ns),
                 }),
             ),
+            Record::Race(r) => b.race(r.fact.clone()),
             Record::Device(d) => b.device(DeviceFacts {
                 index: d.index,
                 name: d.name.clone(),

@@ -86,6 +86,10 @@ schema! {
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
     EVENTS = "events" ["trace end"] "Events in the file.",
+    MEM_OBJECT = "mem_object" ["race"] "The memory object both commands touch (its handle, as a hex string).",
+    CONFIDENCE = "confidence" ["race"] "`known`: both uses are what the commands do; `declared`: a kernel argument that is not `const`, `__constant` or in a READ_ONLY buffer is taken as written (the kernel may only read it).",
+    FIRST = "first" ["race"] "The command enqueued first: `{command, api, queue, thread, access, bytes}`; `access` is `reads`, `writes` or `may write`, `bytes` is `[from, to]` (`to` absent: to the object's end).",
+    SECOND = "second" ["race"] "The command enqueued second, as `first`; the instant sits at the start of its enqueue slice, and the arrow (`race`) joins the two enqueue slices.",
     REPORT = "report" ["trace end"] "The run's summary report, as `clxfer report --format json` gives it (the viewer shows it).",
 }
 
@@ -100,6 +104,10 @@ pub const FLOW_NAME: &str = "enqueue";
 /// command whose wait list named it. Their category is the slices' own (`enqueue`), which DevTools
 /// needs to bind them; the name keeps them apart (flows are keyed by category, name and id).
 pub const WAIT_FLOW_NAME: &str = "wait";
+/// A possible data race: an instant on the second command's enqueue thread, and an arrow of this
+/// name from the first command's enqueue slice to the second's.
+pub const RACE: &str = "possible data race";
+pub const RACE_FLOW_NAME: &str = "race";
 pub const TRACE_START: &str = "clxfer trace start";
 pub const TRACE_END: &str = "clxfer trace end";
 pub const DEVICE_INFO: &str = "device info";
@@ -109,8 +117,8 @@ pub const IN_FLIGHT_COUNTER: &str = "bytes in flight";
 pub const RESIDENT_COUNTER: &str = "device-resident buffer bytes";
 
 /// The keys of the trace end's `dropped` object: the kinds of record the writer may drop.
-pub const DROPPED_KINDS: [&str; 6] = [
-    "calls", "commands", "counters", "devices", "queues", "threads",
+pub const DROPPED_KINDS: [&str; 7] = [
+    "calls", "commands", "counters", "devices", "queues", "threads", "races",
 ];
 
 /// The largest integer a JSON reader holds exactly as a double (2^53); beyond it clxfer writes
@@ -177,6 +185,11 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
   `enqueue`, ids 1, 2, … of their own): from the device slice of each command a wait list named to
   the device slice of the command that waited, when both were timed; the host slice's `waits` lists
   them all. An in-order queue's own order is its track, and gets no arrows.
+- **Possible data races**: an instant (`i`, thread scope, category `clxfer`) named `possible data
+  race` at the start of the second command's enqueue slice, with `mem_object`, `confidence`,
+  `first` and `second` in `args`, and an arrow (flows named `race`, ids 1, 2, … of their own) from
+  the first command's enqueue slice to the second's, when both are of one category. One per pair
+  of call sites (entry point and queue), as on stderr.
 - **Counters** (`C`): `pinned host bytes` and `bytes in flight` (transfers enqueued, not yet
   complete) in the program's process, `device-resident buffer bytes` in each device's process; one
   `args` key, `bytes`. Sampled: at most one sample per counter per 100 µs from the program's

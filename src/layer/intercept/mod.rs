@@ -273,19 +273,25 @@ unsafe fn enqueued(
     let id = events::next_id();
     let deps = unsafe { graph::deps(call.api, id, &q, waits) };
     let blocking = transfer.as_ref().is_some_and(|t| t.0);
-    races::command(
-        id,
-        call.api,
-        &q,
-        graph::kind(call.api),
-        &deps,
-        touches,
-        blocking,
-    );
+    let race = |deps: &crate::graph::Deps, timed| {
+        let kind = graph::kind(call.api);
+        races::command(
+            id,
+            call.api,
+            &q,
+            kind,
+            deps,
+            touches,
+            blocking,
+            (span.begin, timed),
+        )
+    };
     if !cap.supplied() {
         unsafe { graph::made(event, id) };
     }
     if !crate::sink::records_every_call() {
+        // No trace: whether the command is timed matters to no slice.
+        span.races = race(&deps, false);
         let kernel = kernel.and_then(kernel_name);
         let what = (transfer, kernel, deps);
         return unsafe { summarized(call, (id, cap), event, &q, span, what) };
@@ -311,8 +317,10 @@ unsafe fn enqueued(
         waits: deps.waits.as_slice().into(),
         before: [0; 3],
     };
-    e.deps = deps;
     e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
+    // After `track`: the trace's race arrow needs to know what its enqueue slice will be.
+    span.races = race(&deps, e.timed);
+    e.deps = deps;
     // A blocking call returned: its command, and those before it, have completed.
     if e.timed && e.class.as_ref().is_some_and(|c| c.blocking) {
         unsafe { collect::synced(&q, 0) };

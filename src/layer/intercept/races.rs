@@ -10,7 +10,8 @@ use super::queues::QueueInfo;
 use crate::graph::clock::{Clocks, WINDOW};
 use crate::graph::race::{Access, Certainty, Race, Races, Use};
 use crate::graph::{Deps, Id, Kind};
-use crate::report::On;
+use crate::report::{On, RaceFact, RaceSide};
+use crate::sink::record;
 use crate::sync::Mutex;
 use crate::vocab::Api;
 use rustc_hash::FxHashSet;
@@ -38,12 +39,21 @@ struct Site {
 /// Pairs of sites said at most (races between later pairs are not said).
 const SAID: usize = 1 << 10;
 
+/// Where a command was enqueued from, beside its site: the thread, the call's start (monotonic
+/// ns) and whether it is timed (what its host slice in the trace is).
+#[derive(Clone, Copy, Debug, Default)]
+struct From {
+    thread: u32,
+    begin: u64,
+    timed: bool,
+}
+
 #[derive(Default)]
 struct State {
     clocks: Clocks,
     races: Races,
-    /// By command number modulo the clocks' window: (number, site).
-    sites: Vec<(Id, Site)>,
+    /// By command number modulo the clocks' window: (number, site, caller).
+    sites: Vec<(Id, Site, From)>,
     said: FxHashSet<(Site, Site)>,
     found: Vec<Race>,
 }
@@ -61,7 +71,10 @@ fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
 }
 
 /// Command `id`, enqueued by `api` on `q` with `deps` (its queue's order added), touches
-/// `touches`; `blocking`: the call returned once it completed.
+/// `touches`; `blocking`: the call returned once it completed; `(begin, timed)`: its call's
+/// start, and whether a device slice comes. The races it makes, said on stderr here, are
+/// returned for the report and the trace (to be sent after the call's own record).
+#[allow(clippy::too_many_arguments)]
 pub fn command(
     id: Id,
     api: Api,
@@ -70,11 +83,17 @@ pub fn command(
     deps: &Deps,
     touches: &[Touch],
     blocking: bool,
-) {
+    (begin, timed): (u64, bool),
+) -> Vec<record::Race> {
     let site = Site {
         api: Some(api),
         device: q.r.device,
         queue: q.r.queue,
+    };
+    let from = From {
+        thread: crate::sink::buffer::current_tid(),
+        begin,
+        timed,
     };
     let said = with(|s| {
         let placed = s.clocks.command(id, q.r.queue, !q.in_order, kind, deps);
@@ -82,9 +101,10 @@ pub fn command(
         // known (no wait for an event clxfer knows nothing of).
         let placed = (!touches.is_empty() && deps.unknown == 0).then(|| placed.clone());
         if s.sites.is_empty() {
-            s.sites.resize(WINDOW, (0, Site::default()));
+            s.sites
+                .resize(WINDOW, (0, Site::default(), From::default()));
         }
-        s.sites[id as usize % WINDOW] = (id, site);
+        s.sites[id as usize % WINDOW] = (id, site, from);
         let mut said = Vec::new();
         if let Some(placed) = placed {
             let mut found = std::mem::take(&mut s.found);
@@ -94,13 +114,16 @@ pub fn command(
                     .access(t.object, (id, &placed), t.range, how, &mut found);
             }
             for r in found.drain(..) {
-                let first = match s.sites.get(r.first.id as usize % WINDOW) {
-                    Some(&(n, site)) if n == r.first.id => site,
-                    _ => Site::default(),
+                let (first, first_from) = match s.sites.get(r.first.id as usize % WINDOW) {
+                    Some(&(n, site, from)) if n == r.first.id => (site, from),
+                    _ => (Site::default(), From::default()),
                 };
                 let judged = r.certainty >= Certainty::Declared;
                 if judged && s.said.len() < SAID && s.said.insert((first, site)) {
-                    said.push((r, first));
+                    said.push(record::Race {
+                        fact: fact(&r, (first, first_from), (site, from)),
+                        calls: [(first_from.begin, first_from.timed), (begin, timed)],
+                    });
                 }
             }
             s.found = found;
@@ -110,36 +133,44 @@ pub fn command(
         }
         said
     });
-    for (r, first) in said {
-        warn(&r, first, site);
+    for r in &said {
+        let f = &r.fact;
+        crate::warn!(
+            "possible data race on memory object {:#x}: {}, {}, and no event, queue order or host wait orders them",
+            f.object,
+            f.first.said(),
+            f.second.said(),
+        );
     }
+    said
 }
 
-fn warn(r: &Race, first: Site, second: Site) {
-    crate::warn!(
-        "possible data race on memory object {:#x}: {}, {}, and no event, queue order or host wait orders them",
-        r.object,
-        said(&r.first, first),
-        said(&r.second, second),
-    );
-}
-
-/// "command #N (clEnqueue… on device #D queue #Q) writes bytes A..B".
-fn said(a: &Access, site: Site) -> String {
-    let api = site.api.map_or("an earlier command", |a| a.name());
-    let how = match (a.use_, a.how) {
-        (Use::Read, _) => "reads",
-        (Use::Write, Certainty::Known) => "writes",
-        (Use::Write, _) => "may write (its kernel argument is not `const`)",
+/// The report's fact of race `r` between commands from `first` and `second`.
+fn fact(r: &Race, first: (Site, From), second: (Site, From)) -> RaceFact {
+    let side = |a: &Access, (site, from): (Site, From)| RaceSide {
+        command: a.id,
+        api: site.api.map_or("an earlier command", |a| a.name()).into(),
+        device: site.device,
+        queue: site.queue,
+        thread: from.thread,
+        access: match (a.use_, a.how) {
+            (Use::Read, _) => "reads",
+            (Use::Write, Certainty::Known) => "writes",
+            (Use::Write, _) => "may write",
+        }
+        .into(),
+        bytes: a.range,
     };
-    let bytes = match a.range {
-        (0, u64::MAX) => "the whole object".to_string(),
-        (from, to) => format!("bytes {from}..{to}"),
-    };
-    format!(
-        "command #{} ({api} on device #{} queue #{}) {how} {bytes}",
-        a.id, site.device, site.queue
-    )
+    RaceFact {
+        object: r.object as u64,
+        confidence: match r.certainty {
+            Certainty::Known => "known",
+            _ => "declared",
+        }
+        .into(),
+        first: side(&r.first, first),
+        second: side(&r.second, second),
+    }
 }
 
 /// The host learnt that what `on` names completed.

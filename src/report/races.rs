@@ -1,0 +1,209 @@
+//! Possible data races in the report (issue #25): each pair of commands the race check
+//! (`graph::race`) found unordered becomes a finding, ranked above the time findings, since a
+//! race can make the program's results wrong however fast it runs. Live runs and saved traces
+//! give the same facts (the trace's `possible data race` instants).
+
+use super::Finding;
+use serde::Serialize;
+
+/// One of the two commands of a race.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaceSide {
+    pub command: u64,
+    pub api: String,
+    pub device: u32,
+    pub queue: u32,
+    /// The host thread that enqueued it (OS thread id).
+    pub thread: u32,
+    /// `reads`, `writes`, or `may write` (a kernel argument the program did not declare
+    /// read-only, taken as written).
+    pub access: String,
+    /// Bytes `[from, to)` of the object; `to` is `u64::MAX` for "to its end".
+    pub bytes: (u64, u64),
+}
+
+/// Two commands that touch one memory object, at least one writing, with no event, queue
+/// order or host wait between them; `first` was enqueued first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaceFact {
+    /// The memory object's handle.
+    pub object: u64,
+    /// `known` (both uses are what the commands do) or `declared` (a kernel argument not
+    /// declared `const`, `__constant` or in a READ_ONLY buffer, taken as written).
+    pub confidence: String,
+    pub first: RaceSide,
+    pub second: RaceSide,
+}
+
+/// Races shown one finding each; the rest are counted in the last.
+pub const SHOWN: usize = 16;
+
+impl RaceSide {
+    /// "command #N (clEnqueue… on device #D queue #Q, thread T) writes bytes A..B".
+    pub fn said(&self) -> String {
+        let how = match self.access.as_str() {
+            "may write" => "may write (its kernel argument is not `const`)",
+            a => a,
+        };
+        let bytes = match self.bytes {
+            (0, u64::MAX) => "the whole object".to_string(),
+            (from, u64::MAX) => format!("bytes {from} to the end"),
+            (from, to) => format!("bytes {from}..{to}"),
+        };
+        format!(
+            "command #{} ({} on device #{} queue #{}, thread {}) {how} {bytes}",
+            self.command, self.api, self.device, self.queue, self.thread
+        )
+    }
+}
+
+/// The race findings, in the order the races were found, and one for those past [`SHOWN`].
+pub fn findings(races: &[RaceFact], more: u64) -> Vec<Finding> {
+    let mut out: Vec<Finding> = races.iter().take(SHOWN).map(finding).collect();
+    let past = (races.len().saturating_sub(SHOWN)) as u64 + more;
+    if past > 0 {
+        out.push(Finding {
+            kind: "possible-race",
+            device: 0,
+            title: format!("{past} more possible data races between other pairs of call sites"),
+            evidence: vec![format!(
+                "the first {SHOWN} are above; stderr names up to 1024 pairs of call sites"
+            )],
+            fix: "order each pair as above".into(),
+            saving_ns: 0,
+            estimate: ESTIMATE.into(),
+            saves: ESTIMATE.into(),
+            confidence: None,
+        });
+    }
+    out
+}
+
+const ESTIMATE: &str = "no time: a race is about results, so it ranks above the time findings";
+
+fn finding(r: &RaceFact) -> Finding {
+    let (a, b) = (&r.first, &r.second);
+    let declared = r.confidence == "declared";
+    let one_queue = (a.device, a.queue) == (b.device, b.queue);
+    let mut fix = format!(
+        "order them: pass command #{}'s event in the wait list of command #{} (or wait for it \
+         on the host before enqueueing #{}), or {}",
+        a.command,
+        b.command,
+        b.command,
+        match one_queue {
+            true =>
+                "put a barrier (clEnqueueBarrierWithWaitList) between them on their \
+                     out-of-order queue",
+            false => "enqueue both on one in-order queue",
+        }
+    );
+    if declared {
+        fix.push_str(
+            "; if the kernel only reads the buffer, declare the argument `const` (or \
+             `__constant`) or create the buffer CL_MEM_READ_ONLY, and clxfer will know",
+        );
+    }
+    Finding {
+        kind: "possible-race",
+        device: b.device,
+        title: format!(
+            "possible data race on memory object {:#x} between command #{} (device #{}) and \
+             command #{} (device #{})",
+            r.object, a.command, a.device, b.command, b.device
+        ),
+        evidence: vec![
+            a.said(),
+            b.said(),
+            "no event, queue order or host wait orders them".into(),
+            match declared {
+                true => "confidence: declared (a kernel argument that is not `const` is taken \
+                         as written; the kernel may only read it)"
+                    .into(),
+                false => "confidence: known (both uses are what the commands do)".into(),
+            },
+        ],
+        fix,
+        saving_ns: 0,
+        estimate: ESTIMATE.into(),
+        saves: ESTIMATE.into(),
+        confidence: Some(r.confidence.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(command: u64, queue: u32, access: &str, bytes: (u64, u64)) -> RaceSide {
+        RaceSide {
+            command,
+            api: "clEnqueueWriteBuffer".into(),
+            device: queue,
+            queue,
+            thread: 7,
+            access: access.into(),
+            bytes,
+        }
+    }
+
+    #[test]
+    fn a_side_says_its_command_use_and_bytes() {
+        let cases = [
+            (
+                side(1, 1, "writes", (0, 64)),
+                "command #1 (clEnqueueWriteBuffer on device #1 queue #1, thread 7) writes bytes 0..64",
+            ),
+            (
+                side(2, 2, "may write", (0, u64::MAX)),
+                "command #2 (clEnqueueWriteBuffer on device #2 queue #2, thread 7) may write (its \
+                 kernel argument is not `const`) the whole object",
+            ),
+            (
+                side(3, 1, "reads", (16, u64::MAX)),
+                "command #3 (clEnqueueWriteBuffer on device #1 queue #1, thread 7) reads bytes 16 \
+                 to the end",
+            ),
+        ];
+        for (s, want) in cases {
+            assert_eq!(s.said(), want);
+        }
+    }
+
+    #[test]
+    fn each_race_is_a_finding_up_to_a_bound_and_the_fix_fits_the_queues() {
+        let race = |n: u64, q2: u32, confidence: &str| RaceFact {
+            object: 0x10,
+            confidence: confidence.into(),
+            first: side(n, 1, "writes", (0, 8)),
+            second: side(n + 1, q2, "reads", (0, 8)),
+        };
+        let f = findings(&[race(1, 2, "known"), race(3, 1, "declared")], 0);
+        assert_eq!(f.len(), 2);
+        assert!(
+            f.iter()
+                .all(|f| f.kind == "possible-race" && f.saving_ns == 0)
+        );
+        assert_eq!(f[0].confidence.as_deref(), Some("known"));
+        assert!(f[0].fix.contains("one in-order queue"), "{}", f[0].fix);
+        assert!(!f[0].fix.contains("`const`"), "{}", f[0].fix);
+        // One out-of-order queue: a barrier; a declared write: how to say it is only read.
+        assert!(f[1].fix.contains("barrier") && f[1].fix.contains("`const`"));
+        assert!(
+            f[1].title
+                .contains("command #3 (device #1) and command #4 (device #1)")
+        );
+        // Past the bound: one finding counts the rest, and those the builder could not keep.
+        let many: Vec<RaceFact> = (0..SHOWN as u64 + 3)
+            .map(|n| race(2 * n, 2, "known"))
+            .collect();
+        let f = findings(&many, 5);
+        assert_eq!(f.len(), SHOWN + 1);
+        assert!(
+            f[SHOWN].title.starts_with("8 more possible data races"),
+            "{}",
+            f[SHOWN].title
+        );
+        assert_eq!(f[SHOWN].confidence, None);
+    }
+}
