@@ -221,3 +221,120 @@ fn a_race_is_the_first_finding_and_an_instant_with_an_arrow_in_the_trace() {
         assert_eq!(instants[0]["ts"], slice_of(commands[1])["ts"]);
     }
 }
+
+/// Question 3 of the brief: the two-device hand-off (tests/programs/handoff.c) under NVIDIA's
+/// rules. The correct program gets no race and none of the hand-off findings; each buggy variant
+/// gets its own, with the commands classified as they move; the live report and the report of
+/// the trace agree; and the program reads back what it reads back without clxfer.
+#[test]
+fn the_two_device_hand_off_and_its_buggy_variants() {
+    use serde_json::Value;
+    const HAND_OFF: [&str; 4] = [
+        "possible-race",
+        "host-hop-migration",
+        "migration-on-source-queue",
+        "initialised-twice",
+    ];
+    let prog = program("handoff");
+    // (mode, the finding it must get; the device-2 kernel's (direction, path), and a rule it cites)
+    type Case = (
+        &'static str,
+        Option<&'static str>,
+        (&'static str, &'static str),
+        &'static str,
+    );
+    let cases: &[Case] = &[
+        ("correct", None, ("D2D", "none"), ""),
+        ("race", Some("possible-race"), ("D2D", "none"), ""),
+        (
+            "host",
+            Some("host-hop-migration"),
+            ("H2D", "pinned"),
+            "any.host-hop",
+        ),
+        (
+            "source",
+            Some("migration-on-source-queue"),
+            ("D2D", "via-host"),
+            "any.idle-migration",
+        ),
+        ("initboth", Some("initialised-twice"), ("D2D", "none"), ""),
+    ];
+    for &(mode, finding, (direction, path), rule) in cases {
+        let plain = {
+            let mut cmd = command(&prog, Load::None);
+            cmd.arg(mode).envs(TWO);
+            run_cmd(cmd, std::time::Duration::from_secs(120))
+        };
+        assert_eq!(plain.code, Some(0), "{mode}: {}", plain.stderr);
+        let dir = fresh_dir("handoff-trace");
+        let live = fresh_dir("handoff-live").join("live.json");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.arg(mode)
+            .envs(TWO)
+            .env("CLXFER_RULES", "nvidia")
+            .env("CLXFER_DIR", &dir)
+            .env("CLXFER_REPORT", &live);
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{mode}: {}", r.stderr);
+        assert_eq!(
+            r.stdout, plain.stdout,
+            "{mode}: the program read something else"
+        );
+        let said = races(&r);
+        let live: Value = serde_json::from_slice(&std::fs::read(&live).unwrap()).unwrap();
+        let kinds: Vec<&str> = live["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap())
+            .collect();
+        for k in HAND_OFF {
+            assert_eq!(
+                kinds.contains(&k),
+                finding == Some(k),
+                "{mode}: finding {k} in {kinds:?}"
+            );
+        }
+        if mode == "race" {
+            // The kernel on device 1 writes the buffer, device 2's migration reads it unordered.
+            assert_eq!(kinds[0], "possible-race");
+            assert!(
+                said[0].contains("command #2 (clEnqueueNDRangeKernel on device #1 queue #1) may write")
+                    && said[0].contains("command #3 (clEnqueueMigrateMemObjects on device #2 queue #2) reads the whole object"),
+                "{said:?}"
+            );
+        } else {
+            assert!(said.is_empty(), "{mode}: {said:?}");
+        }
+        let traces = checked_traces(&dir);
+        let mut rep = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+        rep.args(["report", "--format", "json"]).arg(&traces[0]);
+        let rep = run_cmd(rep, std::time::Duration::from_secs(60));
+        let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
+        assert_eq!(live, from_trace, "{mode}: the reports differ");
+        // Device 2's kernel, as classified.
+        let events: Vec<Value> =
+            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let kernel = events
+            .iter()
+            .find(|e| {
+                e["ph"] == "X"
+                    && e["args"]["api"] == "clEnqueueNDRangeKernel"
+                    && e["args"]["queue"] == "device #2 queue #2"
+            })
+            .unwrap_or_else(|| panic!("{mode}: no kernel on device 2"));
+        let args = &kernel["args"];
+        let class = (
+            args["direction"].as_str().unwrap_or("D2D"),
+            args["path"].as_str().unwrap_or("none"),
+        );
+        assert_eq!(class, (direction, path), "{mode}: {args}");
+        if !rule.is_empty() {
+            assert!(
+                args["rule_ids"].to_string().contains(rule),
+                "{mode}: {args}"
+            );
+        }
+    }
+}

@@ -221,6 +221,9 @@ pub enum Why {
     LastElsewhere {
         obj: ObjRef,
     },
+    OnlyOnHost {
+        obj: ObjRef,
+    },
     Marker {
         flags: u64,
     },
@@ -318,6 +321,9 @@ impl fmt::Display for Why {
                 write!(f, "the contents of {obj} are on another device")
             }
             Why::LastElsewhere { obj } => write!(f, "{obj} was last on another device"),
+            Why::OnlyOnHost { obj } => {
+                write!(f, "the contents of {obj} are valid only on the host")
+            }
             Why::Marker { flags } => write!(
                 f,
                 "migration with flags {} is only a marker: the data moves at first use",

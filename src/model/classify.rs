@@ -3,7 +3,7 @@
 
 use super::classification::*;
 use super::device::DeviceProfile;
-use super::memory::{Place, RangeKind, Registry, View};
+use super::memory::{Place, RangeKind, Registry, Since, View};
 use super::rules::{CrossDevice, Pageable, Placement, Rule, RuleSet, common as any};
 use opencl_sys::{
     CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION,
@@ -313,6 +313,9 @@ impl Ctx<'_> {
             Direction::D2H
         };
         let placement = self.placement(view);
+        if to_device {
+            self.written_twice(view, bytes);
+        }
         if rect {
             self.out.host_span = Some(span);
             self.why(any::RECT.id, Why::Rect { bytes, span });
@@ -351,6 +354,20 @@ impl Ctx<'_> {
         self.set(direction, path, bytes);
         self.notes(&host, bytes);
         self.out.host = Some(host);
+    }
+
+    /// A write of `bytes` to `view` on this device: whether it makes a whole write on another
+    /// device, not used since, wasted (the same buffer initialised on two devices).
+    fn written_twice(&mut self, view: View, bytes: u64) {
+        if let Since::Written(other) = view.root.since
+            && other != self.device
+            && bytes >= view.root.size
+        {
+            self.why(
+                any::WRITTEN_TWICE.id,
+                "written whole on another device and not used since: one of the two writes is wasted",
+            );
+        }
     }
 
     fn copy(mut self, src: usize, dst: usize, bytes: u64) {
@@ -413,7 +430,10 @@ impl Ctx<'_> {
         self.set(Direction::D2D, path, moved);
     }
 
-    fn fill(mut self, bytes: u64) {
+    fn fill(mut self, mem: Option<usize>, bytes: u64) {
+        if let Some(view) = mem.and_then(|m| self.mem.resolve(m)) {
+            self.written_twice(view, bytes);
+        }
         self.why(any::FILL.id, "the device writes the pattern");
         self.set(Direction::D2D, Path::Device, bytes);
     }
@@ -697,22 +717,52 @@ impl Ctx<'_> {
     }
 
     fn kernel(mut self, mems: &[usize]) {
-        let mut moved = 0;
+        // Bytes pulled from other devices, and from the host.
+        let (mut moved, mut pulled) = (0u64, 0u64);
         let rule = self.rules.between_devices;
         for &mem in mems {
             let Some(view) = self.mem.resolve(mem) else {
                 continue;
             };
-            if let Place::Device(other) = view.root.residence
-                && other != self.device
-            {
-                self.why(
-                    any::FIRST_USE.id,
-                    Why::LastElsewhere {
-                        obj: view.root.obj_ref(),
-                    },
-                );
-                moved = view.root.size.saturating_add(moved);
+            let root = view.root;
+            match root.residence {
+                Place::Device(other) if other != self.device => {
+                    if root.since == Since::IdleMigration(other) {
+                        self.why(
+                            any::IDLE_MIGRATION.id,
+                            "its last migration, on the device that already held it, moved \
+                             nothing: this kernel pulls it",
+                        );
+                    }
+                    self.why(
+                        any::FIRST_USE.id,
+                        Why::LastElsewhere {
+                            obj: root.obj_ref(),
+                        },
+                    );
+                    moved = root.size.saturating_add(moved);
+                }
+                Place::Host
+                    if !self.rules.unified.value && self.placement(view) == Placement::Device =>
+                {
+                    if let Since::ToHost(other) = root.since
+                        && other != self.device
+                    {
+                        self.why(
+                            any::HOST_HOP.id,
+                            "a HOST migration took it off another device: it comes back \
+                             through the host",
+                        );
+                    }
+                    self.why(
+                        any::ONLY_ON_HOST.id,
+                        Why::OnlyOnHost {
+                            obj: root.obj_ref(),
+                        },
+                    );
+                    pulled = root.size.saturating_add(pulled);
+                }
+                _ => {}
             }
         }
         let path = match (moved, rule.value) {
@@ -722,9 +772,14 @@ impl Ctx<'_> {
         };
         if path != Path::None {
             self.cite(&rule, "the kernel's enqueue moves it");
+            return self.set(Direction::D2D, path, moved.saturating_add(pulled));
         }
-        let moved = if path == Path::None { 0 } else { moved };
-        self.set(Direction::D2D, path, moved);
+        if pulled > 0 {
+            let rule = self.rules.migrate;
+            self.cite(&rule, "the contents are copied from the host backing store");
+            return self.set(Direction::H2D, rule.value.store, pulled);
+        }
+        self.set(Direction::D2D, Path::None, 0);
     }
 }
 
@@ -767,7 +822,8 @@ pub fn classify_in<'s>(
             rect,
         } => ctx.host(mem, to_device, ptr, bytes, span, rect),
         &Op::Copy { src, dst, bytes } => ctx.copy(src, dst, bytes),
-        &Op::Fill { bytes, .. } | &Op::PtrFill { bytes, .. } => ctx.fill(bytes),
+        &Op::Fill { mem, bytes } => ctx.fill(Some(mem), bytes),
+        &Op::PtrFill { bytes, .. } => ctx.fill(None, bytes),
         &Op::Map {
             mem, flags, bytes, ..
         } => ctx.map(mem, flags, bytes),

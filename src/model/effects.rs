@@ -4,7 +4,7 @@
 
 use super::classify::{Op, Request, SVM_MAPPINGS};
 use super::device::DeviceProfile;
-use super::memory::{Place, RangeKind, Registry};
+use super::memory::{Place, RangeKind, Registry, Since};
 use super::rules::{Placement, RuleSet};
 use opencl_sys::{CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION, CL_MIGRATE_MEM_OBJECT_HOST};
 
@@ -23,45 +23,88 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                 == Placement::Device;
         mem.set_residence(handle, Place::Device(device), on_device.then_some(device));
     };
+    // What the command did with the contents, for the hand-off reasons; any other use clears it.
+    let whole = |mem: &Registry, h: usize, bytes: u64| {
+        mem.resolve(h)
+            .is_some_and(|v| v.obj.parent.is_none() && bytes >= v.root.size)
+    };
+    let since = |mem: &mut Registry, h: usize, since: Since| mem.set_since(h, since);
     match &req.op {
         &Op::Host {
             mem: h,
             to_device: true,
+            bytes,
             ..
         }
-        | &Op::Fill { mem: h, .. } => arrive(mem, h),
-        &Op::Copy { dst, .. } => arrive(mem, dst),
+        | &Op::Fill { mem: h, bytes } => {
+            let written = if whole(mem, h, bytes) {
+                Since::Written(device)
+            } else {
+                Since::Nothing
+            };
+            arrive(mem, h);
+            since(mem, h, written);
+        }
+        &Op::Copy { src, dst, .. } => {
+            arrive(mem, dst);
+            since(mem, src, Since::Nothing);
+            since(mem, dst, Since::Nothing);
+        }
         &Op::Map {
             mem: h,
             flags,
             bytes,
             ptr,
-        } => mem.add_mapping(h, ptr, bytes, flags),
+        } => {
+            mem.add_mapping(h, ptr, bytes, flags);
+            since(mem, h, Since::Nothing);
+        }
         &Op::Unmap { mem: h, ptr } => {
             let ended = mem.end_mapping(h, ptr);
             if ended.is_some_and(|r| writes_back(r.kind)) {
                 arrive(mem, h);
             }
+            since(mem, h, Since::Nothing);
         }
         Op::Migrate { mems, flags } => {
+            let marker = rules.migrate.value.is_marker(*flags);
             for &h in mems {
+                let was = mem.resolve(h).map(|v| v.root.residence);
+                let next = match was {
+                    _ if marker => Since::Nothing,
+                    Some(Place::Device(from)) if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 => {
+                        Since::ToHost(from)
+                    }
+                    Some(Place::Device(on)) if on == device && flags & HOST_OR_UNDEFINED == 0 => {
+                        Since::IdleMigration(device)
+                    }
+                    _ => Since::Nothing,
+                };
                 if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 {
-                    if !rules.migrate.value.is_marker(*flags) {
+                    if !marker {
                         mem.set_residence(h, Place::Host, None);
                     }
-                } else if !rules.migrate.value.is_marker(*flags) {
+                } else if !marker {
                     arrive(mem, h);
                 }
+                since(mem, h, next);
             }
         }
-        Op::Kernel { mems } => mems.iter().for_each(|&h| arrive(mem, h)),
+        Op::Kernel { mems } => mems.iter().for_each(|&h| {
+            arrive(mem, h);
+            since(mem, h, Since::Nothing);
+        }),
         &Op::PtrMap { ptr, flags, bytes } => mem.add_mapping(SVM_MAPPINGS, ptr, bytes, flags),
         &Op::PtrUnmap { ptr } => {
             mem.end_mapping(SVM_MAPPINGS, ptr);
         }
-        Op::Host { .. } | Op::PtrCopy { .. } | Op::PtrFill { .. } | Op::PtrMigrate { .. } => {}
+        &Op::Host { mem: h, .. } => since(mem, h, Since::Nothing),
+        Op::PtrCopy { .. } | Op::PtrFill { .. } | Op::PtrMigrate { .. } => {}
     }
 }
+
+const HOST_OR_UNDEFINED: u64 =
+    CL_MIGRATE_MEM_OBJECT_HOST | opencl_sys::CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
 
 fn writes_back(kind: RangeKind) -> bool {
     matches!(kind, RangeKind::Mapping { map_flags } if map_flags == 0
@@ -71,7 +114,7 @@ fn writes_back(kind: RangeKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::memory::{MemKind, NewObject, Usage};
+    use crate::model::memory::{MemKind, NewObject, Since, Usage};
     use crate::model::rules::{AMD, CPU, NVIDIA};
     use opencl_sys::*;
 
@@ -253,5 +296,91 @@ mod tests {
         assert!(r.mapping(SVM_MAPPINGS, 0x5000).is_some());
         run(&mut r, &NVIDIA, 7, Op::PtrUnmap { ptr: 0x5000 });
         assert!(r.mapping(SVM_MAPPINGS, 0x5000).is_none());
+    }
+
+    #[test]
+    fn what_a_command_did_with_the_contents_is_kept_for_the_hand_off_reasons() {
+        let write = |bytes| Op::Host {
+            mem: 1,
+            to_device: true,
+            ptr: 0,
+            bytes,
+            span: bytes,
+            rect: false,
+        };
+        let migrate = |flags| Op::Migrate {
+            mems: vec![1],
+            flags,
+        };
+        let read = Op::Host {
+            mem: 1,
+            to_device: false,
+            ptr: 0,
+            bytes: 1,
+            span: 1,
+            rect: false,
+        };
+        // (rules, the commands as (device, op), what `since` is after the last)
+        type Case<'a> = (&'a RuleSet, Vec<(usize, Op)>, Since);
+        let cases: Vec<Case> = vec![
+            (&NVIDIA, vec![(7, write(100))], Since::Written(7)),
+            (&NVIDIA, vec![(7, write(10))], Since::Nothing),
+            (
+                &NVIDIA,
+                vec![(7, Op::Fill { mem: 1, bytes: 100 })],
+                Since::Written(7),
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write(100)), (7, read.clone())],
+                Since::Nothing,
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write(100)), (8, write(100))],
+                Since::Written(8),
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write(100)), (8, migrate(CL_MIGRATE_MEM_OBJECT_HOST))],
+                Since::ToHost(7),
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write(100)), (7, migrate(0))],
+                Since::IdleMigration(7),
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write(100)), (8, migrate(0))],
+                Since::Nothing,
+            ),
+            (
+                &NVIDIA,
+                vec![
+                    (7, write(100)),
+                    (7, migrate(CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)),
+                ],
+                Since::Nothing,
+            ),
+            (
+                &NVIDIA,
+                vec![
+                    (7, write(100)),
+                    (7, migrate(0)),
+                    (8, Op::Kernel { mems: vec![1] }),
+                ],
+                Since::Nothing,
+            ),
+            // AMD: flags 0 is a marker, so it is no idle migration of its own.
+            (&AMD, vec![(7, write(100)), (7, migrate(0))], Since::Nothing),
+        ];
+        for (i, (rules, ops, want)) in cases.into_iter().enumerate() {
+            let mut r = world();
+            for (device, op) in ops {
+                run(&mut r, rules, device, op);
+            }
+            assert_eq!(r.object(1).unwrap().since, want, "case {i}");
+        }
     }
 }

@@ -27,6 +27,20 @@ pub enum Place {
     Device(usize),
 }
 
+/// What the last command that touched an object did with its contents, for the hand-off
+/// reasons (`rules::common`: HOST_HOP, IDLE_MIGRATION, WRITTEN_TWICE). Any other use clears it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Since {
+    #[default]
+    Nothing,
+    /// A HOST migration took the contents off device `.0` to the host.
+    ToHost(usize),
+    /// A migration to device `.0` moved nothing: the contents already were there.
+    IdleMigration(usize),
+    /// Written whole on device `.0` (a write or fill of every byte).
+    Written(usize),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemKind {
     Buffer,
@@ -64,6 +78,8 @@ pub struct MemObject {
     pub parent: Option<(usize, u64)>,
     /// Where the contents last were (on the parent for sub-buffers).
     pub residence: Place,
+    /// What the last command did with them (on the parent for sub-buffers).
+    pub since: Since,
     /// The device whose memory this object occupies (counted in [`Registry::device_bytes`]).
     pub occupies: Option<usize>,
 }
@@ -330,6 +346,7 @@ impl Registry {
                 element_size: new.element_size.max(1),
                 parent: new.parent,
                 residence,
+                since: Since::Nothing,
                 occupies: None,
             },
         );
@@ -596,6 +613,21 @@ impl Registry {
         match self.allocations.remove(&ptr) {
             Some(id) => self.remove_range(id).is_some(),
             None => false,
+        }
+    }
+
+    /// What the last command did with the contents of `handle` (its parent, for a sub-buffer).
+    pub fn set_since(&mut self, handle: usize, since: Since) {
+        let root = match self.objects.get(&handle) {
+            Some(MemObject {
+                parent: Some((parent, _)),
+                ..
+            }) => *parent,
+            Some(_) => handle,
+            None => return,
+        };
+        if let Some(obj) = self.objects.get_mut(&root) {
+            obj.since = since;
         }
     }
 

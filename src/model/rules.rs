@@ -853,6 +853,10 @@ pub mod common {
         NO_CONTENTS = "any.no-contents", "the buffer has held no data yet: nothing to move (allocation is deferred to first use)", "transfer-rules.md Pitfall 8 [D][X]";
         CONTENT_UNDEFINED = "any.content-undefined", "CONTENT_UNDEFINED: the object moves without its contents", "transfer-rules.md spec baseline [D]";
         FIRST_USE = "any.first-use", "the kernel uses a buffer whose contents are on another device: it moves now, at first use", "transfer-rules.md Pitfall 9 [S]";
+        ONLY_ON_HOST = "any.only-on-host", "the kernel uses a buffer whose contents are valid only on the host (a HOST migration, or host data not yet on any device): they are copied to the device at its launch", "transfer-rules.md spec baseline, Pitfall 9 [D][S]";
+        HOST_HOP = "any.host-hop", "a HOST migration took the contents off another device and this command brings them to its own: two hops through the host, where one migration with flags 0 on this device's queue would do", "transfer-rules.md spec baseline [D]";
+        IDLE_MIGRATION = "any.idle-migration", "the last migration was enqueued on a queue of the device that already held the contents, so it moved nothing, and this command on another device pulls them", "transfer-rules.md spec baseline [D]";
+        WRITTEN_TWICE = "any.written-twice", "the whole object was written on another device and not used since: this write makes that one wasted", "[I]";
         HOST_COPY = "any.host-copy", "both sides are host memory: a host memcpy", "[I]";
         UNKNOWN_OBJECT = "any.unknown-object", "clxfer does not know this object (created before clxfer loaded, released, or invalid)", "-";
         UNKNOWN_MAPPING = "any.unknown-mapping", "clxfer saw no live mapping of this object at this pointer", "-";

@@ -89,19 +89,44 @@ pub fn kind_of(api: crate::vocab::Api) -> Kind {
     KIND[api as usize]
 }
 
-/// What the report reads from the rule ids a classification cited: (misaligned, holds_host), a
-/// rule about pointer alignment and one saying that non-blocking pageable transfers hold the host.
-/// The last byte of an id sorts most of them out before a suffix is compared (every enqueue asks).
-pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> (bool, bool) {
-    let (mut misaligned, mut holds_host) = (false, false);
+/// What the report reads from the rule ids a classification cited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cited {
+    /// A rule about pointer alignment: the pointer was misaligned for this device.
+    pub misaligned: bool,
+    /// A rule saying that non-blocking pageable transfers hold the host.
+    pub holds_host: bool,
+    /// A hand-off between devices gone wrong (`any.host-hop`, `any.idle-migration`,
+    /// `any.written-twice`).
+    pub hand_off: Option<HandOff>,
+}
+
+/// The hand-offs between devices the findings name (issue #25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOff {
+    /// Brought back from the host after a HOST migration took it off another device.
+    HostHop,
+    /// Pulled from another device after a migration there moved nothing.
+    IdleMigration,
+    /// A whole write after a whole write on another device, with no use between.
+    WrittenTwice,
+}
+
+/// The last byte of an id sorts most of them out before a suffix is compared (every enqueue
+/// asks).
+pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
+    let mut c = Cited::default();
     for id in rule_ids {
         match id.as_bytes().last() {
-            Some(b't') => misaligned |= id.ends_with(".alignment"),
-            Some(b'g') => holds_host |= id.ends_with(".nonblocking"),
+            Some(b't') => c.misaligned |= id.ends_with(".alignment"),
+            Some(b'g') => c.holds_host |= id.ends_with(".nonblocking"),
+            Some(b'p') if id == "any.host-hop" => c.hand_off = Some(HandOff::HostHop),
+            Some(b'n') if id == "any.idle-migration" => c.hand_off = Some(HandOff::IdleMigration),
+            Some(b'e') if id == "any.written-twice" => c.hand_off = Some(HandOff::WrittenTwice),
             _ => {}
         }
     }
-    (misaligned, holds_host)
+    c
 }
 
 /// What the host side knows of one classified enqueue.
@@ -123,6 +148,8 @@ pub struct Enqueue {
     pub misaligned: bool,
     /// A rule saying that non-blocking pageable transfers hold the host was cited.
     pub holds_host: bool,
+    /// A hand-off between devices gone wrong.
+    pub hand_off: Option<HandOff>,
     /// Map flags, for maps; migration flags, for migrations.
     pub flags: Option<u64>,
 }
@@ -195,6 +222,14 @@ pub(super) struct Sum {
 }
 
 impl Sum {
+    pub(super) fn merge(&mut self, o: &Sum) {
+        self.count += o.count;
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.ns = self.ns.saturating_add(o.ns);
+        self.timed_bytes = self.timed_bytes.saturating_add(o.timed_bytes);
+        self.host_ns = self.host_ns.saturating_add(o.host_ns);
+    }
+
     fn add(&mut self, e: &Enqueue, time: Option<u64>) {
         self.count += 1;
         self.bytes = self.bytes.saturating_add(e.bytes);
@@ -275,6 +310,9 @@ pub(super) struct DeviceAcc {
     pub map_write: Sum,
     pub via_host_migrations: Sum,
     pub empty_migrations: Sum,
+    /// Migrations to the host that moved the contents, and the hand-offs gone wrong.
+    pub to_host_migrations: Sum,
+    pub hand_offs: [Sum; 3],
     pub small: Sum,
     /// Sizes of the small transfers: exact, for the first [`SIZES`] distinct sizes.
     pub small_sizes: BTreeMap<u64, u64>,
@@ -529,7 +567,13 @@ impl Builder {
         {
             d.map_write.add(e, time);
         }
+        if let Some(h) = e.hand_off {
+            d.hand_offs[h as usize].add(e, time);
+        }
         if e.kind == Kind::Migrate {
+            if e.direction == Direction::D2H && moves {
+                d.to_host_migrations.add(e, time);
+            }
             if e.path == Path::ViaHost {
                 d.via_host_migrations.add(e, time);
             } else if e.path == Path::None && e.flags == Some(0) {
@@ -689,6 +733,7 @@ mod tests {
             pageable: path == Path::Staged,
             misaligned: false,
             holds_host: false,
+            hand_off: None,
             flags: None,
         }
     }

@@ -3,16 +3,24 @@
 //! when the run measured none, the vendor's reference figure from the rule set, said so).
 
 use super::Finding;
-use super::builder::{DeviceAcc, SMALL, Sum};
+use super::builder::{DeviceAcc, HandOff, SMALL, Sum};
 use crate::model::classification::Direction;
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
 
 /// Every finding of every device, the largest saving first.
 pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>) -> Vec<Finding> {
+    let devices: Vec<&DeviceAcc> = devices.collect();
+    // A hand-off's first hop may be on another device's queue than its second.
+    let (mut to_host, mut hops) = (Sum::default(), Sum::default());
+    for d in &devices {
+        to_host.merge(&d.to_host_migrations);
+        hops.merge(&d.hand_offs[HandOff::HostHop as usize]);
+    }
     let mut out = Vec::new();
     for d in devices {
         device(d, &mut out);
+        hand_offs(d, (&to_host, &hops), &mut out);
     }
     // Stable: equal savings keep the order of the list below (the issue's order).
     out.sort_by_key(|f| std::cmp::Reverse(f.saving_ns));
@@ -386,6 +394,134 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 .into(),
             0,
             "accuracy, not time".into(),
+        );
+    }
+}
+
+/// Hand-offs between devices gone wrong (issue #25): a HOST migration where a device-to-device
+/// one was meant, a migration on the queue of the device that already held the buffer, and one
+/// buffer initialised on two devices.
+fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding>) {
+    let dev = d.facts.index;
+    let push = |out: &mut Vec<Finding>,
+                (kind, title): (&'static str, String),
+                evidence: Vec<String>,
+                fix: &str,
+                (saving_ns, estimate): (u64, String)| {
+        let saves = match saving_ns {
+            0 => estimate.clone(),
+            ns => format!("~{}, {estimate}", duration(ns)),
+        };
+        out.push(Finding {
+            kind,
+            device: dev,
+            title,
+            evidence,
+            fix: fix.into(),
+            saving_ns,
+            estimate,
+            saves,
+            confidence: None,
+        });
+    };
+    let s = &d.hand_offs[HandOff::HostHop as usize];
+    if s.count > 0 {
+        let first = match to_host.count {
+            0 => "no migration to the host moved data".to_string(),
+            _ if to_host.ns > 0 => format!(
+                "first hop, device to host: the run's HOST migrations, {}",
+                measured(to_host)
+            ),
+            _ => format!(
+                "first hop, device to host: the run's HOST migrations, {} (their device time was \
+                 not measured: the driver does not time migrations)",
+                measured(to_host)
+            ),
+        };
+        push(
+            out,
+            (
+                "host-hop-migration",
+                format!(
+                    "{} on device #{dev} brought buffers back from the host, where a HOST \
+                     migration had taken them off another device",
+                    counted(s.count, "command")
+                ),
+            ),
+            vec![
+                first,
+                format!(
+                    "second hop, host to device #{dev}: {}, {}, inside those commands (a \
+                     kernel's pull is part of its launch, so it has no time of its own)",
+                    counted(s.count, "call"),
+                    bytes(s.bytes)
+                ),
+                "CL_MIGRATE_MEM_OBJECT_HOST moves the contents to the host, not to the other \
+                 device (any.host-hop)"
+                    .into(),
+            ],
+            "To hand a buffer from one device to another, enqueue clEnqueueMigrateMemObjects \
+             with flags 0 on the queue of the device that uses it next, waiting for the last \
+             writer's event: one move instead of two.",
+            (
+                // The first hops, shared among the devices that pulled by the bytes they pulled.
+                (to_host.ns as u128 * s.bytes as u128 / hops.bytes.max(1) as u128) as u64,
+                "the first hop's measured time (the move itself remains)".into(),
+            ),
+        );
+    }
+    let s = &d.hand_offs[HandOff::IdleMigration as usize];
+    if s.count > 0 {
+        push(
+            out,
+            (
+                "migration-on-source-queue",
+                format!(
+                    "{} on device #{dev} pulled buffers through the host that a migration had \
+                     not moved: it was enqueued on the device that already held them",
+                    counted(s.count, "command")
+                ),
+            ),
+            vec![
+                format!(
+                    "the pulls: {}, {}, inside those commands",
+                    counted(s.count, "call"),
+                    bytes(s.bytes)
+                ),
+                "clEnqueueMigrateMemObjects moves objects to the device of the queue it is \
+                 enqueued on (any.idle-migration)"
+                    .into(),
+            ],
+            &format!(
+                "Enqueue the migration on a queue of device #{dev} (the device that uses the \
+                 buffer next), waiting for the last writer's event: the move then happens \
+                 ahead, where it can overlap other work, instead of inside the command."
+            ),
+            (
+                0,
+                "no time by itself: the move remains, but leaves the command's launch".into(),
+            ),
+        );
+    }
+    let s = &d.hand_offs[HandOff::WrittenTwice as usize];
+    if s.count > 0 {
+        push(
+            out,
+            (
+                "initialised-twice",
+                format!(
+                    "{} on device #{dev} rewrote whole buffers just written on another device, \
+                     with no use between",
+                    counted(s.count, "write")
+                ),
+            ),
+            vec![
+                format!("the second writes: {}", measured(s)),
+                "one of each pair of writes is wasted (any.written-twice)".into(),
+            ],
+            "Write each buffer once, on the device that uses it first, and migrate it \
+             (flags 0, on the other device's queue) when the other needs it.",
+            (s.ns, "the second writes' measured time".into()),
         );
     }
 }

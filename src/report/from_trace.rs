@@ -44,7 +44,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
     let path = word(Path::ALL, Path::as_str, str_of(args, s::PATH))?;
     let (device, queue) = queue_of(args)?;
     let rule_ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
-    let (misaligned, holds_host) = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
+    let cited = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
     let flags = match (
         args.get(s::MAP_FLAGS.name),
         args.get(s::MIGRATION_FLAGS.name),
@@ -63,8 +63,9 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         blocking: args.get(s::BLOCKING.name).and_then(Value::as_bool) == Some(true),
         host_ns,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
-        misaligned,
-        holds_host,
+        misaligned: cited.misaligned,
+        holds_host: cited.holds_host,
+        hand_off: cited.hand_off,
         flags,
     })
 }

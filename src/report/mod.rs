@@ -15,8 +15,8 @@ mod timeline;
 
 pub use bounds::{Bounds, Contributor, Link, On, Sync};
 pub use builder::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Kind, Ran, Work, cited, kind,
-    kind_of,
+    Builder, Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, HandOff, Kind, Ran, Work,
+    cited, kind, kind_of,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use races::{RaceFact, RaceSide};

@@ -25,7 +25,7 @@ pub fn facts(
     flags: CallFlags,
     host_ns: u64,
 ) -> Enqueue {
-    let (misaligned, holds_host) = crate::report::cited(c.reasons.iter().map(|r| r.rule));
+    let cited = crate::report::cited(c.reasons.iter().map(|r| r.rule));
     Enqueue {
         device: queue.device,
         queue: queue.queue,
@@ -36,8 +36,9 @@ pub fn facts(
         blocking: c.blocking,
         host_ns,
         pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
-        misaligned,
-        holds_host,
+        misaligned: cited.misaligned,
+        holds_host: cited.holds_host,
+        hand_off: cited.hand_off,
         flags: match flags {
             CallFlags::None => None,
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),

@@ -1,8 +1,8 @@
 //! Every rule of every vendor set, and every pitfall of transfer-rules.md, as table rows.
 
 use super::*;
-use crate::model::memory::MemKind;
 use crate::model::memory::NewObject;
+use crate::model::memory::{MemKind, Since};
 use crate::model::rules::{self, AMD, CPU, GENERIC, INTEL_CPU, INTEL_DGPU, INTEL_IGPU, NVIDIA};
 use Direction::*;
 use opencl_sys::*;
@@ -21,6 +21,9 @@ const SUB: usize = 0x14;
 const FRESH: usize = 0x15;
 const ON_D2: usize = 0x16;
 const ON_HOST: usize = 0x17;
+const HOPPED: usize = 0x18; // taken off D2 by a HOST migration
+const IDLE: usize = 0x19; // on D2, after a migration to D2 that moved nothing
+const WRITTEN: usize = 0x1a; // written whole on D2, not used since
 const NOT_AN_OBJECT: usize = 0x99;
 
 // Host memory.
@@ -66,6 +69,15 @@ fn world() -> Registry {
     }
     r.set_residence(ON_D2, Place::Device(D2), Some(D2));
     r.set_residence(ON_HOST, Place::Host, None);
+    for (h, place, since) in [
+        (HOPPED, Place::Host, Since::ToHost(D2)),
+        (IDLE, Place::Device(D2), Since::IdleMigration(D2)),
+        (WRITTEN, Place::Device(D2), Since::Written(D2)),
+    ] {
+        r.add_object(h, obj(0, 0));
+        r.set_residence(h, place, None);
+        r.set_since(h, since);
+    }
     r.add_mapping(AHP, MAPPED, SZ, CL_MAP_WRITE);
     r.add_mapping(PLAIN, MAPPED_RO, MIB, CL_MAP_READ);
     r.add_allocation(
@@ -221,6 +233,16 @@ fn table() -> Vec<Case> {
         NVIDIA Op::PtrMigrate { ptrs: vec![(SVM, MIB)], flags: CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED }, NB => H2D None 0; ["any.content-undefined"];
         NVIDIA Op::Kernel { mems: vec![PLAIN, ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use", "nvidia.between-devices"];
         NVIDIA Op::Kernel { mems: vec![PLAIN, NOT_AN_OBJECT] }, NB => D2D None 0; [];
+        // Hand-offs between devices (issue #25).
+        NVIDIA Op::Kernel { mems: vec![ON_HOST] }, NB => H2D Pinned SZ; ["any.only-on-host", "nvidia.migrate"] not ["any.host-hop"];
+        NVIDIA Op::Kernel { mems: vec![HOPPED] }, NB => H2D Pinned SZ; ["any.host-hop", "any.only-on-host"];
+        NVIDIA Op::Kernel { mems: vec![HOPPED, ON_D2] }, NB => D2D ViaHost 2 * SZ; ["any.host-hop", "any.first-use"];
+        NVIDIA Op::Kernel { mems: vec![IDLE] }, NB => D2D ViaHost SZ; ["any.idle-migration", "any.first-use"];
+        NVIDIA Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use"] not ["any.idle-migration"];
+        NVIDIA write(WRITTEN, PAGEABLE, SZ), B => H2D Staged SZ; ["any.written-twice"];
+        NVIDIA write(WRITTEN, PAGEABLE, MIB), B => H2D Staged MIB; [] not ["any.written-twice"];
+        NVIDIA Op::Fill { mem: WRITTEN, bytes: SZ }, NB => D2D Device SZ; ["any.written-twice", "any.fill"];
+        CPU Op::Kernel { mems: vec![HOPPED] }, NB => D2D None 0; [] not ["any.only-on-host"];
 
         // AMD ROCm.
         AMD write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["amd.pageable"];

@@ -1,0 +1,78 @@
+/* Question 3 of the brief (issue #25): two devices of one context hand a buffer back and forth
+ * with clEnqueueMigrateMemObjects and event dependencies. Device 1 initialises it and a kernel
+ * adds 1; it moves to device 2, whose kernel adds 1; it moves back, a kernel adds 1, and the host
+ * reads it. Modes:
+ *   correct   each migration on the target device's queue, flags 0, waiting for the last
+ *             writer's event
+ *   race      the first migration does not wait for device 1's kernel
+ *   host      the migrations pass CL_MIGRATE_MEM_OBJECT_HOST (the buffer goes to the host, and
+ *             each kernel pulls it back)
+ *   source    the first migration is enqueued on device 1's queue (the source): it moves nothing,
+ *             and device 2's kernel pulls the buffer
+ *   initboth  the buffer is initialised on both devices' queues before the first kernel
+ * It prints the sum read back (but for the racing mode), the same with and without clxfer. */
+#include "common.h"
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "correct";
+    int racy = !strcmp(mode, "race");
+    cl_int err;
+    cl_device_id ds[2];
+    setup_two(ds);
+    cl_command_queue q[2];
+    for (int i = 0; i < 2; i++) {
+        q[i] = clCreateCommandQueueWithProperties(g_ctx, ds[i], NULL, &err);
+        CHECK_ERR(err);
+    }
+    static const char *src =
+        "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }";
+    cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);
+    CHECK_ERR(err);
+    CHECK(clBuildProgram(p, 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+    cl_kernel k = clCreateKernel(p, "inc", &err);
+    CHECK_ERR(err);
+    enum { N = 1 << 16 };
+    static int host[N], back[N];
+    for (int i = 0; i < N; i++) host[i] = i;
+    cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+    CHECK_ERR(err);
+    CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+    size_t n = N;
+    cl_mem_migration_flags flags = !strcmp(mode, "host") ? CL_MIGRATE_MEM_OBJECT_HOST : 0;
+    cl_event init, init2, k1, m2, k2, m1, k3;
+    CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &init));
+    if (!strcmp(mode, "initboth")) {
+        CHECK(clEnqueueWriteBuffer(q[1], buf, CL_FALSE, 0, sizeof host, host, 1, &init, &init2));
+        CHECK(clReleaseEvent(init));
+        init = init2;
+    }
+    CHECK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &n, NULL, 1, &init, &k1));
+    /* To device 2. */
+    cl_command_queue to2 = !strcmp(mode, "source") ? q[0] : q[1];
+    CHECK(clEnqueueMigrateMemObjects(to2, 1, &buf, flags, racy ? 0 : 1, racy ? NULL : &k1, &m2));
+    if (racy) {
+        /* The host learns nothing of k1 before device 2 works on the buffer. */
+        CHECK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 1, &m2, &k2));
+        CHECK(clFinish(q[1]));
+        CHECK(clFinish(q[0]));
+        printf("done\n");
+        return 0;
+    }
+    CHECK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 1, &m2, &k2));
+    /* And back. */
+    CHECK(clEnqueueMigrateMemObjects(q[0], 1, &buf, flags, 1, &k2, &m1));
+    CHECK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &n, NULL, 1, &m1, &k3));
+    CHECK(clEnqueueReadBuffer(q[0], buf, CL_TRUE, 0, sizeof back, back, 1, &k3, NULL));
+    long long sum = 0;
+    for (int i = 0; i < N; i++) sum += back[i];
+    printf("sum %lld\n", sum);
+    cl_event all[] = {init, k1, m2, k2, m1, k3};
+    for (int i = 0; i < 6; i++) CHECK(clReleaseEvent(all[i]));
+    CHECK(clReleaseMemObject(buf));
+    CHECK(clReleaseKernel(k));
+    CHECK(clReleaseProgram(p));
+    for (int i = 0; i < 2; i++) CHECK(clReleaseCommandQueue(q[i]));
+    CHECK(clReleaseContext(g_ctx));
+    printf("OK\n");
+    return 0;
+}
