@@ -101,6 +101,7 @@ fn records() -> Vec<Record> {
                 queue,
                 class: Some(class),
                 mems: Default::default(),
+                reads: 0,
                 kernel: None,
                 timed: true,
                 deps: Default::default(),

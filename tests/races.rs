@@ -338,3 +338,62 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
         }
     }
 }
+
+/// Ownership across devices: a buffer device 1 wrote, only read by a kernel on device 2, is still
+/// valid on device 1 under rules that keep the copy (NVIDIA's, AMD's), so device 1's own read
+/// moves nothing; under rules with one current location (Intel's) it comes back through the host.
+#[test]
+fn a_buffer_only_read_elsewhere_stays_valid_where_the_vendor_keeps_a_copy() {
+    use serde_json::Value;
+    let prog = program("handoff");
+    for (rules, path) in [
+        ("nvidia", "none"),
+        ("amd", "none"),
+        ("intel-dgpu", "via-host"),
+    ] {
+        let dir = fresh_dir("reread-trace");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.arg("reread")
+            .envs(TWO)
+            .env("CLXFER_RULES", rules)
+            .env("CLXFER_DIR", &dir);
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{rules}: {}", r.stderr);
+        assert!(races(&r).is_empty(), "{rules}: two reads race with nothing");
+        let traces = checked_traces(&dir);
+        let events: Vec<Value> =
+            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let kernel = |queue: &str| {
+            events
+                .iter()
+                .find(|e| {
+                    e["ph"] == "X"
+                        && e["args"]["api"] == "clEnqueueNDRangeKernel"
+                        && e["args"]["queue"] == queue
+                })
+                .map(|e| e["args"].clone())
+                .unwrap_or_else(|| panic!("{rules}: no kernel on {queue}"))
+        };
+        let on2 = kernel("device #2 queue #2");
+        assert_eq!(
+            on2["path"], "via-host",
+            "{rules}: the first read moves it: {on2}"
+        );
+        let on1 = kernel("device #1 queue #1");
+        assert_eq!(
+            on1["path"].as_str().unwrap_or("none"),
+            path,
+            "{rules}: {on1}"
+        );
+        // The argument is `const`: the trace says it is only read.
+        assert_eq!(on1["mem_objects"][0]["access"], "read", "{on1}");
+        // A kernel that moves nothing carries no classification; one that moves cites why.
+        if path != "none" {
+            let cited = on1["rule_ids"].to_string();
+            assert!(
+                cited.contains(&format!("{rules}.read-copy")),
+                "{rules}: {on1}"
+            );
+        }
+    }
+}

@@ -73,9 +73,12 @@ pub enum Op {
         ptrs: Vec<(usize, u64)>,
         flags: u64,
     },
-    /// A kernel launch: its memory-object arguments, which move if their contents are elsewhere.
+    /// A kernel launch: its memory-object arguments, which move if their contents are elsewhere;
+    /// bit `i` of `reads` is set when it only reads `mems[i]` (a `const` or `__constant`
+    /// argument, a READ_ONLY buffer), which lets a vendor keep a copy where they were.
     Kernel {
         mems: Vec<usize>,
+        reads: u64,
     },
 }
 
@@ -88,7 +91,7 @@ impl Op {
             | Op::Map { mem, .. }
             | Op::Unmap { mem, .. } => (Some(*mem), None, &[]),
             Op::Copy { src, dst, .. } => (Some(*src), Some(*dst), &[]),
-            Op::Migrate { mems, .. } | Op::Kernel { mems } => (None, None, mems),
+            Op::Migrate { mems, .. } | Op::Kernel { mems, .. } => (None, None, mems),
             _ => (None, None, &[]),
         };
         a.into_iter().chain(b).chain(rest.iter().copied())
@@ -384,6 +387,7 @@ impl Ctx<'_> {
         };
         if let Place::Device(other) = s.root.residence
             && other != self.device
+            && !s.root.valid_on(self.device)
         {
             return self.cross_device(s, bytes);
         }
@@ -603,7 +607,7 @@ impl Ctx<'_> {
             self.cite(&rule, "the contents are copied to the host backing store");
             return (Direction::D2H, rule.value.store, size);
         }
-        if residence == Place::Device(self.device) {
+        if view.root.valid_on(self.device) {
             self.why(
                 any::ALREADY_THERE.id,
                 "the contents are already on this device",
@@ -716,15 +720,35 @@ impl Ctx<'_> {
         }
     }
 
-    fn kernel(mut self, mems: &[usize]) {
+    fn kernel(mut self, mems: &[usize], reads: u64) {
         // Bytes pulled from other devices, and from the host.
         let (mut moved, mut pulled) = (0u64, 0u64);
         let rule = self.rules.between_devices;
-        for &mem in mems {
+        for (i, &mem) in mems.iter().enumerate() {
             let Some(view) = self.mem.resolve(mem) else {
                 continue;
             };
             let root = view.root;
+            let only_read = i < 64 && reads & (1 << i) != 0;
+            if root.valid_on(self.device) {
+                if root.residence != Place::Device(self.device) {
+                    self.cite(
+                        &self.rules.read_copy,
+                        "a kernel here only read it before: its copy is still valid",
+                    );
+                }
+                continue;
+            }
+            if only_read && matches!(root.residence, Place::Device(_) | Place::Host) {
+                let keeps = self.rules.read_copy;
+                match keeps.value {
+                    true => self.cite(
+                        &keeps,
+                        "this kernel only reads it: the copy it leaves stays",
+                    ),
+                    false => self.cite(&keeps, "the copy it leaves is not kept"),
+                }
+            }
             match root.residence {
                 Place::Device(other) if other != self.device => {
                     if root.since == Since::IdleMigration(other) {
@@ -833,7 +857,7 @@ pub fn classify_in<'s>(
         &Op::PtrMap { ptr, flags, bytes } => ctx.ptr_map(ptr, flags, bytes),
         &Op::PtrUnmap { ptr } => ctx.unmap(SVM_MAPPINGS, ptr),
         Op::PtrMigrate { ptrs, flags } => ctx.ptr_migrate(ptrs, *flags),
-        Op::Kernel { mems } => ctx.kernel(mems),
+        Op::Kernel { mems, reads } => ctx.kernel(mems, *reads),
     }
     out
 }

@@ -75,7 +75,10 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                     Some(Place::Device(from)) if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 => {
                         Since::ToHost(from)
                     }
-                    Some(Place::Device(on)) if on == device && flags & HOST_OR_UNDEFINED == 0 => {
+                    Some(_)
+                        if mem.resolve(h).is_some_and(|v| v.root.valid_on(device))
+                            && flags & HOST_OR_UNDEFINED == 0 =>
+                    {
                         Since::IdleMigration(device)
                     }
                     _ => Since::Nothing,
@@ -90,10 +93,24 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                 since(mem, h, next);
             }
         }
-        Op::Kernel { mems } => mems.iter().for_each(|&h| {
-            arrive(mem, h);
-            since(mem, h, Since::Nothing);
-        }),
+        Op::Kernel { mems, reads } => {
+            for (i, &h) in mems.iter().enumerate() {
+                let only_read = i < 64 && reads & (1 << i) != 0;
+                let Some(root) = mem.resolve(h).map(|v| v.root) else {
+                    continue;
+                };
+                // Read where it is valid: nothing changes. Read elsewhere, by a vendor that
+                // keeps the copy: valid in both places. Otherwise it moves here.
+                let kept = rules.read_copy.value
+                    && matches!(root.residence, Place::Device(_) | Place::Host);
+                match (only_read, root.valid_on(device)) {
+                    (true, true) => {}
+                    (true, false) if kept => mem.add_copy(h, device),
+                    _ => arrive(mem, h),
+                }
+                since(mem, h, Since::Nothing);
+            }
+        }
         &Op::PtrMap { ptr, flags, bytes } => mem.add_mapping(SVM_MAPPINGS, ptr, bytes, flags),
         &Op::PtrUnmap { ptr } => {
             mem.end_mapping(SVM_MAPPINGS, ptr);
@@ -280,7 +297,15 @@ mod tests {
             },
         );
         assert_eq!(r.object(1).unwrap().residence, Place::Host);
-        run(&mut r, &AMD, 9, Op::Kernel { mems: vec![1] });
+        run(
+            &mut r,
+            &AMD,
+            9,
+            Op::Kernel {
+                mems: vec![1],
+                reads: 0,
+            },
+        );
         assert_eq!(r.object(1).unwrap().residence, Place::Device(9));
         // SVM mappings are recorded apart from buffers.
         run(
@@ -368,7 +393,13 @@ mod tests {
                 vec![
                     (7, write(100)),
                     (7, migrate(0)),
-                    (8, Op::Kernel { mems: vec![1] }),
+                    (
+                        8,
+                        Op::Kernel {
+                            mems: vec![1],
+                            reads: 0,
+                        },
+                    ),
                 ],
                 Since::Nothing,
             ),
@@ -381,6 +412,87 @@ mod tests {
                 run(&mut r, rules, device, op);
             }
             assert_eq!(r.object(1).unwrap().since, want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_read_on_another_device_leaves_a_copy_where_the_vendor_keeps_one() {
+        use crate::model::rules::INTEL_DGPU;
+        let write = Op::Host {
+            mem: 1,
+            to_device: true,
+            ptr: 0,
+            bytes: 100,
+            span: 100,
+            rect: false,
+        };
+        let kernel = |reads| Op::Kernel {
+            mems: vec![1],
+            reads,
+        };
+        let migrate = Op::Migrate {
+            mems: vec![1],
+            flags: 0,
+        };
+        // (rules, the commands as (device, op), the devices it is then valid on, and not)
+        type Case<'a> = (&'a RuleSet, Vec<(usize, Op)>, &'a [usize], &'a [usize]);
+        let cases: Vec<Case> = vec![
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(1))],
+                &[7, 8],
+                &[9],
+            ),
+            (&AMD, vec![(7, write.clone()), (8, kernel(1))], &[7, 8], &[]),
+            (
+                &INTEL_DGPU,
+                vec![(7, write.clone()), (8, kernel(1))],
+                &[8],
+                &[7],
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(0))],
+                &[8],
+                &[7],
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(1)), (8, kernel(0))],
+                &[8],
+                &[7],
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(1)), (9, kernel(1))],
+                &[7, 8, 9],
+                &[],
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(1)), (9, migrate.clone())],
+                &[9],
+                &[7, 8],
+            ),
+            (
+                &NVIDIA,
+                vec![(7, write.clone()), (8, kernel(1)), (7, write)],
+                &[7],
+                &[8],
+            ),
+        ];
+        for (i, (rules, ops, valid, not)) in cases.into_iter().enumerate() {
+            let mut r = world();
+            for (device, op) in ops {
+                run(&mut r, rules, device, op);
+            }
+            let o = r.object(1).unwrap();
+            for &d in valid {
+                assert!(o.valid_on(d), "case {i}: not valid on {d}: {o:?}");
+            }
+            for &d in not {
+                assert!(!o.valid_on(d), "case {i}: valid on {d}: {o:?}");
+            }
         }
     }
 }

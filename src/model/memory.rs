@@ -80,11 +80,20 @@ pub struct MemObject {
     pub residence: Place,
     /// What the last command did with them (on the parent for sub-buffers).
     pub since: Since,
+    /// Devices besides `residence` where the contents are valid too (0: an empty slot): those
+    /// whose kernels only read them, where the vendor keeps such a copy (`read_copy`).
+    pub copies: [usize; 2],
     /// The device whose memory this object occupies (counted in [`Registry::device_bytes`]).
     pub occupies: Option<usize>,
 }
 
 impl MemObject {
+    /// Whether the contents are valid on `device`: they were last put there, or a copy was
+    /// kept there.
+    pub fn valid_on(&self, device: usize) -> bool {
+        self.residence == Place::Device(device) || (device != 0 && self.copies.contains(&device))
+    }
+
     /// How reasons name it: `buffer #7 (READ_WRITE|ALLOC_HOST_PTR)`.
     pub fn obj_ref(&self) -> ObjRef {
         ObjRef {
@@ -347,6 +356,7 @@ impl Registry {
                 parent: new.parent,
                 residence,
                 since: Since::Nothing,
+                copies: [0; 2],
                 occupies: None,
             },
         );
@@ -616,15 +626,35 @@ impl Registry {
         }
     }
 
-    /// What the last command did with the contents of `handle` (its parent, for a sub-buffer).
-    pub fn set_since(&mut self, handle: usize, since: Since) {
-        let root = match self.objects.get(&handle) {
-            Some(MemObject {
+    /// The object whose contents `handle` shows: itself, or a sub-buffer's parent.
+    fn root_of(&self, handle: usize) -> Option<usize> {
+        match self.objects.get(&handle)? {
+            MemObject {
                 parent: Some((parent, _)),
                 ..
-            }) => *parent,
-            Some(_) => handle,
-            None => return,
+            } => Some(*parent),
+            _ => Some(handle),
+        }
+    }
+
+    /// A kernel on `device` read the contents of `handle` (its parent, for a sub-buffer), and a
+    /// copy stays there as well as where they were. Two copies are kept at most (the oldest
+    /// goes).
+    pub fn add_copy(&mut self, handle: usize, device: usize) {
+        let Some(root) = self.root_of(handle) else {
+            return;
+        };
+        if let Some(obj) = self.objects.get_mut(&root)
+            && !obj.valid_on(device)
+        {
+            obj.copies = [device, obj.copies[0]];
+        }
+    }
+
+    /// What the last command did with the contents of `handle` (its parent, for a sub-buffer).
+    pub fn set_since(&mut self, handle: usize, since: Since) {
+        let Some(root) = self.root_of(handle) else {
+            return;
         };
         if let Some(obj) = self.objects.get_mut(&root) {
             obj.since = since;
@@ -635,18 +665,14 @@ impl Registry {
     /// names a device, the object's storage is counted against that device from now on (storage
     /// is allocated at first use, and follows a migration).
     pub fn set_residence(&mut self, handle: usize, place: Place, occupies: Option<usize>) {
-        let root = match self.objects.get(&handle) {
-            Some(MemObject {
-                parent: Some((parent, _)),
-                ..
-            }) => *parent,
-            Some(_) => handle,
-            None => return,
+        let Some(root) = self.root_of(handle) else {
+            return;
         };
         let Some(obj) = self.objects.get_mut(&root) else {
             return;
         };
         obj.residence = place;
+        obj.copies = [0; 2];
         if let Some(new) = occupies
             && obj.occupies != occupies
         {

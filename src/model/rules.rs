@@ -114,6 +114,9 @@ pub struct RuleSet {
     pub map_write_copies: Rule<bool>,
     pub migrate: Rule<Migrate>,
     pub between_devices: Rule<CrossDevice>,
+    /// After a kernel on another device only read the contents, the copy where they were stays
+    /// valid (and so does the reader's): a later use on either device moves nothing.
+    pub read_copy: Rule<bool>,
     /// Pointer alignment the driver's fast path wants, if it cares.
     pub alignment: Rule<Option<u64>>,
     /// Pinned bandwidth this kind of device reached in a reference measurement: the report's
@@ -143,7 +146,7 @@ const TR: &str = "transfer-rules.md";
 
 impl RuleSet {
     /// (id, what it says, source) of every rule, in table order.
-    pub fn rows(&self) -> [(&'static str, &'static str, &'static str); 10] {
+    pub fn rows(&self) -> [(&'static str, &'static str, &'static str); 11] {
         macro_rules! row {
             ($r:expr) => {
                 ($r.id, $r.says, $r.source)
@@ -159,6 +162,7 @@ impl RuleSet {
             row!(self.map_write_copies),
             row!(self.migrate),
             row!(self.between_devices),
+            row!(self.read_copy),
             row!(self.alignment),
         ]
     }
@@ -325,6 +329,12 @@ pub static NVIDIA: RuleSet = RuleSet {
         says: "data moves between two GPUs through the host (0.8-1.3 GB/s on NVLink-connected H200s)",
         source: "transfer-rules.md NVIDIA Q5 [X]",
     },
+    read_copy: Rule {
+        id: "nvidia.read-copy",
+        value: true,
+        says: "a buffer a kernel on another GPU only read stays valid on the GPU that had it: a later use there moves nothing",
+        source: "[I] not yet measured (docs/ground-truth.md has no two-GPU kernel read); a migration moves the allocation instead (transfer-rules.md NVIDIA Q5 [X])",
+    },
     alignment: Rule {
         id: "nvidia.alignment",
         value: None,
@@ -415,6 +425,12 @@ pub static AMD: RuleSet = RuleSet {
         says: "multi-GPU data goes device → host backing store → device",
         source: "transfer-rules.md AMD Q5 [S] rocmemory.cpp",
     },
+    read_copy: Rule {
+        id: "amd.read-copy",
+        value: true,
+        says: "a device syncs a buffer only when its copy is older than the last write, so the copy of a device that only read it stays valid",
+        source: "ROCm/clr rocclr/device/rocm/rocmemory.cpp `syncCacheFromHost` (version check), rocclr/platform/memory.cpp `signalWrite` (only a write bumps the version) [S]",
+    },
     alignment: Rule {
         id: "amd.alignment",
         value: None,
@@ -499,6 +515,12 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         says: "buffers move between root devices through host memory",
         source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
     },
+    read_copy: Rule {
+        id: "intel-igpu.read-copy",
+        value: false,
+        says: "a buffer has one current location: a kernel on another root device moves it there",
+        source: "intel/compute-runtime@e37c60b shared/source/memory_manager/migration_controller.cpp `migrateMemory` (one current location per allocation: source to host to target) [S]",
+    },
     alignment: Rule {
         id: "intel-igpu.alignment",
         value: Some(64),
@@ -574,6 +596,12 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         value: CrossDevice::ViaHost,
         says: "buffers move between root devices through host memory",
         source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
+    },
+    read_copy: Rule {
+        id: "intel-dgpu.read-copy",
+        value: false,
+        says: "a buffer has one current location: a kernel on another root device moves it there",
+        source: "intel/compute-runtime@e37c60b shared/source/memory_manager/migration_controller.cpp `migrateMemory` (one current location per allocation: source to host to target) [S]",
     },
     alignment: Rule {
         id: "intel-dgpu.alignment",
@@ -657,6 +685,12 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         says: "CPU devices share host memory",
         source: "[I]",
     },
+    read_copy: Rule {
+        id: "intel-cpu.read-copy",
+        value: false,
+        says: "one memory: there is no copy to keep",
+        source: "transfer-rules.md Intel CPU runtime [D]",
+    },
     alignment: Rule {
         id: "intel-cpu.alignment",
         value: None,
@@ -730,6 +764,12 @@ pub static CPU: RuleSet = RuleSet {
         value: CrossDevice::Shared,
         says: "CPU devices use the same host allocation: nothing moves between them",
         source: "transfer-rules.md PoCL [S] common_driver.c",
+    },
+    read_copy: Rule {
+        id: "cpu.read-copy",
+        value: false,
+        says: "one memory: there is no copy to keep",
+        source: "transfer-rules.md PoCL [S]",
     },
     alignment: Rule {
         id: "cpu.alignment",
@@ -805,6 +845,12 @@ pub static GENERIC: RuleSet = RuleSet {
         value: CrossDevice::ViaHost,
         says: "no driver measured moves buffers peer-to-peer: assumed through the host",
         source: "transfer-rules.md Q5 rows [I]",
+    },
+    read_copy: Rule {
+        id: "generic.read-copy",
+        value: false,
+        says: "no copy is assumed to stay behind: a later use moves the buffer again",
+        source: "[I]",
     },
     alignment: Rule {
         id: "generic.alignment",

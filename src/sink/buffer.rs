@@ -108,6 +108,7 @@ pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
             queue,
             class: None,
             mems: SmallVec::new(),
+            reads: 0,
             kernel,
             flags: CallFlags::None,
             region: None,

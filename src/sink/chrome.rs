@@ -96,9 +96,9 @@ fn flag_names(
 /// What a kernel does to a memory-object argument, as far as its flags tell: a `READ_ONLY` one is
 /// read, a `WRITE_ONLY` one written; the rest are assumed to be read and written (clxfer does not
 /// read the kernel's code).
-fn access(flags: u64) -> &'static str {
+fn access(flags: u64, only_read: bool) -> &'static str {
     use opencl_sys::{CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY};
-    if flags & CL_MEM_READ_ONLY != 0 {
+    if only_read || flags & CL_MEM_READ_ONLY != 0 {
         "read"
     } else if flags & CL_MEM_WRITE_ONLY != 0 {
         "write"
@@ -409,7 +409,7 @@ impl<W: Write + Send> Chrome<W> {
         }
         if !e.mems.is_empty() {
             j.field(s::MEM_OBJECTS).open_array();
-            for m in &e.mems {
+            for (i, m) in e.mems.iter().enumerate() {
                 j.open();
                 j.qkey(quoted!("id")).u64(m.id);
                 j.qkey(quoted!("kind")).word(m.kind_name());
@@ -421,7 +421,8 @@ impl<W: Write + Send> Chrome<W> {
                 ));
                 // A kernel's access to its arguments, as far as their flags tell.
                 if e.kernel.is_some() {
-                    j.qkey(quoted!("access")).word(access(m.flags));
+                    let only_read = i < 64 && e.reads & (1 << i) != 0;
+                    j.qkey(quoted!("access")).word(access(m.flags, only_read));
                 }
                 j.close();
             }

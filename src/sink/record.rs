@@ -74,6 +74,9 @@ pub struct Enqueued {
     pub class: Option<Classification>,
     /// The memory objects the command names.
     pub mems: SmallVec<[ObjRef; 2]>,
+    /// A kernel's: bit `i` set when it only reads `mems[i]` (a `const` or `__constant`
+    /// argument, a READ_ONLY buffer).
+    pub reads: u64,
     /// The kernel's function name, for kernel launches.
     pub kernel: Option<std::sync::Arc<str>>,
     pub flags: CallFlags,

@@ -49,7 +49,7 @@ schema! {
     PTR_MOD_4096 = "ptr_mod_4096" ["host"] "Host pointer modulo 4096.",
     PTR_MOD_64 = "ptr_mod_64" ["host"] "Host pointer modulo 64.",
     SIZE_MOD_64 = "size_mod_64" ["host"] "Size modulo 64.",
-    MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`: `read` (READ_ONLY), `write` (WRITE_ONLY), or `read-write (assumed)` for the rest.",
+    MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`: `read` (READ_ONLY, or a `const` or `__constant` argument), `write` (WRITE_ONLY), or `read-write (assumed)` for the rest.",
     REGION = "region" ["host"] "Buffer maps: the region asked for, `{offset, size}` in bytes (`bytes` is what the map moved).",
     MAP_FLAGS = "map_flags" ["host"] "Map calls: the map flags, decoded (`READ`, `WRITE`, `WRITE_INVALIDATE_REGION`).",
     MIGRATION_FLAGS = "migration_flags" ["host"] "Migrate calls: the migration flags, decoded (`HOST`, `CONTENT_UNDEFINED`, `0`).",

@@ -10,6 +10,8 @@
  *   source    the first migration is enqueued on device 1's queue (the source): it moves nothing,
  *             and device 2's kernel pulls the buffer
  *   initboth  the buffer is initialised on both devices' queues before the first kernel
+ *   reread    no hand-off: a kernel on device 2, then one on device 1, only read the buffer
+ *             device 1 initialised (`const`), each writing its own output
  * It prints the sum read back (but for the racing mode), the same with and without clxfer. */
 #include "common.h"
 
@@ -38,6 +40,35 @@ int main(int argc, char **argv) {
     CHECK_ERR(err);
     CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
     size_t n = N;
+    if (!strcmp(mode, "reread")) {
+        static const char *ro_src =
+            "__kernel void twice(const __global int *b, __global int *out) {"
+            "  out[get_global_id(0)] = 2 * b[get_global_id(0)]; }";
+        cl_program rp = clCreateProgramWithSource(g_ctx, 1, &ro_src, NULL, &err);
+        CHECK_ERR(err);
+        CHECK(clBuildProgram(rp, 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+        cl_kernel twice = clCreateKernel(rp, "twice", &err);
+        CHECK_ERR(err);
+        cl_mem out[2];
+        for (int i = 0; i < 2; i++) {
+            out[i] = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, sizeof host, NULL, &err);
+            CHECK_ERR(err);
+        }
+        cl_event w, r2, r1;
+        CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &w));
+        CHECK(clSetKernelArg(twice, 0, sizeof buf, &buf));
+        CHECK(clSetKernelArg(twice, 1, sizeof out[1], &out[1]));
+        CHECK(clEnqueueNDRangeKernel(q[1], twice, 1, NULL, &n, NULL, 1, &w, &r2));
+        CHECK(clSetKernelArg(twice, 1, sizeof out[0], &out[0]));
+        CHECK(clEnqueueNDRangeKernel(q[0], twice, 1, NULL, &n, NULL, 1, &r2, &r1));
+        CHECK(clEnqueueReadBuffer(q[0], out[0], CL_TRUE, 0, sizeof back, back, 1, &r1, NULL));
+        long long sum = 0;
+        for (int i = 0; i < N; i++) sum += back[i];
+        printf("sum %lld\n", sum);
+        CHECK(clFinish(q[1]));
+        printf("OK\n");
+        return 0;
+    }
     cl_mem_migration_flags flags = !strcmp(mode, "host") ? CL_MIGRATE_MEM_OBJECT_HOST : 0;
     cl_event init, init2, k1, m2, k2, m1, k3;
     CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &init));

@@ -2,7 +2,7 @@
 //! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
 
 use super::races::{Touch, Touches};
-use super::{Command, WORLD, kernel_args, kernel_mems};
+use super::{Command, WORLD, kernel_args};
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
@@ -69,6 +69,7 @@ macro_rules! command {
                 $blocking
             }
             unsafe fn op($a: &$args) -> Option<Op> {
+                let _ = $a;
                 #[allow(unused_unsafe)]
                 unsafe {
                     $op
@@ -311,12 +312,14 @@ command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_f
     op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }));
 
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
+/// The first two name their arguments once, as touches; the op's objects and which of them it
+/// only reads are filled from those (`Enqueue::after`).
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
+    |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
     touches: kernel_touches(a.1));
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: kernel_mems(a.1) }), kernel: a.1,
+    |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
     touches: kernel_touches(a.1));
 type NativeArgs = (
     cl_command_queue,
@@ -333,5 +336,5 @@ type NativeArgs = (
 command!(Kernel, NativeArgs, |a| blocking: false,
 op: {
     let mems = if a.5.is_null() { &[][..] } else { std::slice::from_raw_parts(a.5, a.4 as usize) };
-    Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect() })
+    Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect(), reads: 0 })
 });

@@ -299,6 +299,9 @@ unsafe fn enqueued(
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
     if let Some(transfer) = transfer {
+        if let (_, Op::Kernel { reads, .. }) = &transfer {
+            e.reads = *reads;
+        }
         let trace = Some((&mut e.mems, span.end));
         record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
         // A kernel names its arguments whether or not they move; another command that moves
@@ -433,9 +436,20 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         if ret != CL_SUCCESS {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {
-            let op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
+            let mut op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
             let event = (args.event(), args.wait_list());
             let touches = unsafe { C::touches(args) };
+            // A kernel's arguments, read once: as touches, and so as the op's objects.
+            if let Some((_, Op::Kernel { mems, reads })) = &mut op
+                && mems.is_empty()
+            {
+                for (i, t) in touches.iter().enumerate() {
+                    mems.push(t.object);
+                    if i < 64 && t.use_ == crate::graph::race::Use::Read {
+                        *reads |= 1 << i;
+                    }
+                }
+            }
             unsafe {
                 enqueued(
                     call,

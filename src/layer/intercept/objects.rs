@@ -209,15 +209,6 @@ pub struct KernelArgs {
     pub qualifiers: Vec<(u32, Option<bool>)>,
 }
 
-/// The memory objects a kernel's arguments name now.
-pub(super) fn kernel_mems(kernel: cl_kernel) -> Vec<usize> {
-    let kernels = WORLD.kernels.lock();
-    kernels
-        .get(&(kernel as usize))
-        .map(|a| a.mems.iter().map(|&(_, m)| m).collect())
-        .unwrap_or_default()
-}
-
 /// The memory objects a kernel's arguments name now, each with whether it is declared only
 /// read.
 pub(super) fn kernel_args(kernel: cl_kernel) -> Vec<(usize, Option<bool>)> {

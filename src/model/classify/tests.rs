@@ -24,6 +24,7 @@ const ON_HOST: usize = 0x17;
 const HOPPED: usize = 0x18; // taken off D2 by a HOST migration
 const IDLE: usize = 0x19; // on D2, after a migration to D2 that moved nothing
 const WRITTEN: usize = 0x1a; // written whole on D2, not used since
+const COPIED: usize = 0x1b; // last written on D2, then only read by a kernel on D1 (NVIDIA)
 const NOT_AN_OBJECT: usize = 0x99;
 
 // Host memory.
@@ -78,6 +79,9 @@ fn world() -> Registry {
         r.set_residence(h, place, None);
         r.set_since(h, since);
     }
+    r.add_object(COPIED, obj(0, 0));
+    r.set_residence(COPIED, Place::Device(D2), None);
+    r.add_copy(COPIED, D1);
     r.add_mapping(AHP, MAPPED, SZ, CL_MAP_WRITE);
     r.add_mapping(PLAIN, MAPPED_RO, MIB, CL_MAP_READ);
     r.add_allocation(
@@ -231,18 +235,32 @@ fn table() -> Vec<Case> {
         NVIDIA Op::PtrUnmap { ptr: SVM }, B => H2D Pinned MIB; ["nvidia.map"];
         NVIDIA Op::PtrMigrate { ptrs: vec![(SVM, MIB), (USM_SHARED, MIB)], flags: 0 }, NB => H2D Pinned 2 * MIB; ["any.svm"];
         NVIDIA Op::PtrMigrate { ptrs: vec![(SVM, MIB)], flags: CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED }, NB => H2D None 0; ["any.content-undefined"];
-        NVIDIA Op::Kernel { mems: vec![PLAIN, ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use", "nvidia.between-devices"];
-        NVIDIA Op::Kernel { mems: vec![PLAIN, NOT_AN_OBJECT] }, NB => D2D None 0; [];
+        NVIDIA Op::Kernel { mems: vec![PLAIN, ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["any.first-use", "nvidia.between-devices"];
+        NVIDIA Op::Kernel { mems: vec![PLAIN, NOT_AN_OBJECT], reads: 0 }, NB => D2D None 0; [];
         // Hand-offs between devices (issue #25).
-        NVIDIA Op::Kernel { mems: vec![ON_HOST] }, NB => H2D Pinned SZ; ["any.only-on-host", "nvidia.migrate"] not ["any.host-hop"];
-        NVIDIA Op::Kernel { mems: vec![HOPPED] }, NB => H2D Pinned SZ; ["any.host-hop", "any.only-on-host"];
-        NVIDIA Op::Kernel { mems: vec![HOPPED, ON_D2] }, NB => D2D ViaHost 2 * SZ; ["any.host-hop", "any.first-use"];
-        NVIDIA Op::Kernel { mems: vec![IDLE] }, NB => D2D ViaHost SZ; ["any.idle-migration", "any.first-use"];
-        NVIDIA Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use"] not ["any.idle-migration"];
+        NVIDIA Op::Kernel { mems: vec![ON_HOST], reads: 0 }, NB => H2D Pinned SZ; ["any.only-on-host", "nvidia.migrate"] not ["any.host-hop"];
+        NVIDIA Op::Kernel { mems: vec![HOPPED], reads: 0 }, NB => H2D Pinned SZ; ["any.host-hop", "any.only-on-host"];
+        NVIDIA Op::Kernel { mems: vec![HOPPED, ON_D2], reads: 0 }, NB => D2D ViaHost 2 * SZ; ["any.host-hop", "any.first-use"];
+        NVIDIA Op::Kernel { mems: vec![IDLE], reads: 0 }, NB => D2D ViaHost SZ; ["any.idle-migration", "any.first-use"];
+        NVIDIA Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["any.first-use"] not ["any.idle-migration"];
         NVIDIA write(WRITTEN, PAGEABLE, SZ), B => H2D Staged SZ; ["any.written-twice"];
         NVIDIA write(WRITTEN, PAGEABLE, MIB), B => H2D Staged MIB; [] not ["any.written-twice"];
         NVIDIA Op::Fill { mem: WRITTEN, bytes: SZ }, NB => D2D Device SZ; ["any.written-twice", "any.fill"];
-        CPU Op::Kernel { mems: vec![HOPPED] }, NB => D2D None 0; [] not ["any.only-on-host"];
+        CPU Op::Kernel { mems: vec![HOPPED], reads: 0 }, NB => D2D None 0; [] not ["any.only-on-host"];
+        // A kernel that only reads a buffer on another device: whether the copy stays.
+        NVIDIA Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D ViaHost SZ; ["nvidia.read-copy", "any.first-use"];
+        AMD Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D ViaHost SZ; ["amd.read-copy"];
+        INTEL_IGPU Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D ViaHost SZ; ["intel-igpu.read-copy"];
+        INTEL_DGPU Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D ViaHost SZ; ["intel-dgpu.read-copy"];
+        INTEL_CPU Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D None 0; ["intel-cpu.read-copy"];
+        CPU Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D None 0; ["cpu.read-copy"];
+        GENERIC Op::Kernel { mems: vec![ON_D2], reads: 1 }, NB => D2D ViaHost SZ; ["generic.read-copy"];
+        NVIDIA Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["any.first-use"] not ["nvidia.read-copy"];
+        // The copy a read left on this device: nothing moves, for a read, a write or a migration.
+        NVIDIA Op::Kernel { mems: vec![COPIED], reads: 1 }, NB => D2D None 0; ["nvidia.read-copy"] not ["any.first-use"];
+        NVIDIA Op::Kernel { mems: vec![COPIED], reads: 0 }, NB => D2D None 0; ["nvidia.read-copy"] not ["any.first-use"];
+        NVIDIA migrate(&[COPIED], 0), NB => H2D None 0; ["any.already-there"];
+        NVIDIA Op::Copy { src: COPIED, dst: PLAIN, bytes: SZ }, NB => D2D Device SZ; ["any.device-copy"] not ["nvidia.between-devices"];
 
         // AMD ROCm.
         AMD write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["amd.pageable"];
@@ -259,7 +277,7 @@ fn table() -> Vec<Case> {
         AMD migrate(&[ON_D2], 0), NB => H2D None 0; ["amd.migrate"];
         AMD migrate(&[ON_D2], CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => D2D ViaHost SZ; ["amd.migrate", "amd.between-devices"];
         AMD migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => D2H Staged SZ; ["amd.migrate"] not ["any.content-undefined"];
-        AMD Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["amd.between-devices"];
+        AMD Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["amd.between-devices"];
 
         // Intel discrete and integrated.
         INTEL_DGPU write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["intel-dgpu.pageable"] not ["intel-dgpu.alignment"];
@@ -272,7 +290,7 @@ fn table() -> Vec<Case> {
         INTEL_DGPU migrate(&[ON_HOST], CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED), NB => H2D None 0; ["any.content-undefined"];
         INTEL_DGPU migrate(&[ON_HOST], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["any.already-there"];
         INTEL_DGPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["intel-dgpu.migrate"];
-        INTEL_DGPU Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["any.first-use", "intel-dgpu.between-devices"];
+        INTEL_DGPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["any.first-use", "intel-dgpu.between-devices"];
         INTEL_IGPU write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["intel-igpu.pageable"] not ["intel-igpu.alignment"];
         INTEL_IGPU write(PLAIN, MIS, SZ), B => H2D ZeroCopy SZ; ["intel-igpu.pageable"];
         INTEL_IGPU write(PLAIN, MIS, SZ), NB => H2D Pinned SZ; ["intel-igpu.pageable", "intel-igpu.alignment"] not ["intel-igpu.nonblocking"];
@@ -281,7 +299,7 @@ fn table() -> Vec<Case> {
         INTEL_IGPU write(PLAIN, UHP_PTR, MIB), NB => H2D Pinned MIB; ["intel-igpu.registered"];
         INTEL_IGPU map(PLAIN, CL_MAP_WRITE), B => D2H ZeroCopy 0; ["intel-igpu.memory"] not ["intel-igpu.map"];
         INTEL_IGPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["intel-igpu.memory"];
-        INTEL_IGPU Op::Kernel { mems: vec![ON_D2] }, NB => D2D ViaHost SZ; ["intel-igpu.between-devices"];
+        INTEL_IGPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["intel-igpu.between-devices"];
         INTEL_IGPU migrate(&[ON_D2], 0), NB => H2D None 0; ["intel-igpu.migrate"];
         INTEL_IGPU Op::Copy { src: AHP, dst: PLAIN, bytes: SZ }, NB => D2D Device SZ; ["intel-igpu.memory"] not ["intel-igpu.alloc-host-ptr", "intel-igpu.use-host-ptr"];
 
@@ -300,7 +318,7 @@ fn table() -> Vec<Case> {
         CPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["cpu.memory"];
         CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["cpu.memory"];
         CPU Op::PtrMigrate { ptrs: vec![(SVM, MIB)], flags: 0 }, B => H2D None 0; ["cpu.memory"];
-        CPU Op::Kernel { mems: vec![ON_D2] }, NB => D2D None 0; [];
+        CPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D None 0; [];
 
         // Generic GPU: conservative.
         GENERIC write(PLAIN, MIS, SZ), NB => H2D Staged SZ; ["generic.pageable", "generic.nonblocking", "generic.alignment"] not ["generic.memory"];

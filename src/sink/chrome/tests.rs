@@ -44,6 +44,7 @@ fn host(id: u64, start: u64) -> Record {
             },
             class: None,
             mems: Default::default(),
+            reads: 0,
             kernel: None,
             timed: true,
             deps: Default::default(),
