@@ -27,6 +27,10 @@ for load, var in [("layer", "OPENCL_LAYERS"), ("preload", "LD_PRELOAD")]:
 for mode in ["summary", "trace"]:
     CONFIGS[f"layer {mode} untimed"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
                                         "CLXFER_DEVICE_TIMING": "off"}
+# The race check's own cost (issue #25): the same layer with CLXFER_RACES=off, counted in
+# instructions only.
+RACES_OFF = {f"layer {mode} no race": {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
+                                       "CLXFER_RACES": "off"} for mode in ["summary", "trace"]}
 # The PoCL storm also runs without clxfer but with profiling on its queue (STORM_MODE: the
 # storm's own argument, not an environment variable): the driver's own charge for device timing,
 # in the same rounds, so that what clxfer adds beyond it is a paired figure.
@@ -168,21 +172,31 @@ def main():
                      f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
                      lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
     out += lines + [""]
-    names = ["none", "layer off", "layer summary", "layer trace"]
-    usm = {c: instructions(CONFIGS[c], True) for c in names}
-    pocl = {c: instructions(CONFIGS[c], False) for c in names}
+    names = ["none", "layer off", "layer summary", "layer summary no race", "layer trace",
+             "layer trace no race"]
+    envs = dict(CONFIGS, **RACES_OFF)
+    usm = {c: instructions(envs[c], True) for c in names}
+    pocl = {c: instructions(envs[c], False) for c in names}
     lines = ["instructions per enqueue (callgrind; deterministic), every thread, the calling thread "
              "alone and clxfer's writer thread: the usm storm, and the 1-thread PoCL storm (PoCL's "
              "own work included)",
-             f"  {'configuration':<18}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"
+             f"  {'configuration':<24}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"
              f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"]
     for c in names:
-        line = f"  {c:<18}"
+        line = f"  {c:<24}"
         for storm_ in (usm, pocl):
             (total, caller, writer), (total0, caller0, _) = storm_[c], storm_["none"]
             line += f"{total:>{12 if storm_ is pocl else 10}.0f}{total - total0:>+9.0f}"
             line += f"{caller:>10.0f}{caller - caller0:>+9.0f}{writer:>9.0f}"
         lines.append(line)
+    # What the race check adds to each mode, against the same mode without it.
+    for mode in ["summary", "trace"]:
+        cells = []
+        for what, storm_ in (("usm", usm), ("PoCL storm", pocl)):
+            on, off = storm_[f"layer {mode}"], storm_[f"layer {mode} no race"]
+            cells.append(f"{what} {on[0] - off[0]:+.0f} ({(on[0] - off[0]) / off[0]:+.1%} of every "
+                         f"thread), calling thread {on[1] - off[1]:+.0f} ({(on[1] - off[1]) / off[1]:+.1%})")
+        lines.append(f"  the race check in {mode} mode: " + "; ".join(cells))
     for l in lines + [""]:
         print(l, flush=True)
     out += lines + [""]

@@ -86,6 +86,15 @@ pub const OPTIONS: &[OptSpec] = &[
               `off` leaves queues as the program made them: host timing only.",
     },
     OptSpec {
+        var: "CLXFER_RACES",
+        kind: Kind::Choice(&["on", "off"]),
+        default: "on",
+        doc: "`on` checks, as each command is enqueued, whether it races with a command of \
+              another queue (or of its own out-of-order queue): said on stderr, in the report and \
+              in the trace. `off` skips the check and what it keeps (its cost is in \
+              docs/PERFORMANCE.md).",
+    },
+    OptSpec {
         var: "CLXFER_BUFFER_MIB",
         kind: Kind::Mebibytes,
         default: "16",
@@ -210,6 +219,8 @@ pub struct Config {
     /// Where the report goes (`None`: stderr in summary mode, nowhere in trace mode).
     pub report: Option<std::path::PathBuf>,
     pub device_timing: bool,
+    /// The race check (`CLXFER_RACES`).
+    pub races: bool,
     pub log: LogLevel,
     /// `None`: pick per device (`auto`).
     pub rules: Option<&'static RuleSet>,
@@ -306,6 +317,7 @@ impl Config {
             .filter(|r| !r.is_empty())
             .map(std::path::PathBuf::from);
         let device_timing = get("CLXFER_DEVICE_TIMING") == "on";
+        let races = get("CLXFER_RACES") == "on";
         let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
@@ -319,6 +331,7 @@ impl Config {
             output,
             report,
             device_timing,
+            races,
             log,
             rules,
             test_panic_at,

@@ -397,3 +397,24 @@ fn a_buffer_only_read_elsewhere_stays_valid_where_the_vendor_keeps_a_copy() {
         }
     }
 }
+
+/// `CLXFER_RACES=off` skips the check: the racing variant gets no warning and no race finding,
+/// and what the program reads back is the same.
+#[test]
+fn the_race_check_can_be_turned_off() {
+    let prog = program("races");
+    let mut cmd = command(&prog, Load::Preload);
+    cmd.arg("race")
+        .envs(TWO)
+        .env("CLXFER_MODE", "summary")
+        .env("CLXFER_RACES", "off");
+    let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(races(&r).is_empty(), "{:?}", races(&r));
+    assert!(r.stderr.contains("clxfer summary"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("possible data races first"),
+        "{}",
+        r.stderr
+    );
+}

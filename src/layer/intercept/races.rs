@@ -65,7 +65,11 @@ pub fn hold() -> impl std::any::Any {
     STATE.lock()
 }
 
-fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+/// Runs `f` on the state, unless `CLXFER_RACES=off` (then `R::default()`).
+fn with<R: Default>(f: impl FnOnce(&mut State) -> R) -> R {
+    if !crate::config::global().races {
+        return R::default();
+    }
     let mut s = STATE.lock();
     f(s.get_or_insert_with(State::default))
 }
@@ -90,12 +94,12 @@ pub fn command(
         device: q.r.device,
         queue: q.r.queue,
     };
-    let from = From {
-        thread: crate::sink::buffer::current_tid(),
-        begin,
-        timed,
-    };
     let said = with(|s| {
+        let from = From {
+            thread: crate::sink::buffer::current_tid(),
+            begin,
+            timed,
+        };
         let placed = s.clocks.command(id, q.r.queue, !q.in_order, kind, deps);
         // Judged only if it touches memory (markers and USM copies do not) and its order is
         // known (no wait for an event clxfer knows nothing of).
