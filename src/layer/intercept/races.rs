@@ -100,22 +100,28 @@ pub fn command(
             begin,
             timed,
         };
-        let placed = s.clocks.command(id, q.r.queue, !q.in_order, kind, deps);
+        // Borrowed apart: the placed command stays in the clocks' ring while the accesses are
+        // judged.
+        let State {
+            clocks,
+            races,
+            sites,
+            found,
+            ..
+        } = s;
+        let placed = clocks.command(id, q.r.queue, !q.in_order, kind, deps);
+        if sites.is_empty() {
+            sites.resize(WINDOW, (0, Site::default(), From::default()));
+        }
+        sites[id as usize % WINDOW] = (id, site, from);
+        let mut said = Vec::new();
         // Judged only if it touches memory (markers and USM copies do not) and its order is
         // known (no wait for an event clxfer knows nothing of).
-        let placed = (!touches.is_empty() && deps.unknown == 0).then(|| placed.clone());
-        if s.sites.is_empty() {
-            s.sites
-                .resize(WINDOW, (0, Site::default(), From::default()));
-        }
-        s.sites[id as usize % WINDOW] = (id, site, from);
-        let mut said = Vec::new();
-        if let Some(placed) = placed {
-            let mut found = std::mem::take(&mut s.found);
+        if !touches.is_empty() && deps.unknown == 0 {
+            let mut found = std::mem::take(found);
             for t in touches {
                 let how = (t.use_, t.how);
-                s.races
-                    .access(t.object, (id, &placed), t.range, how, &mut found);
+                races.access(t.object, (id, placed), t.range, how, &mut found);
             }
             for r in found.drain(..) {
                 let (first, first_from) = match s.sites.get(r.first.id as usize % WINDOW) {
