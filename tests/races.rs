@@ -43,6 +43,14 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
         ),
         ("finish", None),
         ("halves", None),
+        ("subs", None),
+        (
+            "sub-parent",
+            Some([
+                "command #1 (clEnqueueWriteBuffer on device #1 queue #1) writes bytes 0..32768",
+                "command #2 (clEnqueueReadBuffer on device #2 queue #2) reads bytes 0..65536",
+            ]),
+        ),
         ("user", None),
         (
             "ooo",

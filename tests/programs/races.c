@@ -4,6 +4,8 @@
  *   race       the read does not wait                          one race
  *   finish     the host waits (clFinish) before the read       no race
  *   halves     the two queues write the buffer's two halves    no race
+ *   subs       the two queues write two sub-buffers, the buffer's halves   no race
+ *   sub-parent  one queue writes a sub-buffer, the other reads the whole parent   one race
  *   user       the read waits for a user event, set only after a blocking write on the
  *              first queue                                     no race (the read is gated)
  *   ooo        two writes on one out-of-order queue, unordered  one race
@@ -49,6 +51,26 @@ int main(int argc, char **argv) {
         CHECK(clFinish(q1));
         CHECK(clFinish(q2));
         CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    } else if (!strcmp(mode, "subs") || !strcmp(mode, "sub-parent")) {
+        /* Two sub-buffers, the parent's halves: each device writes one, with no wait between.
+         * In sub-parent, the second device reads the whole parent instead. */
+        size_t half = sizeof host / 2;
+        cl_mem sub[2];
+        for (int i = 0; i < 2; i++) {
+            cl_buffer_region r = {i * half, half};
+            sub[i] = clCreateSubBuffer(buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+            CHECK_ERR(err);
+        }
+        CHECK(clEnqueueWriteBuffer(q1, sub[0], CL_FALSE, 0, half, host, 0, NULL, &e));
+        if (!strcmp(mode, "subs"))
+            CHECK(clEnqueueWriteBuffer(q2, sub[1], CL_FALSE, 0, half, (char *)host + half, 0, NULL, NULL));
+        else
+            CHECK(clEnqueueReadBuffer(q2, buf, CL_FALSE, 0, sizeof back, back, 0, NULL, NULL));
+        CHECK(clFinish(q1));
+        CHECK(clFinish(q2));
+        if (!strcmp(mode, "subs"))
+            CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+        for (int i = 0; i < 2; i++) CHECK(clReleaseMemObject(sub[i]));
     } else if (!strcmp(mode, "user")) {
         cl_event gate = clCreateUserEvent(g_ctx, &err);
         CHECK_ERR(err);
@@ -113,7 +135,8 @@ int main(int argc, char **argv) {
     CHECK(clFinish(q2));
     if (e) CHECK(clReleaseEvent(e));
     /* What a racing read sees is undefined: only the others' is compared. */
-    int racy = !strcmp(mode, "race") || !strcmp(mode, "kernel") || !strcmp(mode, "kernel-noinfo");
+    int racy = !strcmp(mode, "race") || !strcmp(mode, "kernel") || !strcmp(mode, "kernel-noinfo") ||
+               !strcmp(mode, "sub-parent");
     if (!racy) mix(back, sizeof back);
     printf("races %s: checksum %016llx\n", mode, (unsigned long long)g_sum);
     CHECK(clReleaseMemObject(buf));

@@ -438,7 +438,7 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         } else {
             let mut op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
             let event = (args.event(), args.wait_list());
-            let touches = unsafe { C::touches(args) };
+            let mut touches = unsafe { C::touches(args) };
             // A kernel's arguments, read once: as touches, and so as the op's objects.
             if let Some((_, Op::Kernel { mems, reads })) = &mut op
                 && mems.is_empty()
@@ -450,6 +450,7 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
                     }
                 }
             }
+            races::in_parents(&mut touches);
             unsafe {
                 enqueued(
                     call,

@@ -46,6 +46,9 @@ fn register(mem: cl_mem) -> Option<u64> {
         parent: (info.parent != 0).then_some((info.parent, info.offset as u64)),
         sole_device: (devices.len() == 1).then(|| devices[0]),
     };
+    if new.parent.is_some() {
+        super::races::sub_buffer_made();
+    }
     let id = WORLD.memory.lock().add_object(mem as usize, new)?;
     // SAFETY: as above; the callback forgets the object when the driver really destroys it.
     unsafe { driver::on_destroy(mem, destroyed, id as usize) };

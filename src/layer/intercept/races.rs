@@ -16,6 +16,7 @@ use crate::sync::Mutex;
 use crate::vocab::Api;
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A command's access to bytes `range` of memory object `object`, and how clxfer knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +181,36 @@ fn fact(r: &Race, first: (Site, From), second: (Site, From)) -> RaceFact {
         .into(),
         first: side(&r.first, first),
         second: side(&r.second, second),
+    }
+}
+
+/// Whether the program made a sub-buffer: only then are touches put in their parents' bytes.
+static SUB_BUFFERS: AtomicBool = AtomicBool::new(false);
+
+/// The program made a sub-buffer.
+pub fn sub_buffer_made() {
+    SUB_BUFFERS.store(true, Ordering::Relaxed);
+}
+
+/// Touches of sub-buffers become touches of their parents' bytes, so that a sub-buffer races
+/// with its parent and with overlapping sub-buffers, and sub-buffers apart do not.
+pub fn in_parents(touches: &mut [Touch]) {
+    if touches.is_empty() || !SUB_BUFFERS.load(Ordering::Relaxed) {
+        return;
+    }
+    let memory = super::WORLD.memory.lock();
+    for t in touches {
+        let Some(o) = memory.object(t.object) else {
+            continue;
+        };
+        if let Some((parent, offset)) = o.parent {
+            let end = t.range.1.min(o.size);
+            t.object = parent;
+            t.range = (
+                offset.saturating_add(t.range.0.min(end)),
+                offset.saturating_add(end),
+            );
+        }
     }
 }
 
