@@ -268,24 +268,43 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     // 5. Migrations through the host, and migrations that moved nothing.
     let s = &d.via_host_migrations;
     if s.count > 0 {
+        let mut evidence = vec![
+            measured(s),
+            format!(
+                "{} ({}.between-devices)",
+                set.between_devices.says, set.name
+            ),
+        ];
+        // Never a bandwidth or a saving from a time the driver did not give.
+        let untimed = s.bytes.saturating_sub(s.timed_bytes);
+        if untimed > 0 {
+            evidence.push(format!(
+                "{} of them moved without a device time: {}",
+                bytes(untimed),
+                match set.migrate_time {
+                    Some(r) => format!("the driver does not time migrations ({})", r.id),
+                    None => "the driver gave none".into(),
+                }
+            ));
+        }
+        let estimate = match s.ns {
+            0 => "not measured: the moves had no time of their own (their cost shows in the \
+                  host's waits and in when the next commands start)"
+                .into(),
+            _ => "the migrations' own time".into(),
+        };
         push(
             "via-host-migration",
             format!(
                 "{} between devices went through the host on {on}",
                 counted(s.count, "migration")
             ),
-            vec![
-                measured(s),
-                format!(
-                    "{} ({}.between-devices)",
-                    set.between_devices.says, set.name
-                ),
-            ],
+            evidence,
             "Keep each buffer on one device: give each device its own buffers and move only what \
              they share, or do the whole job on one device; there is no peer-to-peer path here."
                 .into(),
             s.ns,
-            "the migrations' own time".into(),
+            estimate,
         );
     }
     let s = &d.empty_migrations;

@@ -10,6 +10,10 @@
  *              first queue                                     no race (the read is gated)
  *   ooo        two writes on one out-of-order queue, unordered  one race
  *   ooo-event  the second waits for the first's event          no race
+ *   marker     the read follows, on its queue, a marker waiting for the write's event   no race
+ *   marker-empty  the same marker with an empty wait list (it waits for its own queue only)
+ *              one race
+ *   barrier    two writes on one out-of-order queue with a barrier between   no race
  *   kernel     a kernel on the first device writes the buffer (a `__global int *`), and the
  *              second device reads it with no wait                one race (the kernel may write)
  *   kernel-event  the read waits for the kernel's event          no race
@@ -85,6 +89,20 @@ int main(int argc, char **argv) {
         CHECK(clEnqueueWriteBuffer(qo, buf, CL_FALSE, 0, sizeof host, host, wait, wait ? &e : NULL, NULL));
         CHECK(clFinish(qo));
         CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    } else if (!strcmp(mode, "marker") || !strcmp(mode, "marker-empty")) {
+        /* The read follows a marker on its own in-order queue: one that waits for the write's
+         * event orders them; one with an empty wait list waits only for its own queue. */
+        int wait = !strcmp(mode, "marker");
+        CHECK(clEnqueueWriteBuffer(q1, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &e));
+        CHECK(clEnqueueMarkerWithWaitList(q2, wait, wait ? &e : NULL, NULL));
+        CHECK(clEnqueueReadBuffer(q2, buf, CL_FALSE, 0, sizeof back, back, 0, NULL, NULL));
+    } else if (!strcmp(mode, "barrier")) {
+        /* Two writes on one out-of-order queue with a barrier between: ordered. */
+        CHECK(clEnqueueWriteBuffer(qo, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+        CHECK(clEnqueueBarrierWithWaitList(qo, 0, NULL, NULL));
+        CHECK(clEnqueueWriteBuffer(qo, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+        CHECK(clFinish(qo));
+        CHECK(clEnqueueReadBuffer(q1, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
     } else if (!strncmp(mode, "kernel", 6)) {
         static const char *src =
             "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }\n"
@@ -136,7 +154,7 @@ int main(int argc, char **argv) {
     if (e) CHECK(clReleaseEvent(e));
     /* What a racing read sees is undefined: only the others' is compared. */
     int racy = !strcmp(mode, "race") || !strcmp(mode, "kernel") || !strcmp(mode, "kernel-noinfo") ||
-               !strcmp(mode, "sub-parent");
+               !strcmp(mode, "sub-parent") || !strcmp(mode, "marker-empty");
     if (!racy) mix(back, sizeof back);
     printf("races %s: checksum %016llx\n", mode, (unsigned long long)g_sum);
     CHECK(clReleaseMemObject(buf));
