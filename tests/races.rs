@@ -450,3 +450,51 @@ fn the_race_check_can_be_turned_off() {
         r.stderr
     );
 }
+
+/// A race clxfer would have to assume (a kernel argument the driver keeps no qualifiers for) is
+/// not said on stderr, but the report says what clxfer could not judge, last, with its
+/// confidence; the trace keeps it too, so the report of the trace agrees.
+#[test]
+fn an_assumed_race_is_not_said_but_the_report_names_it_last() {
+    use serde_json::Value;
+    let prog = program("races");
+    let dir = fresh_dir("assumed-trace");
+    let live = fresh_dir("assumed-live").join("live.json");
+    let mut cmd = command(&prog, Load::Layer);
+    cmd.arg("kernel-noinfo")
+        .envs(TWO)
+        .env("CLXFER_DIR", &dir)
+        .env("CLXFER_REPORT", &live);
+    let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(races(&r).is_empty(), "{:?}", races(&r));
+    let live: Value = serde_json::from_slice(&std::fs::read(&live).unwrap()).unwrap();
+    let findings = live["findings"].as_array().unwrap();
+    let last = findings.last().unwrap();
+    assert_eq!(last["kind"], "unjudged-race", "{findings:?}");
+    assert_eq!(last["confidence"], "assumed");
+    assert!(
+        findings.iter().all(|f| f["kind"] != "possible-race"),
+        "{findings:?}"
+    );
+    let traces = checked_traces(&dir);
+    let mut rep = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    rep.args(["report", "--format", "json"]).arg(&traces[0]);
+    let rep = run_cmd(rep, std::time::Duration::from_secs(60));
+    let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
+    assert_eq!(live, from_trace, "the reports differ");
+    // The text report keeps the plain heading: no race was said.
+    let mut text = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    text.arg("report").arg(&traces[0]);
+    let text = run_cmd(text, std::time::Duration::from_secs(60));
+    assert!(
+        text.stdout
+            .contains("findings, ranked by the time they would save:"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("would race if their kernels write arguments")
+    );
+}

@@ -616,8 +616,9 @@ impl Builder {
             d.count_small_run();
         }
         // A race can make the results wrong however fast the run: races rank first.
-        let mut findings = super::races::findings(&self.races, self.more_races);
+        let (mut findings, unjudged) = super::races::findings(&self.races, self.more_races);
         findings.extend(findings::all(self.devices.iter().map(|d| &d.1)));
+        findings.extend(unjudged);
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         Report {
             program: self.program,

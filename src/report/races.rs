@@ -43,6 +43,9 @@ impl RaceSide {
     pub fn said(&self) -> String {
         let how = match self.access.as_str() {
             "may write" => "may write (its kernel argument is not `const`)",
+            "may write (assumed)" => {
+                "may write (assumed: the driver keeps no argument information)"
+            }
             a => a,
         };
         let bytes = match self.bytes {
@@ -57,10 +60,13 @@ impl RaceSide {
     }
 }
 
-/// The race findings, in the order the races were found, and one for those past [`SHOWN`].
-pub fn findings(races: &[RaceFact], more: u64) -> Vec<Finding> {
-    let mut out: Vec<Finding> = races.iter().take(SHOWN).map(finding).collect();
-    let past = (races.len().saturating_sub(SHOWN)) as u64 + more;
+/// The race findings, in the order the races were found, and one for those past [`SHOWN`]; and
+/// apart, one for the races clxfer had to assume (ranked last by the builder).
+pub fn findings(races: &[RaceFact], more: u64) -> (Vec<Finding>, Option<Finding>) {
+    let (assumed, sure): (Vec<&RaceFact>, Vec<&RaceFact>) =
+        races.iter().partition(|r| r.confidence == "assumed");
+    let mut out: Vec<Finding> = sure.iter().take(SHOWN).map(|r| finding(r)).collect();
+    let past = (sure.len().saturating_sub(SHOWN)) as u64 + more;
     if past > 0 {
         out.push(Finding {
             kind: "possible-race",
@@ -76,7 +82,46 @@ pub fn findings(races: &[RaceFact], more: u64) -> Vec<Finding> {
             confidence: None,
         });
     }
-    out
+    (out, unjudged(&assumed))
+}
+
+/// The pairs that would race if kernels wrote arguments the driver gave no qualifiers for: not
+/// said as races (they may be two reads), but not hidden either.
+fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
+    let first = assumed.first()?;
+    let mut evidence: Vec<String> = assumed
+        .iter()
+        .take(3)
+        .map(|r| format!("{}; {}", r.first.said(), r.second.said()))
+        .collect();
+    evidence.push(
+        "the driver keeps no argument qualifiers for these kernels (a program built without \
+         -cl-kernel-arg-info): clxfer took each memory argument as written, and does not call \
+         these races"
+            .into(),
+    );
+    let estimate = "not a race clxfer can confirm: no time either way";
+    Some(Finding {
+        kind: "unjudged-race",
+        device: first.second.device,
+        title: format!(
+            "{} of commands with no order between them would race if their kernels write \
+             arguments clxfer knows nothing of",
+            match assumed.len() {
+                1 => "1 pair".to_string(),
+                n => format!("{n} pairs"),
+            }
+        ),
+        evidence,
+        fix: "Build the program with -cl-kernel-arg-info (or create buffers a kernel only reads \
+              CL_MEM_READ_ONLY) so that clxfer can tell reads from writes; or order each pair \
+              with an event, as for a race."
+            .into(),
+        saving_ns: 0,
+        estimate: estimate.into(),
+        saves: estimate.into(),
+        confidence: Some("assumed".into()),
+    })
 }
 
 const ESTIMATE: &str = "no time: a race is about results, so it ranks above the time findings";
@@ -178,7 +223,8 @@ mod tests {
             first: side(n, 1, "writes", (0, 8)),
             second: side(n + 1, q2, "reads", (0, 8)),
         };
-        let f = findings(&[race(1, 2, "known"), race(3, 1, "declared")], 0);
+        let (f, unjudged) = findings(&[race(1, 2, "known"), race(3, 1, "declared")], 0);
+        assert!(unjudged.is_none());
         assert_eq!(f.len(), 2);
         assert!(
             f.iter()
@@ -197,7 +243,7 @@ mod tests {
         let many: Vec<RaceFact> = (0..SHOWN as u64 + 3)
             .map(|n| race(2 * n, 2, "known"))
             .collect();
-        let f = findings(&many, 5);
+        let (f, _) = findings(&many, 5);
         assert_eq!(f.len(), SHOWN + 1);
         assert!(
             f[SHOWN].title.starts_with("8 more possible data races"),
@@ -205,5 +251,27 @@ mod tests {
             f[SHOWN].title
         );
         assert_eq!(f[SHOWN].confidence, None);
+    }
+
+    #[test]
+    fn races_clxfer_had_to_assume_are_one_finding_apart() {
+        let assumed = |n: u64| RaceFact {
+            object: 0x10,
+            confidence: "assumed".into(),
+            first: side(n, 1, "may write (assumed)", (0, u64::MAX)),
+            second: side(n + 1, 2, "reads", (0, 8)),
+        };
+        let known = RaceFact {
+            confidence: "known".into(),
+            ..assumed(9)
+        };
+        let (sure, unjudged) = findings(&[assumed(1), known, assumed(3)], 0);
+        assert_eq!(sure.len(), 1, "the known race alone is said");
+        let u = unjudged.expect("the assumed ones are not hidden");
+        assert_eq!(u.kind, "unjudged-race");
+        assert!(u.title.starts_with("2 pairs of commands"), "{}", u.title);
+        assert!(u.evidence[0].contains("may write (assumed: the driver keeps no argument"));
+        assert!(u.fix.contains("-cl-kernel-arg-info"));
+        assert_eq!(u.confidence.as_deref(), Some("assumed"));
     }
 }

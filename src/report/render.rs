@@ -416,7 +416,8 @@ fn text(r: &Report) -> String {
 
 /// The findings' heading: races come first when there are any.
 fn ranked(r: &Report) -> &'static str {
-    if r.findings.iter().any(|f| f.confidence.is_some()) {
+    let sure = |f: &Finding| matches!(f.confidence.as_deref(), Some("known" | "declared"));
+    if r.findings.iter().any(sure) {
         "findings, possible data races first, then ranked by the time they would save:\n"
     } else {
         "findings, ranked by the time they would save:\n"

@@ -87,8 +87,8 @@ schema! {
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
     EVENTS = "events" ["trace end"] "Events in the file.",
     MEM_OBJECT = "mem_object" ["race"] "The memory object both commands touch (its handle, as a hex string).",
-    CONFIDENCE = "confidence" ["race"] "`known`: both uses are what the commands do; `declared`: a kernel argument that is not `const`, `__constant` or in a READ_ONLY buffer is taken as written (the kernel may only read it).",
-    FIRST = "first" ["race"] "The command enqueued first: `{command, api, queue, thread, access, bytes}`; `access` is `reads`, `writes` or `may write`, `bytes` is `[from, to]` (`to` absent: to the object's end).",
+    CONFIDENCE = "confidence" ["race"] "`known`: both uses are what the commands do; `declared`: a kernel argument that is not `const`, `__constant` or in a READ_ONLY buffer is taken as written (the kernel may only read it); `assumed`: a kernel argument the driver keeps no qualifiers for is taken as written (not said on stderr; the report lists these last, as what clxfer could not judge).",
+    FIRST = "first" ["race"] "The command enqueued first: `{command, api, queue, thread, access, bytes}`; `access` is `reads`, `writes`, `may write` or `may write (assumed)`, `bytes` is `[from, to]` (`to` absent: to the object's end).",
     SECOND = "second" ["race"] "The command enqueued second, as `first`; the instant sits at the start of its enqueue slice, and the arrow (`race`) joins the two enqueue slices.",
     REPORT = "report" ["trace end"] "The run's summary report, as `clxfer report --format json` gives it (the viewer shows it).",
 }

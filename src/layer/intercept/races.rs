@@ -4,7 +4,7 @@
 //! queue) it joins: a race between known uses, or with a kernel argument the program declared
 //! writable (with how to say it is only read); not one with a use clxfer had to assume (a
 //! kernel argument of a driver that keeps no argument information), which could as well be two
-//! reads.
+//! reads: those go to the report only, as what clxfer could not judge.
 
 use super::queues::QueueInfo;
 use crate::graph::clock::{Clocks, WINDOW};
@@ -55,7 +55,8 @@ struct State {
     races: Races,
     /// By command number modulo the clocks' window: (number, site, caller).
     sites: Vec<(Id, Site, From)>,
-    said: FxHashSet<(Site, Site)>,
+    /// Pairs of call sites said, and whether the race was a sure one (known or declared).
+    said: FxHashSet<(Site, Site, bool)>,
     found: Vec<Race>,
 }
 
@@ -129,8 +130,8 @@ pub fn command(
                     Some(&(n, site, from)) if n == r.first.id => (site, from),
                     _ => (Site::default(), From::default()),
                 };
-                let judged = r.certainty >= Certainty::Declared;
-                if judged && s.said.len() < SAID && s.said.insert((first, site)) {
+                let sure = r.certainty >= Certainty::Declared;
+                if s.said.len() < SAID && s.said.insert((first, site, sure)) {
                     said.push(record::Race {
                         fact: fact(&r, (first, first_from), (site, from)),
                         calls: [(first_from.begin, first_from.timed), (begin, timed)],
@@ -144,7 +145,7 @@ pub fn command(
         }
         said
     });
-    for r in &said {
+    for r in said.iter().filter(|r| r.fact.confidence != "assumed") {
         let f = &r.fact;
         crate::warn!(
             "possible data race on memory object {:#x}: {}, {}, and no event, queue order or host wait orders them",
@@ -167,7 +168,8 @@ fn fact(r: &Race, first: (Site, From), second: (Site, From)) -> RaceFact {
         access: match (a.use_, a.how) {
             (Use::Read, _) => "reads",
             (Use::Write, Certainty::Known) => "writes",
-            (Use::Write, _) => "may write",
+            (Use::Write, Certainty::Declared) => "may write",
+            (Use::Write, Certainty::Assumed) => "may write (assumed)",
         }
         .into(),
         bytes: a.range,
@@ -176,7 +178,8 @@ fn fact(r: &Race, first: (Site, From), second: (Site, From)) -> RaceFact {
         object: r.object as u64,
         confidence: match r.certainty {
             Certainty::Known => "known",
-            _ => "declared",
+            Certainty::Declared => "declared",
+            Certainty::Assumed => "assumed",
         }
         .into(),
         first: side(&r.first, first),
