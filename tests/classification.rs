@@ -86,6 +86,14 @@ fn check(got: &BTreeMap<String, Class>, expect: Expect, rules: &str) {
             }
         }
     }
+    // Only the locked buffer is said to be locked.
+    let locked: Vec<_> = got
+        .iter()
+        .filter(|(_, c)| c.rules.iter().any(|r| r == "any.mlocked"))
+        .map(|(k, _)| k.as_str())
+        .filter(|&k| k != "mlock-write")
+        .collect();
+    assert!(locked.is_empty(), "{rules}: said to be mlock'd: {locked:?}");
     let unexpected: Vec<_> = got
         .keys()
         .filter(|k| !expect.iter().any(|e| e.0 == k.as_str()))
@@ -105,7 +113,11 @@ const NVIDIA: Expect = &[
         &["any.pageable", "nvidia.pageable"],
     ),
     ("malloc-read", "D2H staged 1.00 MiB", &["nvidia.pageable"]),
-    ("mlock-write", "H2D staged", &["nvidia.pageable"]),
+    (
+        "mlock-write",
+        "H2D staged",
+        &["nvidia.pageable", "any.mlocked"],
+    ),
     (
         "nonblocking-write",
         "H2D staged 1.00 MiB non-blocking",
@@ -271,7 +283,11 @@ const CPU: Expect = &[
 const AMD: Expect = &[
     ("malloc-write", "H2D staged 1.00 MiB", &["amd.pageable"]),
     ("malloc-read", "D2H staged", &["amd.pageable"]),
-    ("mlock-write", "H2D staged", &["amd.pageable"]),
+    (
+        "mlock-write",
+        "H2D staged",
+        &["amd.pageable", "any.mlocked"],
+    ),
     ("nonblocking-write", "H2D staged", &["amd.pageable"]),
     (
         "map-ahp",

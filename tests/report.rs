@@ -1161,3 +1161,35 @@ fn overlap_of_transfers_with_kernels_is_measured_per_device() {
         );
     }
 }
+
+/// Issue #26, the porting question "is my mlock'd memory pinned?": the staged-writes finding says
+/// how many came from locked memory, and that mlock does not help.
+#[test]
+fn the_staged_finding_answers_whether_mlock_pins() {
+    let (report, _, _) = live_and_from_trace(&program("transfers"), &[], "nvidia");
+    let staged = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "staged-pageable" && f["title"].as_str().unwrap().contains("H2D"))
+        .expect("a staged H2D finding");
+    let evidence = staged["evidence"].to_string();
+    assert!(
+        evidence.contains("1 transfer (1.00 MiB) from memory locked with mlock"),
+        "{evidence}"
+    );
+    assert!(
+        staged["fix"]
+            .as_str()
+            .unwrap()
+            .contains("mlock does not help")
+    );
+    // The reads are from malloc'd memory that was never locked.
+    let reads = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "staged-pageable" && f["title"].as_str().unwrap().contains("D2H"))
+        .expect("a staged D2H finding");
+    assert!(!reads["evidence"].to_string().contains("mlock"), "{reads}");
+}

@@ -9,6 +9,7 @@ mod guard;
 pub mod intercept;
 pub mod lifecycle;
 pub mod loader_layer;
+pub(crate) mod locked;
 pub mod preload;
 pub mod probe;
 

@@ -862,6 +862,18 @@ pub fn classify_in<'s>(
     out
 }
 
+/// A staged transfer whose host side the process locked with `mlock` (the layer looks that up,
+/// `layer/locked.rs`): the reason says the lock does not make it pinned.
+pub fn locked(c: &mut Classification) {
+    c.reasons.push(Reason {
+        rule: any::MLOCKED.id,
+        about: None,
+        why: Why::Text(
+            "locked with mlock, but the driver is not told of it: staged like any pageable memory",
+        ),
+    });
+}
+
 /// A command the driver refused (`code`, when it said which error): nothing was enqueued.
 pub fn refused(code: Option<i32>, blocking: bool, rules: &RuleSet) -> Classification {
     let mut out = blank(rules, blocking);

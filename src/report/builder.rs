@@ -99,6 +99,8 @@ pub struct Cited {
     /// A hand-off between devices gone wrong (`any.host-hop`, `any.idle-migration`,
     /// `any.written-twice`).
     pub hand_off: Option<HandOff>,
+    /// The host side was locked with mlock (`any.mlocked`).
+    pub locked: bool,
 }
 
 /// The hand-offs between devices the findings name (issue #25).
@@ -123,6 +125,7 @@ pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
             Some(b'p') if id == "any.host-hop" => c.hand_off = Some(HandOff::HostHop),
             Some(b'n') if id == "any.idle-migration" => c.hand_off = Some(HandOff::IdleMigration),
             Some(b'e') if id == "any.written-twice" => c.hand_off = Some(HandOff::WrittenTwice),
+            Some(b'd') => c.locked |= id == "any.mlocked",
             _ => {}
         }
     }
@@ -150,6 +153,8 @@ pub struct Enqueue {
     pub holds_host: bool,
     /// A hand-off between devices gone wrong.
     pub hand_off: Option<HandOff>,
+    /// The host side was locked with mlock.
+    pub locked: bool,
     /// Map flags, for maps; migration flags, for migrations.
     pub flags: Option<u64>,
 }
@@ -306,6 +311,8 @@ pub(super) struct DeviceAcc {
     /// Best GB/s of a transfer of any path, for devices without a bus (no pinned path).
     pub best_any: [Option<f64>; 4],
     pub staged_pageable: [Sum; 4],
+    /// Of those, the ones from memory locked with mlock.
+    pub staged_locked: [Sum; 4],
     pub held_host: Sum,
     pub map_write: Sum,
     pub via_host_migrations: Sum,
@@ -549,6 +556,9 @@ impl Builder {
         let moves = !matches!(e.path, Path::None | Path::ZeroCopy | Path::Unknown) && e.bytes > 0;
         if e.path == Path::Staged && e.pageable {
             d.staged_pageable[dir].add(e, time);
+            if e.locked {
+                d.staged_locked[dir].add(e, time);
+            }
         }
         let held = match device_ns {
             Some(t) => e.host_ns.saturating_mul(2) >= t,
@@ -735,6 +745,7 @@ mod tests {
             misaligned: false,
             holds_host: false,
             hand_off: None,
+            locked: false,
             flags: None,
         }
     }

@@ -152,6 +152,30 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             continue;
         }
         let (bw, how) = pinned(d, dir);
+        let mut evidence = vec![
+            measured(s),
+            format!(
+                "the host side is malloc'd (pageable) memory, which {} copies through a bounce \
+                 buffer ({}.pageable)",
+                set.title, set.name
+            ),
+        ];
+        let mut fix = format!("Make the host side pinned: {}.", set.recipe);
+        // The porting question: "is my mlock'd memory pinned?"
+        let locked = &d.staged_locked[dir as usize];
+        if locked.count > 0 {
+            evidence.push(format!(
+                "of them, {} ({}) from memory locked with mlock, which the driver is not told \
+                 of: locked is not pinned (any.mlocked)",
+                counted(locked.count, "transfer"),
+                bytes(locked.bytes)
+            ));
+            fix.push_str(
+                " mlock does not help (and OpenCL has no call to register host memory: \
+                 clEnqueueMemObjectRegisterKHR exists in no implementation); the driver pins \
+                 only memory it allocates or is given as a buffer's own.",
+            );
+        }
         push(
             "staged-pageable",
             format!(
@@ -159,15 +183,8 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 counted(s.count, &format!("{} transfer", dir.as_str())),
                 if s.count == 1 { "was" } else { "were" }
             ),
-            vec![
-                measured(s),
-                format!(
-                    "the host side is malloc'd (pageable) memory, which {} copies through a \
-                     bounce buffer ({}.pageable)",
-                    set.title, set.name
-                ),
-            ],
-            format!("Make the host side pinned: {}.", set.recipe),
+            evidence,
+            fix,
             saving(s, bw),
             how,
         );

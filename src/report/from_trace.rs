@@ -66,6 +66,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
+        locked: cited.locked,
         flags,
     })
 }

@@ -39,6 +39,7 @@ pub fn facts(
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
+        locked: cited.locked,
         flags: match flags {
             CallFlags::None => None,
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),

@@ -211,6 +211,16 @@ fn record(
         *class = None;
         return;
     }
+    // Staged from memory the program locked: say that mlock did not pin it.
+    let span = c.host_span.unwrap_or(c.bytes);
+    if c.path == Path::Staged
+        && c.host.as_ref().is_some_and(|h| h.kind == "pageable")
+        && c.host
+            .as_ref()
+            .is_some_and(|h| crate::layer::locked::locked(h.ptr, span))
+    {
+        classify::locked(c);
+    }
     report(call, Some(dev), c);
 }
 

@@ -397,7 +397,10 @@ fn every_rule_of_every_set_is_exercised() {
         rules::common::ALL
             .iter()
             .map(|r| r.id)
-            .filter(|id| !covered.contains(id) && *id != "any.driver-error"),
+            // Cited outside the classifier: by `refused` and `locked` (their own tests below).
+            .filter(|id| {
+                !covered.contains(id) && !["any.driver-error", "any.mlocked"].contains(id)
+            }),
     );
     assert!(
         missing.is_empty(),
@@ -464,6 +467,28 @@ fn classification_details() {
     let line = c.line();
     assert!(line.starts_with("D2H pinned 64.0 MiB blocking; host 0x10000000 pinned: inside the host range of buffer #3 (USE_HOST_PTR), at +0"), "{line}");
     assert!(line.contains("[nvidia.registered]"), "{line}");
+}
+
+#[test]
+fn a_staged_transfer_from_locked_memory_says_mlock_does_not_pin() {
+    let mem = world();
+    let req = Request {
+        op: write(PLAIN, PAGEABLE, MIB),
+        device: D1,
+        blocking: true,
+    };
+    let mut c = classify(&req, &mem, &DeviceProfile::unknown(1), &NVIDIA);
+    locked(&mut c);
+    assert_eq!(
+        (c.direction, c.path),
+        (H2D, Path::Staged),
+        "mlock changes no path"
+    );
+    let line = c.line();
+    assert!(
+        line.contains("[any.mlocked] locked with mlock, but the driver is not told"),
+        "{line}"
+    );
 }
 
 #[test]

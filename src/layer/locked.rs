@@ -1,0 +1,150 @@
+//! Whether host memory is locked with `mlock` (issue #26). A program porting `cudaMallocHost` often
+//! locks its buffers and expects them to count as pinned; no OpenCL driver is told of it, so they
+//! are staged like any pageable memory (transfer-rules.md §6 and Pitfall 10). clxfer says so in the
+//! reason of a staged transfer from such memory.
+//!
+//! The kernel keeps the count: `VmLck` in /proc/self/status (the process's locked memory), and
+//! `Locked:` per mapping in /proc/self/smaps. The status (6 µs to read here) is read for a staged
+//! transfer of [`FRESH`] or more (which takes over 100 µs at staged speed), else at most every
+//! [`RECHECK`]; the mappings only when the count changed and is not zero. A program that locks
+//! nothing pays a clock read per small staged transfer.
+
+use crate::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a reading of `VmLck` is trusted for a small transfer.
+const RECHECK: Duration = Duration::from_millis(1);
+/// A transfer this large reads it afresh.
+const FRESH: u64 = 1 << 20;
+/// Locked mappings kept at most.
+const RANGES: usize = 1 << 12;
+
+struct Cache {
+    checked: Option<Instant>,
+    vm_lck_kb: u64,
+    /// Mappings with locked pages: [start, end).
+    ranges: Vec<(usize, usize)>,
+}
+
+static CACHE: Mutex<Cache> = Mutex::new(Cache {
+    checked: None,
+    vm_lck_kb: 0,
+    ranges: Vec::new(),
+});
+
+/// Whether any byte of `[ptr, ptr + len)` lies in a mapping with pages locked by `mlock`.
+pub fn locked(ptr: usize, len: u64) -> bool {
+    let mut c = CACHE.lock();
+    let now = Instant::now();
+    if len >= FRESH || c.checked.is_none_or(|t| now.duration_since(t) >= RECHECK) {
+        c.checked = Some(now);
+        let kb = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| vm_lck_kb(&s))
+            .unwrap_or(0);
+        if kb != c.vm_lck_kb {
+            c.vm_lck_kb = kb;
+            c.ranges = match kb {
+                0 => Vec::new(),
+                _ => std::fs::read_to_string("/proc/self/smaps")
+                    .map(|s| locked_ranges(&s))
+                    .unwrap_or_default(),
+            };
+        }
+    }
+    let end = ptr.saturating_add(len.max(1) as usize);
+    let i = c.ranges.partition_point(|r| r.1 <= ptr);
+    c.ranges.get(i).is_some_and(|r| r.0 < end)
+}
+
+/// `VmLck:` of /proc/self/status, in kB.
+fn vm_lck_kb(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmLck:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The mappings of /proc/self/smaps whose `Locked:` is not zero, sorted, at most [`RANGES`].
+fn locked_ranges(smaps: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut current = None;
+    for line in smaps.lines() {
+        if let Some(kb) = line.strip_prefix("Locked:") {
+            let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            if let (Some(r), true) = (current.take(), kb > 0)
+                && out.len() < RANGES
+            {
+                out.push(r);
+            }
+            continue;
+        }
+        // A mapping's first line: `start-end perms offset dev inode [path]`.
+        let Some((range, _)) = line.split_once(' ') else {
+            continue;
+        };
+        if let Some((a, b)) = range.split_once('-')
+            && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+        {
+            current = Some((a, b));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMAPS: &str = "\
+55d0c0000000-55d0c0021000 rw-p 00000000 00:00 0                          [heap]
+Size:                132 kB
+Locked:                0 kB
+7f0000000000-7f0000400000 rw-p 00000000 00:00 0
+Size:               4096 kB
+Rss:                4096 kB
+Locked:             4096 kB
+THPeligible:    0
+7f0000400000-7f0000401000 r--p 00000000 08:01 1234                       /usr/lib/libc.so.6
+Size:                  4 kB
+Locked:                0 kB
+";
+
+    #[test]
+    fn locked_mappings_are_read_from_smaps() {
+        assert_eq!(
+            locked_ranges(SMAPS),
+            vec![(0x7f00_0000_0000, 0x7f00_0040_0000)]
+        );
+        assert_eq!(
+            vm_lck_kb("Name:\tx\nVmLck:\t    4096 kB\nVmPin:\t0 kB\n"),
+            Some(4096)
+        );
+        assert_eq!(vm_lck_kb("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn this_process_s_locked_memory_is_seen() {
+        let page = 4096;
+        let buf = vec![0u8; 64 * page];
+        let ptr = buf.as_ptr() as usize;
+        // Before: nothing locked (a test process locks nothing else).
+        let before = locked(ptr, buf.len() as u64);
+        // SAFETY: mlock and munlock on memory this function owns for their duration.
+        let ok = unsafe { libc::mlock(buf.as_ptr().cast(), buf.len()) } == 0;
+        assert!(
+            ok,
+            "mlock refused 256 KiB: {}",
+            std::io::Error::last_os_error()
+        );
+        // The cache trusts its last reading for RECHECK: forget it, as if that long had passed.
+        CACHE.lock().checked = None;
+        let during = locked(ptr, buf.len() as u64);
+        let beside = locked(ptr + buf.len() + (1 << 30), 1);
+        // SAFETY: as above.
+        unsafe { libc::munlock(buf.as_ptr().cast(), buf.len()) };
+        assert!(
+            !before && during && !beside,
+            "before {before}, during {during}, beside {beside}"
+        );
+    }
+}
