@@ -1193,3 +1193,55 @@ fn the_staged_finding_answers_whether_mlock_pins() {
         .expect("a staged D2H finding");
     assert!(!reads["evidence"].to_string().contains("mlock"), "{reads}");
 }
+
+/// Issue #26: a lookup of a function no implementation has (clEnqueueMemObjectRegisterKHR, which
+/// porting advice recommends) gets one `clxfer:` line however often it is asked, and a finding
+/// with the mechanisms that exist; a function this platform lacks is counted in a finding of its
+/// own; the live report and the report of the trace agree; the program sees the driver's NULL.
+#[test]
+fn a_function_no_implementation_has_gets_one_line_and_a_finding() {
+    let prog = program("lookup");
+    let plain = run(&prog, Load::None, &[]);
+    assert!(
+        plain.stdout.contains("clEnqueueMemObjectRegisterKHR: NULL"),
+        "{}",
+        plain.stdout
+    );
+    for load in [Load::Layer, Load::Preload] {
+        let r = run(
+            &prog,
+            load,
+            &[("CLXFER_MODE", "summary"), ("CLXFER_LOG", "warn")],
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.stdout, plain.stdout, "{load:?}");
+        let line = r.one_line("asked for clEnqueueMemObjectRegisterKHR");
+        assert!(line.contains("no OpenCL implementation has"), "{line}");
+        assert!(line.contains("CL_MEM_USE_HOST_PTR"), "{line}");
+        // The missing extension function is no warning (programs probe for them): it is said
+        // at CLXFER_LOG=info only.
+        assert!(
+            !r.stderr.contains("clxfer: this platform offers no"),
+            "{}",
+            r.stderr
+        );
+        let info = run(&prog, load, &[("CLXFER_MODE", "summary")]);
+        info.one_line("this platform offers no clNoSuchFunctionEXT");
+    }
+    let (live, from_trace, _) = live_and_from_trace(&prog, &[], "nvidia");
+    assert_eq!(live, from_trace);
+    let k = kinds(&live);
+    assert!(k.contains(&"no-such-function".to_string()), "{k:?}");
+    let offered = live["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "function-not-offered")
+        .expect("the lacking function's finding");
+    assert!(
+        offered["evidence"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("clNoSuchFunctionEXT:")
+    );
+}

@@ -4,7 +4,7 @@
 //! name gets exactly what the driver gave.
 
 use super::{Api, Call, Hook, Span, api};
-use crate::sync::RwLock;
+use crate::sync::{Mutex, RwLock};
 use std::ffi::{CStr, c_char, c_void};
 
 /// One pointer a driver gave: which function, for which dispatch table (0: unknown), where.
@@ -18,9 +18,53 @@ struct Real {
 /// Bounded: one row per (function, platform) pair, deduplicated.
 static REALS: RwLock<Vec<Real>> = RwLock::new(Vec::new());
 
-/// Before a fork: the table's lock, so that a child never finds it held (`lifecycle.rs`).
+/// Names the program asked for and did not get, said once each; at most [`NAMES`].
+static NOT_FOUND: Mutex<Vec<String>> = Mutex::new(Vec::new());
+const NAMES: usize = 256;
+
+/// Before a fork: the tables' locks, so that a child never finds them held (`lifecycle.rs`).
 pub fn hold_for_fork() -> Box<dyn std::any::Any> {
-    Box::new(REALS.write())
+    Box::new((REALS.write(), NOT_FOUND.lock()))
+}
+
+/// The driver gave no function for `name`: said once per name, and recorded for the report. A
+/// function no implementation has (a porting guide's advice) is said as a warning; one this
+/// platform lacks only under CLXFER_LOG=info, since programs probe for optional extensions
+/// (clinfo asks for dozens).
+///
+/// # Safety
+/// `name` is null or the NUL-terminated string the program passed.
+unsafe fn not_found(name: *const c_char, at: u64) {
+    if name.is_null() {
+        return;
+    }
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    {
+        let mut said = NOT_FOUND.lock();
+        if said.len() >= NAMES || said.contains(&name) {
+            return;
+        }
+        said.push(name.clone());
+    }
+    match crate::model::rules::no_such_function(&name) {
+        Some(why) => crate::warn!(
+            "the program asked for {name}, a function no OpenCL implementation has ({why}); to \
+             have host memory the driver can DMA from, use {}",
+            crate::model::rules::HOST_REGISTRATION
+        ),
+        None => crate::info!(
+            "this platform offers no {name} (clGetExtensionFunctionAddress returned NULL)"
+        ),
+    }
+    crate::sink::buffer::push_with(|tid| {
+        crate::sink::record::Record::Missing(Box::new(crate::sink::record::Missing {
+            name,
+            tid,
+            at,
+        }))
+    });
 }
 
 /// The address of an object's ICD dispatch table (0 for null): all objects of one platform share
@@ -89,7 +133,15 @@ pub struct AddressHook;
 impl Hook<(*const c_char,), *mut c_void> for AddressHook {
     type State = ();
     unsafe fn before(_: Call, _: &mut (*const c_char,)) {}
-    unsafe fn after(_: (), args: &(*const c_char,), ret: *mut c_void, _: &mut Span) -> *mut c_void {
+    unsafe fn after(
+        _: (),
+        args: &(*const c_char,),
+        ret: *mut c_void,
+        span: &mut Span,
+    ) -> *mut c_void {
+        if ret.is_null() {
+            unsafe { not_found(args.0, span.end) };
+        }
         unsafe { wrap(args.0, 0, ret) }
     }
 }
@@ -102,8 +154,14 @@ type ForPlatformArgs = (opencl_sys::cl_platform_id, *const c_char);
 impl Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook {
     type State = ();
     unsafe fn before(_: Call, _: &mut ForPlatformArgs) {}
-    unsafe fn after(_: (), args: &ForPlatformArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
+    unsafe fn after(
+        _: (),
+        args: &ForPlatformArgs,
+        ret: *mut c_void,
+        span: &mut Span,
+    ) -> *mut c_void {
         if ret.is_null() {
+            unsafe { not_found(args.1, span.end) };
             return ret;
         }
         // The driver returned a function for this platform, so the handle is a live platform.

@@ -911,6 +911,25 @@ pub mod common {
     }
 }
 
+/// Entry points programs are told to call that no OpenCL implementation has, with why
+/// (transfer-rules.md section 6).
+pub const NO_SUCH_FUNCTIONS: &[(&str, &str)] = &[(
+    "clEnqueueMemObjectRegisterKHR",
+    "cl_khr_host_register does not exist: no such entry point in the Khronos registry's cl.xml \
+     or in CL/cl_ext.h (transfer-rules.md section 6 [S])",
+)];
+
+/// What registers host memory with an OpenCL driver in fact (transfer-rules.md section 6).
+pub const HOST_REGISTRATION: &str = "a CL_MEM_ALLOC_HOST_PTR buffer mapped once and used as the \
+    host side of transfers, CL_MEM_USE_HOST_PTR over the program's own memory (registered by \
+    NVIDIA, ROCm and PoCL-CUDA), SVM or USM host allocations (clSVMAlloc, clHostMemAllocINTEL), \
+    or clImportMemoryARM on ARM";
+
+/// Why `name` exists nowhere, if it is one of [`NO_SUCH_FUNCTIONS`].
+pub fn no_such_function(name: &str) -> Option<&'static str> {
+    NO_SUCH_FUNCTIONS.iter().find(|f| f.0 == name).map(|f| f.1)
+}
+
 /// Looks up a rule by id across every set and the common rules (for docs and tests).
 pub fn find(id: &str) -> Option<(&'static str, &'static str)> {
     common::ALL

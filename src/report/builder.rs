@@ -370,6 +370,8 @@ pub struct Builder {
     /// Possible data races, as found (at most [`RACES`]), and how many more came.
     races: Vec<super::RaceFact>,
     more_races: u64,
+    /// Functions the program asked for and did not get, in order (at most [`RACES`]).
+    missing: Vec<String>,
 }
 
 /// Races kept; the feed says at most one per pair of call sites, 1024 pairs.
@@ -399,6 +401,13 @@ impl Builder {
         let at = self.devices.partition_point(|d| d.0 < index);
         self.devices.insert(at, (index, DeviceAcc::default()));
         &mut self.devices[at].1
+    }
+
+    /// The program asked for function `name` and did not get it.
+    pub fn missing(&mut self, name: &str) {
+        if self.missing.len() < RACES && !self.missing.iter().any(|m| m == name) {
+            self.missing.push(name.to_string());
+        }
     }
 
     /// A possible data race (`races.rs`).
@@ -629,6 +638,7 @@ impl Builder {
         let (mut findings, unjudged) = super::races::findings(&self.races, self.more_races);
         findings.extend(findings::all(self.devices.iter().map(|d| &d.1)));
         findings.extend(unjudged);
+        findings.extend(findings::missing(&self.missing));
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         Report {
             program: self.program,

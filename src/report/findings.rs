@@ -561,3 +561,61 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
         );
     }
 }
+
+/// Functions the program asked for and did not get: one finding for those no implementation has
+/// (a porting guide's advice), one for those this platform does not offer (often a probe, which
+/// is fine; listed so that a port that counts on them learns why they are missing).
+pub fn missing(names: &[String]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let none = "no time: the function is not there to call";
+    let finding = |kind, title: String, evidence, fix: String| Finding {
+        kind,
+        device: 0,
+        title,
+        evidence,
+        fix,
+        saving_ns: 0,
+        estimate: none.into(),
+        saves: none.into(),
+        confidence: None,
+    };
+    let (fictions, lacking): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| rules::no_such_function(n).is_some());
+    for name in fictions {
+        let why = rules::no_such_function(name).unwrap_or_default();
+        out.push(finding(
+            "no-such-function",
+            format!("the program asked for {name}, a function no OpenCL implementation has"),
+            vec![why.to_string()],
+            format!(
+                "To have host memory the driver can DMA from, use {}.",
+                rules::HOST_REGISTRATION
+            ),
+        ));
+    }
+    if !lacking.is_empty() {
+        let list: Vec<&str> = lacking.iter().take(8).map(|s| s.as_str()).collect();
+        let more = lacking.len().saturating_sub(list.len());
+        out.push(finding(
+            "function-not-offered",
+            format!(
+                "the program asked for {} this platform does not offer",
+                counted(lacking.len() as u64, "extension function")
+            ),
+            vec![format!(
+                "{}{}: clGetExtensionFunctionAddress(ForPlatform) returned NULL",
+                list.join(", "),
+                match more {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                }
+            )],
+            "Nothing, if the program only probes for them; a port that counts on them needs \
+             the extension that provides them (clGetPlatformInfo(CL_PLATFORM_EXTENSIONS) lists \
+             what this platform has)."
+                .into(),
+        ));
+    }
+    out
+}

@@ -184,6 +184,7 @@ impl Reader {
                 b.pid = u64_of(args, s::PID) as u32;
                 b.start_time = str_of(args, s::START_TIME).into();
             }
+            ("i", s::FUNCTION_NOT_FOUND) => b.missing(str_of(args, s::FUNCTION)),
             ("i", s::RACE) => {
                 if let Some(r) = race(args) {
                     b.race(r);

@@ -287,6 +287,23 @@ impl<W: Write + Send> Chrome<W> {
             // Summary mode's compact enqueues: a trace gets whole calls instead.
             Record::Fact(..) => {}
             Record::Race(r) => self.race(&r),
+            Record::Missing(m) => {
+                let ts = self.ts(m.at);
+                let (pid, tid) = (self.host_pid, m.tid);
+                let j = self.begin(
+                    Name::Words(&[s::FUNCTION_NOT_FOUND]),
+                    s::CAT_CLXFER,
+                    "i",
+                    pid,
+                    tid,
+                    ts,
+                );
+                j.qkey(quoted!("s")).word("t");
+                j.qkey(quoted!("args")).open();
+                j.field(s::FUNCTION).str(&m.name);
+                j.close();
+                self.end_event();
+            }
             Record::Thread { tid, name } => {
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
                 let name = String::from_utf8_lossy(&name[..end]).into_owned();

@@ -35,6 +35,15 @@ pub enum Record {
     /// that enqueue's own record. In the report (a finding) and the trace (an instant and an
     /// arrow between the two enqueue slices) alike.
     Race(Box<Race>),
+    /// The program asked `clGetExtensionFunctionAddress(ForPlatform)` for a function and got
+    /// none: its name, the thread, when.
+    Missing(Box<Missing>),
+}
+
+pub struct Missing {
+    pub name: String,
+    pub tid: u32,
+    pub at: u64,
 }
 
 /// A race's report fact, and where its two enqueue calls' host slices start, for the arrow.
@@ -201,6 +210,7 @@ impl Record {
             Record::Queue(_) => 4,
             Record::Thread { .. } => 5,
             Record::Race(_) => 6,
+            Record::Missing(_) => 7,
         }
     }
 }

@@ -117,6 +117,7 @@ impl Summary {
                 }),
             ),
             Record::Race(r) => b.race(r.fact.clone()),
+            Record::Missing(m) => b.missing(&m.name),
             Record::Device(d) => b.device(DeviceFacts {
                 index: d.index,
                 name: d.name.clone(),

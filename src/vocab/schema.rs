@@ -90,6 +90,7 @@ schema! {
     CONFIDENCE = "confidence" ["race"] "`known`: both uses are what the commands do; `declared`: a kernel argument that is not `const`, `__constant` or in a READ_ONLY buffer is taken as written (the kernel may only read it); `assumed`: a kernel argument the driver keeps no qualifiers for is taken as written (not said on stderr; the report lists these last, as what clxfer could not judge).",
     FIRST = "first" ["race"] "The command enqueued first: `{command, api, queue, thread, access, bytes}`; `access` is `reads`, `writes`, `may write` or `may write (assumed)`, `bytes` is `[from, to]` (`to` absent: to the object's end).",
     SECOND = "second" ["race"] "The command enqueued second, as `first`; the instant sits at the start of its enqueue slice, and the arrow (`race`) joins the two enqueue slices.",
+    FUNCTION = "function" ["function not found"] "The name the program asked `clGetExtensionFunctionAddress(ForPlatform)` for, which the driver did not give.",
     REPORT = "report" ["trace end"] "The run's summary report, as `clxfer report --format json` gives it (the viewer shows it).",
 }
 
@@ -108,6 +109,8 @@ pub const WAIT_FLOW_NAME: &str = "wait";
 /// name from the first command's enqueue slice to the second's.
 pub const RACE: &str = "possible data race";
 pub const RACE_FLOW_NAME: &str = "race";
+/// A function the program asked for and did not get: an instant on its thread.
+pub const FUNCTION_NOT_FOUND: &str = "function not found";
 pub const TRACE_START: &str = "clxfer trace start";
 pub const TRACE_END: &str = "clxfer trace end";
 pub const DEVICE_INFO: &str = "device info";
@@ -117,8 +120,8 @@ pub const IN_FLIGHT_COUNTER: &str = "bytes in flight";
 pub const RESIDENT_COUNTER: &str = "device-resident buffer bytes";
 
 /// The keys of the trace end's `dropped` object: the kinds of record the writer may drop.
-pub const DROPPED_KINDS: [&str; 7] = [
-    "calls", "commands", "counters", "devices", "queues", "threads", "races",
+pub const DROPPED_KINDS: [&str; 8] = [
+    "calls", "commands", "counters", "devices", "queues", "threads", "races", "lookups",
 ];
 
 /// The largest integer a JSON reader holds exactly as a double (2^53); beyond it clxfer writes
@@ -185,6 +188,9 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
   `enqueue`, ids 1, 2, … of their own): from the device slice of each command a wait list named to
   the device slice of the command that waited, when both were timed; the host slice's `waits` lists
   them all. An in-order queue's own order is its track, and gets no arrows.
+- **Functions not found**: an instant (thread scope, category `clxfer`) named `function not
+  found` where the program asked `clGetExtensionFunctionAddress(ForPlatform)` for a function the
+  driver did not give (`function` in `args`); once per name.
 - **Possible data races**: an instant (`i`, thread scope, category `clxfer`) named `possible data
   race` at the start of the second command's enqueue slice, with `mem_object`, `confidence`,
   `first` and `second` in `args`, and an arrow (flows named `race`, ids 1, 2, … of their own) from
