@@ -132,6 +132,11 @@ pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
     c
 }
 
+/// Flags as [`Enqueue::flags`] keeps them.
+pub fn small_flags(f: u64) -> u32 {
+    u32::try_from(f).unwrap_or(u32::MAX)
+}
+
 /// What the host side knows of one classified enqueue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enqueue {
@@ -155,8 +160,10 @@ pub struct Enqueue {
     pub hand_off: Option<HandOff>,
     /// The host side was locked with mlock.
     pub locked: bool,
-    /// Map flags, for maps; migration flags, for migrations.
-    pub flags: Option<u64>,
+    /// Map flags, for maps; migration flags, for migrations (u32: every flag defined fits; a
+    /// larger value the driver accepted becomes `u32::MAX`). Kept small: the fact travels in
+    /// every record of summary mode.
+    pub flags: Option<u32>,
 }
 
 /// What a command's completion says: its device time, and when it started after its enqueue call
@@ -576,9 +583,9 @@ impl Builder {
         if !e.blocking && e.pageable && moves && held {
             d.held_host.add(e, time);
         }
-        const WRITE: u64 = opencl_sys::CL_MAP_WRITE;
-        const READ_OR_INVALIDATE: u64 =
-            opencl_sys::CL_MAP_READ | opencl_sys::CL_MAP_WRITE_INVALIDATE_REGION;
+        const WRITE: u32 = opencl_sys::CL_MAP_WRITE as u32;
+        const READ_OR_INVALIDATE: u32 =
+            (opencl_sys::CL_MAP_READ | opencl_sys::CL_MAP_WRITE_INVALIDATE_REGION) as u32;
         if e.kind == Kind::Map
             && moves
             && e.flags.is_some_and(|f| f & WRITE != 0)

@@ -52,7 +52,8 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         (Some(Value::String(f)), _) => flags::encode(f, MAP_FLAGS),
         (_, Some(Value::String(f))) => flags::encode(f, MIGRATION_FLAGS),
         _ => None,
-    };
+    }
+    .map(super::small_flags);
     Some(Enqueue {
         device,
         queue,

@@ -42,7 +42,7 @@ pub fn facts(
         locked: cited.locked,
         flags: match flags {
             CallFlags::None => None,
-            CallFlags::Map(f) | CallFlags::Migrate(f) => Some(f),
+            CallFlags::Map(f) | CallFlags::Migrate(f) => Some(crate::report::small_flags(f)),
         },
     }
 }
