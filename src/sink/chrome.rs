@@ -402,7 +402,10 @@ impl<W: Write + Send> Chrome<W> {
         }
         if let Some(cl) = &e.class {
             classification(j, c.api, cl, &mut self.rendered);
-            j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+            // A non-blocking call's time says nothing of its transfer (issue #26).
+            if cl.blocking {
+                j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+            }
         }
         if let Some((offset, size)) = e.region {
             j.field(s::REGION).open();

@@ -55,7 +55,7 @@ schema! {
     MIGRATION_FLAGS = "migration_flags" ["host"] "Migrate calls: the migration flags, decoded (`HOST`, `CONTENT_UNDEFINED`, `0`).",
     ERROR = "error" ["host"] "The driver's error code, when it refused the call.",
     KERNEL = "kernel" ["host"] "The kernel's function name (also in the device slice's name).",
-    HOST_GBPS = "host_gbps" ["host"] "Bytes over the call's host time, GB/s (10^9 bytes/s); meaningful for blocking calls.",
+    HOST_GBPS = "host_gbps" ["host"] "Blocking calls only: bytes over the call's host time, GB/s (10^9 bytes/s). A non-blocking call's time says nothing of its transfer, so it has none.",
     DEVICE_GBPS = "device_gbps" ["device"] "Bytes over the device time (start to end), GB/s.",
     QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT.",
     SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
