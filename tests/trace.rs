@@ -250,8 +250,15 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
                 .filter(|e| e["args"].get("host_gbps").is_some())
                 .count()
         };
-        assert_eq!(host_gbps(false), 0, "{load:?}: host_gbps on a non-blocking call");
-        assert!(host_gbps(true) > 0, "{load:?}: no blocking call has host_gbps");
+        assert_eq!(
+            host_gbps(false),
+            0,
+            "{load:?}: host_gbps on a non-blocking call"
+        );
+        assert!(
+            host_gbps(true) > 0,
+            "{load:?}: no blocking call has host_gbps"
+        );
         // Every args key is one of the schema's (docs/TRACE.md).
         let known: HashSet<&str> = schema::FIELDS.iter().map(|f| f.key).collect();
         let meta_keys = ["name", "sort_index"];

@@ -321,6 +321,8 @@ pub(super) struct DeviceAcc {
     /// Of those, the ones from memory locked with mlock.
     pub staged_locked: [Sum; 4],
     pub held_host: Sum,
+    /// Non-blocking calls that stage nothing: their time inside the call is the enqueue's own.
+    pub enqueue_floor: Sum,
     pub map_write: Sum,
     pub via_host_migrations: Sum,
     pub empty_migrations: Sum,
@@ -576,12 +578,21 @@ impl Builder {
                 d.staged_locked[dir].add(e, time);
             }
         }
+        // Under forced rules this device's call times say nothing of the vendor's: the rule
+        // decides (issue #26).
+        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
         let held = match device_ns {
-            Some(t) => e.host_ns.saturating_mul(2) >= t,
-            None => e.holds_host,
+            Some(t) if !forced => e.host_ns.saturating_mul(2) >= t,
+            _ => e.holds_host,
         };
         if !e.blocking && e.pageable && moves && held {
             d.held_host.add(e, time);
+        }
+        // The enqueue's own cost, which pinned memory would not remove: non-blocking calls of
+        // this device that stage nothing.
+        if !e.blocking && !e.pageable && e.path != Path::Staged {
+            d.enqueue_floor.count += 1;
+            d.enqueue_floor.host_ns = d.enqueue_floor.host_ns.saturating_add(e.host_ns);
         }
         const WRITE: u32 = opencl_sys::CL_MAP_WRITE as u32;
         const READ_OR_INVALIDATE: u32 =
@@ -811,6 +822,58 @@ mod tests {
         );
         for line in r.render(Format::Text).lines() {
             assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_held_host_saves_the_calls_time_less_the_enqueue_s_own_and_nothing_under_forced_rules() {
+        let ran = Ran {
+            ns: 1_500,
+            after_call_ns: 0,
+            start_ns: 0,
+        };
+        // (the set `auto` picks, whether pinned calls ran, the saving)
+        for (auto, pinned_calls, want) in [
+            ("nvidia", true, 4 * (1_000 - 300)),
+            ("nvidia", false, 4 * 1_000),
+            ("cpu", true, 0),
+        ] {
+            let mut b = builder();
+            b.device(DeviceFacts {
+                index: 1,
+                name: "d".into(),
+                rules: "nvidia".into(),
+                auto_rules: auto.into(),
+                global_mem: 1 << 30,
+            });
+            for _ in 0..4 {
+                // Non-blocking from pageable memory, 1 µs in the call: held (the rule says so
+                // too, which decides under forced rules).
+                let e = Enqueue {
+                    holds_host: true,
+                    ..write(1 << 20, Path::Staged, false)
+                };
+                b.add(&e, Some(ran));
+            }
+            if pinned_calls {
+                for _ in 0..10 {
+                    let e = Enqueue {
+                        host_ns: 300,
+                        ..write(1 << 20, Path::Pinned, false)
+                    };
+                    b.add(&e, Some(ran));
+                }
+            }
+            let r = b.report();
+            let f = r
+                .findings
+                .iter()
+                .find(|f| f.kind == "nonblocking-held-host")
+                .unwrap_or_else(|| panic!("{auto}: no held-host finding"));
+            assert_eq!(f.saving_ns, want, "{auto} {pinned_calls}: {f:?}");
+            if auto == "cpu" {
+                assert!(f.estimate.starts_with("not estimated"), "{}", f.estimate);
+            }
         }
     }
 
