@@ -1245,3 +1245,30 @@ fn a_function_no_implementation_has_gets_one_line_and_a_finding() {
             .starts_with("clNoSuchFunctionEXT:")
     );
 }
+
+/// Issue #26, question 2 of the brief: one large ALLOC_HOST_PTR staging region used in 1 MiB
+/// blocks is told what a ring of three blocks would cost instead, not "one per data buffer".
+#[test]
+fn the_staging_advice_fits_the_program_s_block() {
+    let (report, _, _) = live_and_from_trace(&program("staging"), &[], "nvidia");
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "alloc-host-ptr-device-memory")
+        .expect("the ALLOC_HOST_PTR finding");
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(
+            "The program's ALLOC_HOST_PTR buffer (16.0 MiB) costs as much device memory"
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains(
+            "(1.00 MiB, the mean of its 16 transfers from mapped memory) would take 3.00 MiB"
+        ),
+        "{fix}"
+    );
+    assert!(!fix.contains("one per data buffer"), "{fix}");
+}

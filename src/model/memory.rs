@@ -197,6 +197,8 @@ pub struct Usage {
 struct Resident {
     all: Usage,
     alloc_host_ptr: Usage,
+    /// How many ALLOC_HOST_PTR buffers take its memory (for the staging advice).
+    alloc_host_ptr_buffers: Usage,
 }
 
 impl Usage {
@@ -697,6 +699,12 @@ impl Registry {
                 usage.sub(size)
             }
         }
+        if ahp {
+            match add {
+                true => d.alloc_host_ptr_buffers.add(1),
+                false => d.alloc_host_ptr_buffers.sub(1),
+            }
+        }
     }
 
     /// Pinned or registered host bytes (mappings of USE_HOST_PTR buffers and USM device memory
@@ -715,6 +723,14 @@ impl Registry {
         self.devices
             .get(&device)
             .map(|d| d.alloc_host_ptr)
+            .unwrap_or_default()
+    }
+
+    /// How many ALLOC_HOST_PTR buffers took device memory at once (`peak`) on `device`.
+    pub fn alloc_host_ptr_buffers(&self, device: usize) -> Usage {
+        self.devices
+            .get(&device)
+            .map(|d| d.alloc_host_ptr_buffers)
             .unwrap_or_default()
     }
 }

@@ -160,6 +160,8 @@ pub struct Enqueue {
     pub hand_off: Option<HandOff>,
     /// The host side was locked with mlock.
     pub locked: bool,
+    /// The host side is a live mapping (a staging buffer's pointer).
+    pub mapped: bool,
     /// Map flags, for maps; migration flags, for migrations (u32: every flag defined fits; a
     /// larger value the driver accepted becomes `u32::MAX`). Kept small: the fact travels in
     /// every record of summary mode.
@@ -219,6 +221,7 @@ pub struct DeviceEndFacts {
     pub clock: String,
     pub resident_peak: u64,
     pub alloc_host_ptr_peak: u64,
+    pub alloc_host_ptr_buffers: u64,
 }
 
 /// Count, bytes and time of some transfers.
@@ -320,6 +323,8 @@ pub(super) struct DeviceAcc {
     pub staged_pageable: [Sum; 4],
     /// Of those, the ones from memory locked with mlock.
     pub staged_locked: [Sum; 4],
+    /// Transfers whose host side was a mapped pointer: the program's staging block.
+    pub from_mapped: Sum,
     pub held_host: Sum,
     /// Non-blocking calls that stage nothing: their time inside the call is the enqueue's own.
     pub enqueue_floor: Sum,
@@ -572,6 +577,9 @@ impl Builder {
             }
         }
         let moves = !matches!(e.path, Path::None | Path::ZeroCopy | Path::Unknown) && e.bytes > 0;
+        if e.mapped && e.bytes > 0 {
+            d.from_mapped.add(e, time);
+        }
         if e.path == Path::Staged && e.pageable {
             d.staged_pageable[dir].add(e, time);
             if e.locked {
@@ -774,6 +782,7 @@ mod tests {
             holds_host: false,
             hand_off: None,
             locked: false,
+            mapped: false,
             flags: None,
         }
     }

@@ -286,10 +286,13 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     }
 
     // 4. ALLOC_HOST_PTR buffers that also take device memory.
-    let (ahp, all) = d
-        .end
-        .as_ref()
-        .map_or((0, 0), |e| (e.alloc_host_ptr_peak, e.resident_peak));
+    let (ahp, all, buffers) = d.end.as_ref().map_or((0, 0, 0), |e| {
+        (
+            e.alloc_host_ptr_peak,
+            e.resident_peak,
+            e.alloc_host_ptr_buffers,
+        )
+    });
     if ahp > 0 && !set.unified.value {
         let of = if d.facts.global_mem > 0 {
             format!(
@@ -314,9 +317,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 ),
                 format!("{} ({}.alloc-host-ptr)", set.alloc_host_ptr.says, set.name),
             ],
-            "Reuse one or a few mapped ALLOC_HOST_PTR staging buffers for all transfers instead \
-             of one per data buffer: on this device each one costs its size in device memory too."
-                .into(),
+            staging_advice(d, set, ahp, buffers),
             0,
             "saves device memory, not time".into(),
         );
@@ -658,4 +659,43 @@ pub fn missing(names: &[String]) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// The staging recipe that fits the program (issue #26, question 2 of the brief): a ring of two
+/// or three mapped ALLOC_HOST_PTR buffers sized to the transfers it makes from mapped memory,
+/// whether it now has one large staging region or one per data buffer, and the alternatives.
+fn staging_advice(d: &DeviceAcc, set: &RuleSet, ahp: u64, buffers: u64) -> String {
+    let block = d.from_mapped.bytes.checked_div(d.from_mapped.count);
+    let now = match buffers {
+        0 | 1 => format!("The program's ALLOC_HOST_PTR buffer ({}) costs", bytes(ahp)),
+        n => format!(
+            "The program's {n} ALLOC_HOST_PTR buffers ({}) cost",
+            bytes(ahp)
+        ),
+    };
+    let ring = match block {
+        // A ring smaller than what the program has now.
+        Some(b) if b > 0 && b.saturating_mul(3) < ahp => format!(
+            "{now} as much device memory again on this device; a ring of three mapped staging \
+             buffers of the program's transfer block ({}, the mean of its {} from mapped \
+             memory) would take {}, used in turn so that one fills while another transfers.",
+            bytes(b),
+            counted(d.from_mapped.count, "transfer"),
+            bytes(b.saturating_mul(3))
+        ),
+        Some(_) => format!(
+            "{now} as much device memory again on this device; its staging already fits its \
+             transfers ({} from mapped memory): keep two or three such buffers at most.",
+            counted(d.from_mapped.count, "transfer")
+        ),
+        None => format!(
+            "{now} as much device memory again on this device; stage through a ring of two or \
+             three mapped buffers sized to one transfer, not one buffer per data buffer."
+        ),
+    };
+    format!(
+        "{ring} Or: CL_MEM_USE_HOST_PTR over the program's own memory ({}); or SVM \
+         (clSVMAlloc), pinned and device-accessible.",
+        set.use_host_ptr.says
+    )
 }

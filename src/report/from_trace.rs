@@ -64,6 +64,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         blocking: args.get(s::BLOCKING.name).and_then(Value::as_bool) == Some(true),
         host_ns,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
+        mapped: str_of(args, s::HOST_MEMORY) == "mapped",
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
@@ -374,6 +375,7 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                     clock: str_of(d, s::CLOCK).into(),
                     resident_peak: u64_of(d, s::RESIDENT_PEAK),
                     alloc_host_ptr_peak: u64_of(d, s::AHP_PEAK),
+                    alloc_host_ptr_buffers: u64_of(d, s::AHP_BUFFERS),
                 })
                 .collect()
         })

@@ -706,6 +706,7 @@ impl<W: Write + Send> Output for Chrome<W> {
             j.field(s::UNTIMED).u64(d.untimed);
             j.field(s::RESIDENT_PEAK).u64(d.resident_peak);
             j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);
+            j.field(s::AHP_BUFFERS).u64(d.alloc_host_ptr_buffers);
             j.close();
         }
         j.close_array();

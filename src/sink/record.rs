@@ -240,6 +240,8 @@ pub struct DeviceEnd {
     /// the part of it that ALLOC_HOST_PTR buffers took.
     pub resident_peak: u64,
     pub alloc_host_ptr_peak: u64,
+    /// The most ALLOC_HOST_PTR buffers that took its memory at once.
+    pub alloc_host_ptr_buffers: u64,
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ pub fn facts(
         blocking: c.blocking,
         host_ns,
         pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
+        mapped: c.host.as_ref().is_some_and(|h| h.kind == "mapped"),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
@@ -142,6 +143,7 @@ impl Summary {
                     clock: d.clock.into(),
                     resident_peak: d.resident_peak,
                     alloc_host_ptr_peak: d.alloc_host_ptr_peak,
+                    alloc_host_ptr_buffers: d.alloc_host_ptr_buffers,
                 })
                 .collect(),
             pinned_peak: end.pinned_peak,

@@ -82,6 +82,7 @@ schema! {
     UNTIMED = "untimed_commands" ["trace end"] "Commands on queues the driver would not profile.",
     RESIDENT_PEAK = "resident_peak_bytes" ["trace end"] "Per device: the most device memory its buffers took at once, by its vendor's rules.",
     AHP_PEAK = "alloc_host_ptr_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by ALLOC_HOST_PTR buffers.",
+    AHP_BUFFERS = "alloc_host_ptr_buffers" ["trace end"] "Per device: the most ALLOC_HOST_PTR buffers that took its memory at once.",
     PINNED_PEAK = "pinned_host_peak_bytes" ["trace end"] "The most pinned or registered host memory at once.",
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",

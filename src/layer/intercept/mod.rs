@@ -674,6 +674,7 @@ pub fn end() -> End {
                     untimed: d.untimed.load(Relaxed),
                     resident_peak: memory.device_bytes(*handle).peak,
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
+                    alloc_host_ptr_buffers: memory.alloc_host_ptr_buffers(*handle).peak,
                 }
             })
             .collect(),
