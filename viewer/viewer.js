@@ -149,7 +149,10 @@ function drawPoints(points, report) {
 function drawFindings(report) {
   const ol = $('findings');
   ol.replaceChildren();
-  for (const f of report.findings) {
+  // As the text report: a finding that would save under 1% of the run's wall time is counted,
+  // not shown (the JSON keeps it).
+  const minor = report.findings.filter((f) => f.minor);
+  for (const f of report.findings.filter((f) => !f.minor)) {
     const li = document.createElement('li');
     const line = (label, text, cls) => {
       const div = document.createElement('div');
@@ -170,9 +173,16 @@ function drawFindings(report) {
     li.dataset.kind = f.kind;
     ol.append(li);
   }
+  if (minor.length) {
+    const li = document.createElement('li');
+    li.className = 'minor';
+    li.textContent = `${minor.length} more finding${minor.length === 1 ? '' : 's'} would each save ` +
+      `under 1% of the run's wall time: ${minor.map((f) => f.kind).join(', ')}.`;
+    ol.append(li);
+  }
   if (!report.findings.length) {
     const li = document.createElement('li');
-    li.textContent = 'None: no staged, held, wasted or latency-bound transfers seen.';
+    li.textContent = 'None: no race, and no staged, held, wasted or latency-bound transfers seen.';
     ol.append(li);
   }
   $('findings-section').hidden = false;

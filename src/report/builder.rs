@@ -666,6 +666,10 @@ impl Builder {
         findings.extend(unjudged);
         findings.extend(findings::missing(&self.missing));
         let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
+        let minor = (wall_ns as f64 * super::MINOR) as u64;
+        for f in &mut findings {
+            f.minor = f.saving_ns > 0 && f.saving_ns < minor;
+        }
         Report {
             program: self.program,
             pid: self.pid,

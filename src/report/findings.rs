@@ -142,6 +142,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 estimate,
                 saves,
                 confidence: None,
+                minor: false,
             })
         };
 
@@ -499,6 +500,7 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
             estimate,
             saves,
             confidence: None,
+            minor: false,
         });
     };
     let s = &d.hand_offs[HandOff::HostHop as usize];
@@ -619,6 +621,7 @@ pub fn missing(names: &[String]) -> Vec<Finding> {
         estimate: none.into(),
         saves: none.into(),
         confidence: None,
+        minor: false,
     };
     let (fictions, lacking): (Vec<&String>, Vec<&String>) = names
         .iter()

@@ -136,4 +136,12 @@ pub struct Finding {
     /// A race's: `known` or `declared` (`races.rs`); absent for the other findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<String>,
+    /// It would save under [`MINOR`] of the run's wall time: the text report, Markdown and the
+    /// viewer count it in one line instead of showing it (JSON and CSV keep it whole).
+    pub minor: bool,
 }
+
+/// The share of the run's wall time under which a finding that saves time is minor: below it
+/// the change is not worth the reader's attention first (and an estimate that small is within
+/// the run's own noise). Findings about results, memory or accuracy (no saving) are never minor.
+pub const MINOR: f64 = 0.01;

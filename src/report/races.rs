@@ -80,6 +80,7 @@ pub fn findings(races: &[RaceFact], more: u64) -> (Vec<Finding>, Option<Finding>
             estimate: ESTIMATE.into(),
             saves: ESTIMATE.into(),
             confidence: None,
+            minor: false,
         });
     }
     (out, unjudged(&assumed))
@@ -121,6 +122,7 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
         estimate: estimate.into(),
         saves: estimate.into(),
         confidence: Some("assumed".into()),
+        minor: false,
     })
 }
 
@@ -173,6 +175,7 @@ fn finding(r: &RaceFact) -> Finding {
         estimate: ESTIMATE.into(),
         saves: ESTIMATE.into(),
         confidence: Some(r.confidence.clone()),
+        minor: false,
     }
 }
 

@@ -407,11 +407,34 @@ fn text(r: &Report) -> String {
         );
     } else {
         out.push_str(ranked(r));
-        for (i, f) in r.findings.iter().enumerate() {
+        for (i, f) in r.findings.iter().filter(|f| !f.minor).enumerate() {
             finding_text(i + 1, f, &mut out);
+        }
+        if let Some(line) = minor(r) {
+            wrapped("    ", &line, &mut out);
         }
     }
     out
+}
+
+/// The findings that would each save under 1% of the run's wall time, counted in one line.
+fn minor(r: &Report) -> Option<String> {
+    let minor: Vec<&Finding> = r.findings.iter().filter(|f| f.minor).collect();
+    let first = minor.first()?;
+    let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
+    Some(format!(
+        "{} would each save under {:.0}% of the run's wall time ({}): {} (the largest \
+         {}); --format json lists {}",
+        match minor.len() {
+            1 => "1 more finding".to_string(),
+            n => format!("{n} more findings"),
+        },
+        super::MINOR * 100.0,
+        duration(r.wall_ns),
+        kinds.join(", "),
+        duration(first.saving_ns),
+        if minor.len() == 1 { "it" } else { "them" }
+    ))
 }
 
 /// The findings' heading: races come first when there are any.
@@ -505,13 +528,16 @@ fn markdown(r: &Report) -> String {
     if r.findings.is_empty() {
         out.push_str("None.\n");
     }
-    for (i, f) in r.findings.iter().enumerate() {
+    for (i, f) in r.findings.iter().filter(|f| !f.minor).enumerate() {
         let _ = writeln!(out, "{}. **{}**", i + 1, f.title);
         for e in &f.evidence {
             let _ = writeln!(out, "   - Evidence: {e}");
         }
         let _ = writeln!(out, "   - Fix: {}", f.fix);
         let _ = writeln!(out, "   - Saves: {}", f.saves);
+    }
+    if let Some(line) = minor(r) {
+        let _ = writeln!(out, "\n{}.", upper(&line));
     }
     out
 }
