@@ -176,8 +176,9 @@ function drawFindings(report) {
   if (minor.length) {
     const li = document.createElement('li');
     li.className = 'minor';
-    li.textContent = `${minor.length} more finding${minor.length === 1 ? '' : 's'} would each save ` +
-      `under 1% of the run's wall time: ${minor.map((f) => f.kind).join(', ')}.`;
+    li.textContent = (minor.length === 1 ? '1 more finding would save' :
+      `${minor.length} more findings would each save`) +
+      ` under 1% of the run's wall time: ${minor.map((f) => f.kind).join(', ')}.`;
     ol.append(li);
   }
   if (!report.findings.length) {

@@ -423,11 +423,11 @@ fn minor(r: &Report) -> Option<String> {
     let first = minor.first()?;
     let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
     Some(format!(
-        "{} would each save under {:.0}% of the run's wall time ({}): {} (the largest \
-         {}); --format json lists {}",
+        "{} save under {:.0}% of the run's wall time ({}): {} (the largest {}); --format \
+         json lists {}",
         match minor.len() {
-            1 => "1 more finding".to_string(),
-            n => format!("{n} more findings"),
+            1 => "1 more finding would".to_string(),
+            n => format!("{n} more findings would each"),
         },
         super::MINOR * 100.0,
         duration(r.wall_ns),

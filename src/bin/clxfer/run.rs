@@ -100,8 +100,10 @@ fn about(trace: &Path, end: Option<&serde_json::Value>) -> String {
 }
 
 /// The report's first finding in the trace's end event, with what it would save.
+/// The first finding the report shows (a minor one, under 1% of the wall time, is only counted).
 fn top_finding(end: &serde_json::Value) -> Option<String> {
-    let f = end["args"]["report"]["findings"].get(0)?;
+    let findings = end["args"]["report"]["findings"].as_array()?;
+    let f = findings.iter().find(|f| f["minor"] != true)?;
     let title = f["title"].as_str()?;
     Some(match f["saving_ns"].as_u64() {
         Some(ns) => format!("{title} (saves ~{})", clxfer::units::duration(ns)),
