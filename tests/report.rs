@@ -1196,6 +1196,18 @@ fn the_staged_finding_answers_whether_mlock_pins() {
         .find(|f| f["kind"] == "staged-pageable" && f["title"].as_str().unwrap().contains("D2H"))
         .expect("a staged D2H finding");
     assert!(!reads["evidence"].to_string().contains("mlock"), "{reads}");
+    // The pipeline's question: under NVIDIA's rules the held calls cannot overlap.
+    let held = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "nonblocking-held-host")
+        .expect("the held-host finding, which the rule decides under forced rules");
+    assert!(
+        held["evidence"].to_string().contains("cannot overlap"),
+        "{held}"
+    );
+    assert_eq!(held["saving_ns"], 0, "no saving from PoCL's times: {held}");
 }
 
 /// Issue #26: a lookup of a function no implementation has (clEnqueueMemObjectRegisterKHR, which

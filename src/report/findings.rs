@@ -206,6 +206,15 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             measured(s),
             format!("{} inside the calls{share}", duration(s.host_ns)),
         ];
+        // The ported pipeline's question: does it overlap? Not while the calls hold the thread.
+        if set.nonblocking_blocks.value {
+            evidence.push(
+                "while a call holds the program's thread, the program enqueues nothing else: \
+                 such transfers cannot overlap its kernels or its other transfers (the device's \
+                 busy line says how much did)"
+                    .into(),
+            );
+        }
         let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
         // What pinned memory would save: the time inside the calls, less the enqueue's own cost
         // (which a pinned call pays too), as this run's non-blocking calls that stage nothing
