@@ -321,12 +321,23 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
                 .iter()
                 .find(|f| f["kind"] == "via-host-migration")
                 .unwrap_or_else(|| panic!("no via-host-migration in {kinds:?}"));
-            assert_eq!(f["saving_ns"], 0, "{f}");
             assert!(
                 f["evidence"].to_string().contains("without a device time"),
                 "{f}"
             );
             assert!(!f["evidence"].to_string().contains("GB/s)"), "{f}");
+            // Its saving is projected at NVIDIA's measured figure between devices (1 GB/s):
+            // the 256 KiB buffer's move, within 2×.
+            let model = (256u64 << 10) as f64 / 1.0;
+            let saved = f["saving_ns"].as_u64().unwrap() as f64;
+            assert!(
+                saved >= model / 2.0 && saved <= model * 2.0,
+                "{saved} against {model}: {f}"
+            );
+            assert!(
+                f["estimate"].as_str().unwrap().starts_with("projected:"),
+                "{f}"
+            );
         }
         if mode == "race" {
             // The kernel on device 1 writes the buffer, device 2's migration reads it unordered.

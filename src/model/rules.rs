@@ -123,6 +123,9 @@ pub struct RuleSet {
     /// estimates use it when the run itself measured no pinned transfer. `None`: no bus
     /// (host-memory devices), or no figure for the vendor (the generic one is used).
     pub reference: Option<Reference>,
+    /// The bandwidth between two devices of one context, measured, for moves without a time of
+    /// their own (NVIDIA's migrations): `None` where no figure was measured.
+    pub between_reference: Option<Reference>,
     /// How to make a transfer's host side pinned on this kind of device (the report's fix).
     pub recipe: &'static str,
     /// Device timing: the least time, µs, between two completion callbacks clxfer arms on one
@@ -133,7 +136,7 @@ pub struct RuleSet {
     pub migrate_time: Option<Row>,
 }
 
-/// A reference pinned bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
+/// A reference bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
 #[derive(Debug, Clone, Copy)]
 pub struct Reference {
     pub gbps: f64,
@@ -346,6 +349,11 @@ pub static NVIDIA: RuleSet = RuleSet {
         on: "an NVIDIA H200 on PCIe Gen5 x16 (mapped ALLOC_HOST_PTR or USE_HOST_PTR, 54-55 GB/s)",
         source: "transfer-rules.md §7 [X]",
     }),
+    between_reference: Some(Reference {
+        gbps: 1.0,
+        on: "two NVLink-connected H200s in one context: migrations and cross-device copies went through the host at 0.8-1.3 GB/s (16 and 256 MiB)",
+        source: "transfer-rules.md NVIDIA Q5 [X]",
+    }),
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
     // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
     callback_gap_us: 1000,
@@ -438,6 +446,7 @@ pub static AMD: RuleSet = RuleSet {
         source: "transfer-rules.md AMD Q1 [S] rocblit.cpp",
     },
     reference: None,
+    between_reference: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
     migrate_time: None,
@@ -528,6 +537,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
     reference: None,
+    between_reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -614,6 +624,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         on: "an Intel Arc A770 on PCIe Gen4 x16 (ReadBuffer with USM or a mapped pointer, 22.1-22.3 GB/s)",
         source: "transfer-rules.md §7, compute-runtime#618",
     }),
+    between_reference: None,
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
     migrate_time: None,
@@ -698,6 +709,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         source: "transfer-rules.md Intel CPU [D]",
     },
     reference: None,
+    between_reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -778,6 +790,7 @@ pub static CPU: RuleSet = RuleSet {
         source: "ground-truth-h200.md PoCL CPU [X]",
     },
     reference: None,
+    between_reference: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -863,6 +876,7 @@ pub static GENERIC: RuleSet = RuleSet {
         on: "a PCIe Gen3 x16 GPU (about 12 GB/s pinned)",
         source: "transfer-rules.md §7, CUDA Best Practices §9.1.1 [D]",
     }),
+    between_reference: None,
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
     migrate_time: None,
@@ -991,6 +1005,14 @@ pub fn markdown() -> String {
             let _ = writeln!(
                 out,
                 "Reference pinned bandwidth for the report's estimates when a run measured none: \
+                 {} GB/s, on {} ({}).",
+                r.gbps, r.on, r.source
+            );
+        }
+        if let Some(r) = set.between_reference {
+            let _ = writeln!(
+                out,
+                "Reference bandwidth between devices, for moves without a time of their own: \
                  {} GB/s, on {} ({}).",
                 r.gbps, r.on, r.source
             );

@@ -372,11 +372,29 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 }
             ));
         }
-        let estimate = match s.ns {
-            0 => "not measured: the moves had no time of their own (their cost shows in the \
-                  host's waits and in when the next commands start)"
-                .into(),
-            _ => "the migrations' own time".into(),
+        // A move without a time of its own (NVIDIA's), or this device's time under forced rules:
+        // projected at the rules' measured figure between devices, where they have one.
+        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+        let (saving, estimate) = match (s.ns, set.between_reference) {
+            (ns, Some(r)) if ns == 0 || forced => (
+                (s.bytes as f64 / r.gbps) as u64,
+                format!(
+                    "projected: the moves of {} at ~{} GB/s, the {} figure between devices ({}; \
+                     {})",
+                    bytes(s.bytes),
+                    gbps(r.gbps),
+                    set.name,
+                    r.on,
+                    r.source
+                ),
+            ),
+            (0, None) => (
+                0,
+                "not measured: the moves had no time of their own (their cost shows in the \
+                 host's waits and in when the next commands start)"
+                    .into(),
+            ),
+            (ns, _) => (ns, "the migrations' own time".into()),
         };
         push(
             "via-host-migration",
@@ -388,7 +406,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             "Keep each buffer on one device: give each device its own buffers and move only what \
              they share, or do the whole job on one device; there is no peer-to-peer path here."
                 .into(),
-            s.ns,
+            saving,
             estimate,
         );
     }
