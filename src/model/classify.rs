@@ -82,6 +82,12 @@ pub enum Op {
     },
 }
 
+/// Whether bit `i` of a kernel's `reads` says it only reads its `i`-th memory argument (past
+/// 64 arguments: taken as written).
+pub fn only_reads(reads: u64, i: usize) -> bool {
+    i < 64 && reads & (1 << i) != 0
+}
+
 impl Op {
     /// The memory objects the command names.
     pub fn objects(&self) -> impl Iterator<Item = usize> + '_ {
@@ -729,7 +735,7 @@ impl Ctx<'_> {
                 continue;
             };
             let root = view.root;
-            let only_read = i < 64 && reads & (1 << i) != 0;
+            let only_read = only_reads(reads, i);
             if root.valid_on(self.device) {
                 if root.residence != Place::Device(self.device) {
                     self.cite(

@@ -28,7 +28,6 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
         mem.resolve(h)
             .is_some_and(|v| v.obj.parent.is_none() && bytes >= v.root.size)
     };
-    let since = |mem: &mut Registry, h: usize, since: Since| mem.set_since(h, since);
     match &req.op {
         &Op::Host {
             mem: h,
@@ -43,12 +42,12 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                 Since::Nothing
             };
             arrive(mem, h);
-            since(mem, h, written);
+            mem.set_since(h, written);
         }
         &Op::Copy { src, dst, .. } => {
             arrive(mem, dst);
-            since(mem, src, Since::Nothing);
-            since(mem, dst, Since::Nothing);
+            mem.set_since(src, Since::Nothing);
+            mem.set_since(dst, Since::Nothing);
         }
         &Op::Map {
             mem: h,
@@ -57,28 +56,27 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
             ptr,
         } => {
             mem.add_mapping(h, ptr, bytes, flags);
-            since(mem, h, Since::Nothing);
+            mem.set_since(h, Since::Nothing);
         }
         &Op::Unmap { mem: h, ptr } => {
             let ended = mem.end_mapping(h, ptr);
             if ended.is_some_and(|r| writes_back(r.kind)) {
                 arrive(mem, h);
             }
-            since(mem, h, Since::Nothing);
+            mem.set_since(h, Since::Nothing);
         }
         Op::Migrate { mems, flags } => {
             let marker = rules.migrate.value.is_marker(*flags);
             for &h in mems {
-                let was = mem.resolve(h).map(|v| v.root.residence);
+                let was = mem
+                    .resolve(h)
+                    .map(|v| (v.root.residence, v.root.valid_on(device)));
                 let next = match was {
                     _ if marker => Since::Nothing,
-                    Some(Place::Device(from)) if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 => {
+                    Some((Place::Device(from), _)) if flags & CL_MIGRATE_MEM_OBJECT_HOST != 0 => {
                         Since::ToHost(from)
                     }
-                    Some(_)
-                        if mem.resolve(h).is_some_and(|v| v.root.valid_on(device))
-                            && flags & HOST_OR_UNDEFINED == 0 =>
-                    {
+                    Some((_, true)) if flags & HOST_OR_UNDEFINED == 0 => {
                         Since::IdleMigration(device)
                     }
                     _ => Since::Nothing,
@@ -90,12 +88,12 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                 } else if !marker {
                     arrive(mem, h);
                 }
-                since(mem, h, next);
+                mem.set_since(h, next);
             }
         }
         Op::Kernel { mems, reads } => {
             for (i, &h) in mems.iter().enumerate() {
-                let only_read = i < 64 && reads & (1 << i) != 0;
+                let only_read = super::classify::only_reads(*reads, i);
                 let Some(root) = mem.resolve(h).map(|v| v.root) else {
                     continue;
                 };
@@ -108,14 +106,14 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
                     (true, false) if kept => mem.add_copy(h, device),
                     _ => arrive(mem, h),
                 }
-                since(mem, h, Since::Nothing);
+                mem.set_since(h, Since::Nothing);
             }
         }
         &Op::PtrMap { ptr, flags, bytes } => mem.add_mapping(SVM_MAPPINGS, ptr, bytes, flags),
         &Op::PtrUnmap { ptr } => {
             mem.end_mapping(SVM_MAPPINGS, ptr);
         }
-        &Op::Host { mem: h, .. } => since(mem, h, Since::Nothing),
+        &Op::Host { mem: h, .. } => mem.set_since(h, Since::Nothing),
         Op::PtrCopy { .. } | Op::PtrFill { .. } | Op::PtrMigrate { .. } => {}
     }
 }

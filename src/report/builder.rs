@@ -205,6 +205,18 @@ pub struct DeviceFacts {
     pub global_mem: u64,
 }
 
+/// Whether `rules` were forced (CLXFER_RULES) on a device for which `auto` picks another set:
+/// then its times say nothing of the devices the rules describe.
+pub(super) fn rules_forced(rules: &str, auto: &str) -> bool {
+    !auto.is_empty() && auto != rules
+}
+
+impl DeviceFacts {
+    pub fn forced(&self) -> bool {
+        rules_forced(&self.rules, &self.auto_rules)
+    }
+}
+
 /// What is known only at the end.
 #[derive(Debug, Clone, Default)]
 pub struct EndFacts {
@@ -588,7 +600,7 @@ impl Builder {
         }
         // Under forced rules this device's call times say nothing of the vendor's: the rule
         // decides (issue #26).
-        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+        let forced = d.facts.forced();
         let held = match device_ns {
             Some(t) if !forced => e.host_ns.saturating_mul(2) >= t,
             _ => e.holds_host,

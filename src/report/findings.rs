@@ -33,7 +33,7 @@ fn rules_of(d: &DeviceAcc) -> &'static RuleSet {
 
 /// The pinned bandwidth to estimate with in `dir`, and how it was chosen.
 fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
-    let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+    let forced = d.facts.forced();
     if let Some(best) = d.best_pinned[dir as usize].filter(|_| !forced) {
         return (
             best,
@@ -121,29 +121,48 @@ fn measured(s: &Sum) -> String {
     t
 }
 
+/// A finding on `device` that saves `saving_ns` (0: none), estimated as `estimate` says; its
+/// `saves` is how the report shows both.
+pub(super) fn finding(
+    kind: &'static str,
+    device: u32,
+    title: String,
+    evidence: Vec<String>,
+    fix: String,
+    (saving_ns, estimate): (u64, String),
+) -> Finding {
+    let saves = match saving_ns {
+        0 => estimate.clone(),
+        ns => format!("~{}, {estimate}", duration(ns)),
+    };
+    Finding {
+        kind,
+        device,
+        title,
+        evidence,
+        fix,
+        saving_ns,
+        estimate,
+        saves,
+        confidence: None,
+        minor: false,
+    }
+}
+
 fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     let set = rules_of(d);
     let dev = d.facts.index;
     let on = format!("device #{dev} ({} rules)", set.name);
     let mut push =
         |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate: String| {
-            let saves = if saving_ns > 0 {
-                format!("~{}, {estimate}", duration(saving_ns))
-            } else {
-                estimate.clone()
-            };
-            out.push(Finding {
+            out.push(finding(
                 kind,
-                device: dev,
+                dev,
                 title,
                 evidence,
                 fix,
-                saving_ns,
-                estimate,
-                saves,
-                confidence: None,
-                minor: false,
-            })
+                (saving_ns, estimate),
+            ))
         };
 
     // 1. Staged transfers from pageable memory.
@@ -215,7 +234,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                     .into(),
             );
         }
-        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+        let forced = d.facts.forced();
         // What pinned memory would save: the time inside the calls, less the enqueue's own cost
         // (which a pinned call pays too), as this run's non-blocking calls that stage nothing
         // measured it.
@@ -276,7 +295,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     if s.count > 0 {
         // The copy's own time where it is real; under forced rules this device's time is not
         // the vendor's (PoCL copies nothing at map): the copy at pinned D2H speed (issue #26).
-        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+        let forced = d.facts.forced();
         let (map_copy, map_how) = if forced || s.ns == 0 {
             let (bw, how) = pinned(d, Direction::D2H);
             let ns = if bw > 0.0 {
@@ -374,7 +393,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
         }
         // A move without a time of its own (NVIDIA's), or this device's time under forced rules:
         // projected at the rules' measured figure between devices, where they have one.
-        let forced = !d.facts.auto_rules.is_empty() && d.facts.auto_rules != d.facts.rules;
+        let forced = d.facts.forced();
         let (saving, estimate) = match (s.ns, set.between_reference) {
             (ns, Some(r)) if ns == 0 || forced => (
                 (s.bytes as f64 / r.gbps) as u64,
@@ -529,23 +548,8 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
                 (kind, title): (&'static str, String),
                 evidence: Vec<String>,
                 fix: &str,
-                (saving_ns, estimate): (u64, String)| {
-        let saves = match saving_ns {
-            0 => estimate.clone(),
-            ns => format!("~{}, {estimate}", duration(ns)),
-        };
-        out.push(Finding {
-            kind,
-            device: dev,
-            title,
-            evidence,
-            fix: fix.into(),
-            saving_ns,
-            estimate,
-            saves,
-            confidence: None,
-            minor: false,
-        });
+                saving: (u64, String)| {
+        out.push(finding(kind, dev, title, evidence, fix.into(), saving));
     };
     let s = &d.hand_offs[HandOff::HostHop as usize];
     if s.count > 0 {
@@ -655,18 +659,8 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
 pub fn missing(names: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     let none = "no time: the function is not there to call";
-    let finding = |kind, title: String, evidence, fix: String| Finding {
-        kind,
-        device: 0,
-        title,
-        evidence,
-        fix,
-        saving_ns: 0,
-        estimate: none.into(),
-        saves: none.into(),
-        confidence: None,
-        minor: false,
-    };
+    let finding =
+        |kind, title, evidence, fix| finding(kind, 0, title, evidence, fix, (0, none.into()));
     let (fictions, lacking): (Vec<&String>, Vec<&String>) = names
         .iter()
         .partition(|n| rules::no_such_function(n).is_some());

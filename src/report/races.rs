@@ -4,6 +4,7 @@
 //! give the same facts (the trace's `possible data race` instants).
 
 use super::Finding;
+use super::findings::finding as made;
 use serde::Serialize;
 
 /// One of the two commands of a race.
@@ -68,20 +69,16 @@ pub fn findings(races: &[RaceFact], more: u64) -> (Vec<Finding>, Option<Finding>
     let mut out: Vec<Finding> = sure.iter().take(SHOWN).map(|r| finding(r)).collect();
     let past = (sure.len().saturating_sub(SHOWN)) as u64 + more;
     if past > 0 {
-        out.push(Finding {
-            kind: "possible-race",
-            device: 0,
-            title: format!("{past} more possible data races between other pairs of call sites"),
-            evidence: vec![format!(
+        out.push(made(
+            "possible-race",
+            0,
+            format!("{past} more possible data races between other pairs of call sites"),
+            vec![format!(
                 "the first {SHOWN} are above; stderr names up to 1024 pairs of call sites"
             )],
-            fix: "order each pair as above".into(),
-            saving_ns: 0,
-            estimate: ESTIMATE.into(),
-            saves: ESTIMATE.into(),
-            confidence: None,
-            minor: false,
-        });
+            "order each pair as above".into(),
+            (0, ESTIMATE.into()),
+        ));
     }
     (out, unjudged(&assumed))
 }
@@ -103,26 +100,25 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
     );
     let estimate = "not a race clxfer can confirm: no time either way";
     Some(Finding {
-        kind: "unjudged-race",
-        device: first.second.device,
-        title: format!(
-            "{} of commands with no order between them would race if their kernels write \
-             arguments clxfer knows nothing of",
-            match assumed.len() {
-                1 => "1 pair".to_string(),
-                n => format!("{n} pairs"),
-            }
-        ),
-        evidence,
-        fix: "Build the program with -cl-kernel-arg-info (or create buffers a kernel only reads \
-              CL_MEM_READ_ONLY) so that clxfer can tell reads from writes; or order each pair \
-              with an event, as for a race."
-            .into(),
-        saving_ns: 0,
-        estimate: estimate.into(),
-        saves: estimate.into(),
         confidence: Some("assumed".into()),
-        minor: false,
+        ..made(
+            "unjudged-race",
+            first.second.device,
+            format!(
+                "{} of commands with no order between them would race if their kernels write \
+                 arguments clxfer knows nothing of",
+                match assumed.len() {
+                    1 => "1 pair".to_string(),
+                    n => format!("{n} pairs"),
+                }
+            ),
+            evidence,
+            "Build the program with -cl-kernel-arg-info (or create buffers a kernel only reads \
+             CL_MEM_READ_ONLY) so that clxfer can tell reads from writes; or order each pair \
+             with an event, as for a race."
+                .into(),
+            (0, estimate.into()),
+        )
     })
 }
 
@@ -152,30 +148,29 @@ fn finding(r: &RaceFact) -> Finding {
         );
     }
     Finding {
-        kind: "possible-race",
-        device: b.device,
-        title: format!(
-            "possible data race on memory object {:#x} between command #{} (device #{}) and \
-             command #{} (device #{})",
-            r.object, a.command, a.device, b.command, b.device
-        ),
-        evidence: vec![
-            a.said(),
-            b.said(),
-            "no event, queue order or host wait orders them".into(),
-            match declared {
-                true => "confidence: declared (a kernel argument that is not `const` is taken \
-                         as written; the kernel may only read it)"
-                    .into(),
-                false => "confidence: known (both uses are what the commands do)".into(),
-            },
-        ],
-        fix,
-        saving_ns: 0,
-        estimate: ESTIMATE.into(),
-        saves: ESTIMATE.into(),
         confidence: Some(r.confidence.clone()),
-        minor: false,
+        ..made(
+            "possible-race",
+            b.device,
+            format!(
+                "possible data race on memory object {:#x} between command #{} (device #{}) \
+                 and command #{} (device #{})",
+                r.object, a.command, a.device, b.command, b.device
+            ),
+            vec![
+                a.said(),
+                b.said(),
+                "no event, queue order or host wait orders them".into(),
+                match declared {
+                    true => "confidence: declared (a kernel argument that is not `const` is \
+                             taken as written; the kernel may only read it)"
+                        .into(),
+                    false => "confidence: known (both uses are what the commands do)".into(),
+                },
+            ],
+            fix,
+            (0, ESTIMATE.into()),
+        )
     }
 }
 

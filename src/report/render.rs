@@ -210,7 +210,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 fn forced(d: &DeviceReport) -> bool {
-    !d.auto_rules.is_empty() && d.auto_rules != d.rules
+    super::builder::rules_forced(&d.rules, &d.auto_rules)
 }
 
 fn device_head(d: &DeviceReport) -> String {

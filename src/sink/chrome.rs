@@ -441,7 +441,7 @@ impl<W: Write + Send> Chrome<W> {
                 ));
                 // A kernel's access to its arguments, as far as their flags tell.
                 if e.kernel.is_some() {
-                    let only_read = i < 64 && e.reads & (1 << i) != 0;
+                    let only_read = crate::model::classify::only_reads(e.reads, i);
                     j.qkey(quoted!("access")).word(access(m.flags, only_read));
                 }
                 j.close();

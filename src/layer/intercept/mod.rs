@@ -214,10 +214,8 @@ fn record(
     // Staged from memory the program locked: say that mlock did not pin it.
     let span = c.host_span.unwrap_or(c.bytes);
     if c.path == Path::Staged
-        && c.host.as_ref().is_some_and(|h| h.kind == "pageable")
-        && c.host
-            .as_ref()
-            .is_some_and(|h| crate::layer::locked::locked(h.ptr, span))
+        && (c.host.as_ref())
+            .is_some_and(|h| h.kind == "pageable" && crate::layer::locked::locked(h.ptr, span))
     {
         classify::locked(c);
     }
