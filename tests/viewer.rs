@@ -12,9 +12,18 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Transfers with a point: moved bytes and have a time (their command's device time, or the host
-/// time of a blocking call), counted here independently of the page's code.
+/// time of a blocking call; on a device under forced rules the cost model's projected time),
+/// counted here independently of the page's code.
 fn transfers_with_a_time(events: &[Value]) -> usize {
     let base = 1u64 << 31;
+    let forced: HashSet<u64> = (events.iter())
+        .filter(|e| e["name"] == "device info" && e["args"]["rules"] != e["args"]["auto_rules"])
+        .filter_map(|e| e["args"]["index"].as_u64())
+        .collect();
+    let device_of = |a: &Value| -> Option<u64> {
+        let q = a["queue"].as_str()?.strip_prefix("device #")?;
+        q.split(' ').next()?.parse().ok()
+    };
     let mut device: HashMap<u64, f64> = HashMap::new();
     for e in events {
         if e["ph"] == "X"
@@ -34,7 +43,9 @@ fn transfers_with_a_time(events: &[Value]) -> usize {
                 && e["pid"].as_u64().unwrap_or(base) < base
                 && a.get("path").is_some()
                 && a["bytes"].as_u64().unwrap_or(0) > 0
-                && {
+                && if device_of(a).is_some_and(|d| forced.contains(&d)) {
+                    a["projected_us"].as_f64().is_some_and(|t| t > 0.0)
+                } else {
                     let dev = a["command"]
                         .as_u64()
                         .and_then(|id| device.get(&id))
@@ -136,6 +147,15 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
     let datasets = shown["datasets"].as_array().unwrap();
     let in_sets: u64 = datasets.iter().map(|d| d["points"].as_u64().unwrap()).sum();
     assert_eq!(in_sets as usize, want);
+    // The rules were forced on PoCL's CPU device: every point is the NVIDIA cost model's
+    // projection, none faster than its link (issue #26: no impossible bandwidth).
+    let link = clxfer::model::rules::NVIDIA.cost.unwrap().link_gbps();
+    for d in datasets {
+        assert!(d["max_gbps"].as_f64().unwrap() <= link, "{d}");
+        for t in d["times"].as_array().unwrap() {
+            assert!(t.as_str().unwrap().starts_with("projected"), "{d}");
+        }
+    }
     // Each path: its own colour, and a legend entry in that colour.
     let paths: HashSet<&str> = datasets
         .iter()

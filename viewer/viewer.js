@@ -57,8 +57,20 @@ function human(bytes) {
   return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${units[u]}`;
 }
 
+// Devices whose rules were forced on them (`rules` ≠ `auto_rules` in their "device info"): their
+// own times say nothing of the devices the rules describe, so only projected figures are shown.
+function forcedDevices(events) {
+  const forced = new Map();
+  for (const e of events) {
+    const a = e && e.args;
+    if (e.name === 'device info' && a && a.auto_rules && a.auto_rules !== a.rules) forced.set(a.index, a.rules);
+  }
+  return forced;
+}
+
 // One point per transfer that moved bytes and has a time: the device time of its command, or the
-// host time of a blocking call whose command has none (as the report counts it).
+// host time of a blocking call whose command has none (as the report counts it); under forced
+// rules the cost model's projected time (`projected_us`), and no point where it has none.
 function transfers(events) {
   const device = new Map();
   for (const e of events) {
@@ -66,16 +78,25 @@ function transfers(events) {
       device.set(e.args.command, e.args.device_time === 'unavailable' ? null : e.dur);
     }
   }
+  const forced = forcedDevices(events);
   const points = [];
   for (const e of events) {
     const a = e.args;
     if (e.ph !== 'X' || e.pid >= DEVICE_PID_BASE || !a || !a.path || !(Number(a.bytes) > 0)) continue;
-    const dev = a.command ? device.get(a.command) : undefined;
-    const us = dev || (a.blocking ? e.dur : null);
+    const index = Number((/device #(\d+)/.exec(a.queue || '') || [])[1]);
+    let us, time;
+    if (forced.has(index)) {
+      us = Number(a.projected_us);
+      time = `projected by the ${forced.get(index)} cost model`;
+    } else {
+      const dev = a.command ? device.get(a.command) : undefined;
+      us = dev || (a.blocking ? e.dur : null);
+      time = dev ? 'device' : 'host (blocking call)';
+    }
     if (!(us > 0)) continue;
     points.push({
       x: Number(a.bytes), y: Number(a.bytes) / (us * 1000), path: a.path, api: a.api, direction: a.direction,
-      queue: a.queue, time: dev ? 'device' : 'host (blocking call)', us, a,
+      queue: a.queue, time, us, a,
     });
   }
   return points;
@@ -110,8 +131,9 @@ function drawPoints(points, report) {
   const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
   for (const d of (report && report.devices) || []) {
     for (const [dir, gbps] of d.best_pinned_gbps) {
+      const projected = d.projection && d.projection.replaces ? ' (projected)' : '';
       datasets.push({
-        type: 'line', label: `best pinned ${dir}, device #${d.index}: ${gbps.toFixed(2)} GB/s`,
+        type: 'line', label: `best pinned ${dir}, device #${d.index}: ${gbps.toFixed(2)} GB/s${projected}`,
         data: [{ x: lo, y: gbps }, { x: hi, y: gbps }], borderColor: PATHS.pinned,
         borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5, isBest: true,
       });
@@ -141,8 +163,13 @@ function drawPoints(points, report) {
   state.points = points.length;
   state.paths = Object.fromEntries([...byPath.keys()].map((p) => [p, PATHS[p]]));
   const timed = points.filter((p) => p.time === 'device').length;
-  $('points-note').textContent = `${points.length} transfers (${timed} timed on the device, the rest ` +
-    'by the host time of their blocking call). Hover a point for its call, flags and reasons.';
+  const projected = points.filter((p) => p.time.startsWith('projected')).length;
+  const host = points.length - timed - projected;
+  const parts = [`${timed} timed on the device`];
+  if (projected) parts.push(`${projected} projected by the cost model of rules forced on their device`);
+  if (host) parts.push(`${host} by the host time of their blocking call`);
+  $('points-note').textContent = `${points.length} transfers (${parts.join(', ')}). ` +
+    'Hover a point for its call, flags and reasons.';
   $('points-section').hidden = false;
 }
 
@@ -197,7 +224,8 @@ function drawDevices(report) {
     for (const r of d.transfers) {
       const s = byPath.get(r.path) || { bytes: 0, ns: 0 };
       s.bytes += r.bytes;
-      s.ns += r.device_ns || 0;
+      // Under forced rules the cost model's time (this device's is not the rules' devices').
+      s.ns += (d.projection && d.projection.replaces ? r.projected_ns : r.device_ns) || 0;
       byPath.set(r.path, s);
     }
     const div = document.createElement('div');
@@ -218,7 +246,7 @@ function drawDevices(report) {
         datasets: [
           { label: 'MiB moved', data: paths.map((p) => byPath.get(p).bytes / 2 ** 20), yAxisID: 'bytes',
             backgroundColor: paths.map((p) => PATHS[p]) },
-          { label: 'device time, ms', data: paths.map((p) => byPath.get(p).ns / 1e6), yAxisID: 'time',
+          { label: d.projection && d.projection.replaces ? 'projected device time, ms' : 'device time, ms', data: paths.map((p) => byPath.get(p).ns / 1e6), yAxisID: 'time',
             backgroundColor: paths.map((p) => PATHS[p] + '80') },
         ],
       },

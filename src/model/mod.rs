@@ -2,6 +2,7 @@
 
 pub mod classification;
 pub mod classify;
+pub mod cost;
 pub mod device;
 pub mod effects;
 pub mod flags;

@@ -5,6 +5,7 @@
 //! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
 
 use super::classification::Path;
+use super::cost::{Cost, Figure, Link};
 use super::device::{DeviceKind, DeviceProfile};
 
 /// One rule: what the classifier cites.
@@ -119,13 +120,11 @@ pub struct RuleSet {
     pub read_copy: Rule<bool>,
     /// Pointer alignment the driver's fast path wants, if it cares.
     pub alignment: Rule<Option<u64>>,
-    /// Pinned bandwidth this kind of device reached in a reference measurement: the report's
-    /// estimates use it when the run itself measured no pinned transfer. `None`: no bus
-    /// (host-memory devices), or no figure for the vendor (the generic one is used).
-    pub reference: Option<Reference>,
-    /// The bandwidth between two devices of one context, measured, for moves without a time of
-    /// their own (NVIDIA's migrations): `None` where no figure was measured.
-    pub between_reference: Option<Reference>,
+    /// What transfers cost on this kind of device (`cost.rs`): the report projects a run onto it
+    /// under forced rules, and estimates with it when a run measured no pinned transfer. `None`:
+    /// no figures (host-memory devices, or none measured for the vendor: the generic set's
+    /// pinned figure is used).
+    pub cost: Option<Cost>,
     /// How to make a transfer's host side pinned on this kind of device (the report's fix).
     pub recipe: &'static str,
     /// Device timing: the least time, µs, between two completion callbacks clxfer arms on one
@@ -136,13 +135,23 @@ pub struct RuleSet {
     pub migrate_time: Option<Row>,
 }
 
-/// A reference bandwidth, GB/s (10^9 bytes/s), with what it was measured on.
-#[derive(Debug, Clone, Copy)]
-pub struct Reference {
-    pub gbps: f64,
-    pub on: &'static str,
-    pub source: &'static str,
+/// A figure of a cost model.
+const fn fig(value: f64, source: &'static str) -> Option<Figure> {
+    Some(Figure { value, source })
 }
+
+/// A link of a cost model: its floor, µs, and its bandwidth, GB/s, by size.
+const fn link(floor_us: f64, gbps: &'static [(u64, f64)], source: &'static str) -> Option<Link> {
+    Some(Link {
+        floor_us,
+        gbps,
+        source,
+    })
+}
+
+/// The H200 size sweep (docs/ground-truth.md "Size sweep": tests/programs/sizes.c, the median
+/// of 7 runs, two runs averaged, 2026-12-01).
+const SWEEP: &str = "docs/ground-truth.md size sweep (H200, 2026-12-01) [X]";
 
 const MIB: u64 = 1 << 20;
 const TR: &str = "transfer-rules.md";
@@ -245,6 +254,21 @@ pub fn by_name(name: &str) -> Option<&'static RuleSet> {
     SETS.iter().copied().find(|s| s.name == name)
 }
 
+/// Whether `rules` were forced (CLXFER_RULES) on a device for which `auto` picks another set:
+/// then its times say nothing of the devices the rules describe.
+pub fn forced(rules: &str, auto: &str) -> bool {
+    !auto.is_empty() && auto != rules
+}
+
+/// The cost model that projects a device's transfers in place of its own times: its rules',
+/// where they were forced on it and have one.
+pub fn projecting(rules: &str, auto: &str) -> Option<&'static Cost> {
+    by_name(rules)?
+        .cost
+        .as_ref()
+        .filter(|_| forced(rules, auto))
+}
+
 /// The set `auto` picks for a device: by vendor id or name, then by type and unified memory.
 pub fn for_device(dev: &DeviceProfile) -> &'static RuleSet {
     let vendor = dev.vendor.to_ascii_lowercase();
@@ -344,15 +368,55 @@ pub static NVIDIA: RuleSet = RuleSet {
         says: "pointer alignment does not change the path (pinned +1 byte: 55.1 GB/s)",
         source: "ground-truth-h200.md rows 2, 6 [X]",
     },
-    reference: Some(Reference {
-        gbps: 54.0,
-        on: "an NVIDIA H200 on PCIe Gen5 x16 (mapped ALLOC_HOST_PTR or USE_HOST_PTR, 54-55 GB/s)",
-        source: "transfer-rules.md §7 [X]",
-    }),
-    between_reference: Some(Reference {
-        gbps: 1.0,
-        on: "two NVLink-connected H200s in one context: migrations and cross-device copies went through the host at 0.8-1.3 GB/s (16 and 256 MiB)",
-        source: "transfer-rules.md NVIDIA Q5 [X]",
+    cost: Some(Cost {
+        on: "an NVIDIA H200 on PCIe Gen5 x16, driver 580.159.04",
+        pinned: [
+            link(2.5, &[(MIB, 54.0)], SWEEP),
+            link(2.0, &[(MIB, 55.2)], SWEEP),
+        ],
+        // Pageable memory is staged; up to 1 MiB the copy into the bounce buffer hides behind
+        // the DMA, beyond it the bandwidth falls with the size (the host's memcpy).
+        staged: [
+            link(
+                2.5,
+                &[
+                    (MIB, 47.6),
+                    (2 * MIB, 22.1),
+                    (4 * MIB, 15.6),
+                    (8 * MIB, 14.3),
+                    (16 * MIB, 11.4),
+                    (32 * MIB, 6.5),
+                    (64 * MIB, 5.8),
+                    (256 * MIB, 6.2),
+                ],
+                SWEEP,
+            ),
+            link(
+                2.0,
+                &[
+                    (MIB, 41.3),
+                    (2 * MIB, 28.2),
+                    (4 * MIB, 15.7),
+                    (8 * MIB, 14.3),
+                    (16 * MIB, 13.2),
+                    (32 * MIB, 10.0),
+                    (64 * MIB, 9.6),
+                    (256 * MIB, 10.2),
+                ],
+                SWEEP,
+            ),
+        ],
+        // Copies (2040 GB/s at 256 MiB) and fills (1640) together.
+        device: link(5.5, &[(MIB, 1900.0)], SWEEP),
+        between: link(
+            0.0,
+            &[(MIB, 1.0)],
+            "transfer-rules.md NVIDIA Q5: 0.8-1.3 GB/s (16, 256 MiB); docs/ground-truth.md migrate-between-devices 0.58 (64 MiB) [X]",
+        ),
+        enqueue_us: fig(
+            9.4,
+            "docs/PERFORMANCE.md NVIDIA H200: the 4 KiB storm with no tool, 9.42 µs per enqueue [X]",
+        ),
     }),
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
     // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
@@ -445,8 +509,7 @@ pub static AMD: RuleSet = RuleSet {
         says: "pinning aligns down to 4 KiB itself: pointer alignment does not change the path",
         source: "transfer-rules.md AMD Q1 [S] rocblit.cpp",
     },
-    reference: None,
-    between_reference: None,
+    cost: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
     migrate_time: None,
@@ -536,8 +599,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         says: INTEL_ALIGN,
         source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
-    reference: None,
-    between_reference: None,
+    cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -619,12 +681,32 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         says: INTEL_ALIGN,
         source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
-    reference: Some(Reference {
-        gbps: 22.0,
-        on: "an Intel Arc A770 on PCIe Gen4 x16 (ReadBuffer with USM or a mapped pointer, 22.1-22.3 GB/s)",
-        source: "transfer-rules.md §7, compute-runtime#618",
+    cost: Some(Cost {
+        on: "an Intel Arc A770 on PCIe Gen4 x16",
+        pinned: [
+            link(
+                0.0,
+                &[(MIB, 22.0)],
+                "[I] taken as the D2H figure: no H2D measurement; no floor measured",
+            ),
+            link(
+                0.0,
+                &[(MIB, 22.0)],
+                "transfer-rules.md §7: ReadBuffer with USM or a mapped pointer 22.1-22.3, compute-runtime#618 [M]; no floor measured",
+            ),
+        ],
+        staged: [
+            None,
+            link(
+                0.0,
+                &[(MIB, 9.0)],
+                "transfer-rules.md §7: ReadBuffer from malloc 8.9-9.1, compute-runtime#618 [M]; no floor measured",
+            ),
+        ],
+        device: None,
+        between: None,
+        enqueue_us: None,
     }),
-    between_reference: None,
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
     migrate_time: None,
@@ -708,8 +790,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         says: "alignment matters only for USE_HOST_PTR zero-copy",
         source: "transfer-rules.md Intel CPU [D]",
     },
-    reference: None,
-    between_reference: None,
+    cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -789,8 +870,7 @@ pub static CPU: RuleSet = RuleSet {
         says: "alignment does not change the path",
         source: "ground-truth-h200.md PoCL CPU [X]",
     },
-    reference: None,
-    between_reference: None,
+    cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
     callback_gap_us: 0,
     migrate_time: None,
@@ -871,12 +951,25 @@ pub static GENERIC: RuleSet = RuleSet {
         says: "pointers not 64 B aligned are slow on some drivers",
         source: "transfer-rules.md Intel GPU Q1 [I]",
     },
-    reference: Some(Reference {
-        gbps: 12.0,
-        on: "a PCIe Gen3 x16 GPU (about 12 GB/s pinned)",
-        source: "transfer-rules.md §7, CUDA Best Practices §9.1.1 [D]",
+    cost: Some(Cost {
+        on: "a PCIe Gen3 x16 GPU",
+        pinned: [
+            link(
+                0.0,
+                &[(MIB, 12.0)],
+                "transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
+            ),
+            link(
+                0.0,
+                &[(MIB, 12.0)],
+                "transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
+            ),
+        ],
+        staged: [None, None],
+        device: None,
+        between: None,
+        enqueue_us: None,
     }),
-    between_reference: None,
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
     migrate_time: None,
@@ -1001,21 +1094,26 @@ pub fn markdown() -> String {
                 set.callback_gap_us
             );
         }
-        if let Some(r) = set.reference {
+        if let Some(c) = set.cost {
             let _ = writeln!(
                 out,
-                "Reference pinned bandwidth for the report's estimates when a run measured none: \
-                 {} GB/s, on {} ({}).",
-                r.gbps, r.on, r.source
+                "\nCost model (the report's projections under forced rules, and its estimates \
+                 when a run measured no pinned transfer), measured on {}: a command takes the \
+                 floor plus its bytes at the link's bandwidth for its size (interpolated between the sizes \
+                 listed, on a log scale).\n\n| figure | value | \
+                 source |\n|---|---|---|",
+                c.on
             );
-        }
-        if let Some(r) = set.between_reference {
-            let _ = writeln!(
-                out,
-                "Reference bandwidth between devices, for moves without a time of their own: \
-                 {} GB/s, on {} ({}).",
-                r.gbps, r.on, r.source
-            );
+            for (name, l) in c.links() {
+                let _ = writeln!(out, "| {name} | {} | {} |", l.describe(), l.source);
+            }
+            if let Some(f) = c.enqueue_us {
+                let _ = writeln!(
+                    out,
+                    "| a non-blocking enqueue's time in the call | {} µs | {} |",
+                    f.value, f.source
+                );
+            }
         }
     }
     out

@@ -93,8 +93,10 @@ pub fn markdown() -> String {
          below.\n\
          - `transfers` and `operations`: the report's tables (`pid, program, device, \
          device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, waited_ns, \
-         median_gbps, p90_gbps`; `kind` is empty in `transfers`; `waited_ns` is the part of \
-         `host_ns` blocking calls waited for the commands ahead of theirs).\n\
+         median_gbps, p90_gbps, projected_ns`; `kind` is empty in `transfers`; `waited_ns` is \
+         the part of `host_ns` blocking calls waited for the commands ahead of theirs; \
+         `projected_ns` is the cost model's device time, empty where the device is not \
+         projected, and under forced rules the GB/s are projected too).\n\
          - `kernels`: `pid, program, device, kernel, calls, device_ns, median_ns, host_ns, \
          untimed`.\n\
          - `findings`: `pid, program, rank, device, kind, saving_ns, title, evidence, fix, \
@@ -176,6 +178,7 @@ pub fn write(
                     "waited_ns",
                     "median_gbps",
                     "p90_gbps",
+                    "projected_ns",
                 ])
                 .map_err(fail)?;
             }
@@ -204,6 +207,7 @@ pub fn write(
                             row.waited_ns.to_string(),
                             g(row.median_gbps),
                             g(row.p90_gbps),
+                            row.projected_ns.map(|n| n.to_string()).unwrap_or_default(),
                         ])
                         .map_err(fail)?;
                     }

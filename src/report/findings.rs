@@ -3,8 +3,8 @@
 //! when the run measured none, the vendor's reference figure from the rule set, said so).
 
 use super::Finding;
-use super::builder::{DeviceAcc, HandOff, SMALL, Sum};
-use crate::model::classification::Direction;
+use super::builder::{DeviceAcc, HandOff, Projecting, SMALL, Sum};
+use crate::model::classification::{Direction, Path};
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
 
@@ -31,8 +31,36 @@ fn rules_of(d: &DeviceAcc) -> &'static RuleSet {
     rules::by_name(&d.facts.rules).unwrap_or(&rules::GENERIC)
 }
 
+/// "the nvidia cost model (an NVIDIA H200 …; docs/RULES.md)": whose figures a projection uses
+/// (each figure's source is in docs/RULES.md).
+fn model(p: &Projecting) -> String {
+    format!(
+        "the {} cost model ({}; docs/RULES.md)",
+        p.set.name, p.cost.on
+    )
+}
+
+/// The projection standing in for this device's times (forced rules), if any.
+fn replacing(d: &DeviceAcc) -> Option<Projecting> {
+    d.projecting.filter(|p| p.replaces)
+}
+
 /// The pinned bandwidth to estimate with in `dir`, and how it was chosen.
 fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
+    let figure = |set: &RuleSet| set.cost.and_then(|c| c.pinned.get(dir as usize).copied()?);
+    if let Some(p) = replacing(d)
+        && let Some(f) = figure(p.set)
+    {
+        return (
+            f.peak(),
+            format!(
+                "projected: at {} GB/s, the pinned {} figure of {}",
+                gbps(f.peak()),
+                dir.as_str(),
+                model(&p)
+            ),
+        );
+    }
     let forced = d.facts.forced();
     if let Some(best) = d.best_pinned[dir as usize].filter(|_| !forced) {
         return (
@@ -58,22 +86,20 @@ fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
             ),
         );
     }
-    let (r, whose) = match set.reference {
-        Some(r) => (r, set.name),
+    let (f, whose) = match figure(set) {
+        Some(f) => (f, set.name),
         None => (
-            rules::GENERIC
-                .reference
-                .expect("the generic set has a figure"),
+            figure(&rules::GENERIC).expect("the generic set has a pinned figure"),
             "generic",
         ),
     };
     (
-        r.gbps,
+        f.peak(),
         format!(
-            "at {} GB/s, the {whose} reference figure for pinned transfers ({}; {}): {}",
-            gbps(r.gbps),
-            r.on,
-            r.source,
+            "at {} GB/s, the {whose} cost model's pinned {} figure ({}): {}",
+            gbps(f.peak()),
+            dir.as_str(),
+            f.source,
             if forced {
                 format!(
                     "the {} rules were forced on a device they do not describe, so its own \
@@ -111,9 +137,17 @@ fn counted(n: u64, word: &str) -> String {
 
 /// `12 calls, 48.0 MiB, 12.3 ms (3.91 GB/s)`.
 fn measured(s: &Sum) -> String {
+    shown(s, false)
+}
+
+/// [`measured`], or `12 calls, 48.0 MiB, 12.3 ms projected (3.91 GB/s)` where the times are.
+fn shown(s: &Sum, projected: bool) -> String {
     let mut t = format!("{}, {}", counted(s.count, "call"), bytes(s.bytes));
     if s.ns > 0 {
         t += &format!(", {}", duration(s.ns));
+        if projected {
+            t += " projected";
+        }
         if s.timed_bytes > 0 {
             t += &format!(" ({} GB/s)", gbps(s.timed_bytes as f64 / s.ns as f64));
         }
@@ -152,6 +186,7 @@ pub(super) fn finding(
 fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     let set = rules_of(d);
     let dev = d.facts.index;
+    let measured = |s: &Sum, d: &DeviceAcc| shown(s, replacing(d).is_some());
     let on = format!("device #{dev} ({} rules)", set.name);
     let mut push =
         |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate: String| {
@@ -171,9 +206,25 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
         if s.count == 0 {
             continue;
         }
-        let (bw, how) = pinned(d, dir);
+        // Projected: the same calls over the pinned link, each with its floor (a small call
+        // saves little); measured: the bytes at this run's best pinned bandwidth.
+        let (saved, how) = match replacing(d).filter(|_| s.pinned_ns > 0) {
+            Some(p) => (
+                s.ns.saturating_sub(s.pinned_ns),
+                format!(
+                    "projected: the same calls over the pinned {} link of {}, {}",
+                    dir.as_str(),
+                    model(&p),
+                    duration(s.pinned_ns)
+                ),
+            ),
+            None => {
+                let (bw, how) = pinned(d, dir);
+                (saving(s, bw), how)
+            }
+        };
         let mut evidence = vec![
-            measured(s),
+            measured(s, d),
             format!(
                 "the host side is malloc'd (pageable) memory, which {} copies through a bounce \
                  buffer ({}.pageable)",
@@ -205,7 +256,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             ),
             evidence,
             fix,
-            saving(s, bw),
+            saved,
             how,
         );
     }
@@ -213,18 +264,19 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     // 2. Non-blocking transfers from pageable memory that held the host anyway.
     let s = &d.held_host;
     if s.count > 0 {
-        let share = if s.ns > 0 {
-            format!(
-                ", {:.0}% of their transfer time",
-                100.0 * s.host_ns as f64 / s.ns as f64
-            )
-        } else {
-            String::new()
-        };
-        let mut evidence = vec![
-            measured(s),
-            format!("{} inside the calls{share}", duration(s.host_ns)),
-        ];
+        let mut evidence = vec![measured(s, d)];
+        // This device's time in the calls, where it says something of the rules' devices.
+        if replacing(d).is_none() {
+            let share = if s.ns > 0 {
+                format!(
+                    ", {:.0}% of their transfer time",
+                    100.0 * s.host_ns as f64 / s.ns as f64
+                )
+            } else {
+                String::new()
+            };
+            evidence.push(format!("{} inside the calls{share}", duration(s.host_ns)));
+        }
         // The ported pipeline's question: does it overlap? Not while the calls hold the thread.
         if set.nonblocking_blocks.value {
             evidence.push(
@@ -234,44 +286,62 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                     .into(),
             );
         }
-        let forced = d.facts.forced();
         // What pinned memory would save: the time inside the calls, less the enqueue's own cost
         // (which a pinned call pays too), as this run's non-blocking calls that stage nothing
-        // measured it.
+        // measured it, or the cost model where the run has none or its times are not the
+        // vendor's. Under forced rules the calls' time is projected: the rule says they hold
+        // the thread for their transfer.
         let floor = &d.enqueue_floor;
-        let (saving, estimate) = if forced {
-            evidence.push(format!(
-                "{} ({}.nonblocking)",
-                set.nonblocking_blocks.says, set.name
-            ));
-            (
-                0,
+        let rules_floor = set
+            .cost
+            .and_then(|c| c.enqueue_us)
+            .map(|f| ((f.value * 1e3) as u64, f.source));
+        let (held, per_call) = match replacing(d) {
+            Some(p) => {
+                evidence.push(format!(
+                    "{} ({}.nonblocking)",
+                    set.nonblocking_blocks.says, set.name
+                ));
+                let own = rules_floor.map(|(ns, _)| (ns, format!("by {}", model(&p))));
+                (s.ns, own)
+            }
+            None => {
+                let own = match floor.host_ns.checked_div(floor.count) {
+                    Some(ns) => Some((
+                        ns,
+                        format!(
+                            "the mean of this run's {} that stage nothing",
+                            counted(floor.count, "non-blocking call")
+                        ),
+                    )),
+                    None => rules_floor
+                        .map(|(ns, src)| (ns, format!("the {} rules' figure: {src}", set.name))),
+                };
+                (s.host_ns, own)
+            }
+        };
+        let what = match replacing(d) {
+            Some(_) => "projected: the transfers' device time, which the calls hold the thread for",
+            None => "the time the calls held the program's thread",
+        };
+        let (saving, estimate) = match per_call {
+            Some((per_call, whose)) => {
+                let own = per_call.saturating_mul(s.count).min(held);
+                evidence.push(format!(
+                    "of that, {} is the enqueue's own cost ({} per call, {whose}), which a \
+                     pinned call pays too",
+                    duration(own),
+                    duration(per_call),
+                ));
+                (held - own, format!("{what}, less the enqueue's own cost"))
+            }
+            None => (
+                held,
                 format!(
-                    "not estimated: the {} rules were forced on a device they do not describe, \
-                     whose call times say nothing of such a device",
-                    set.name
+                    "{what} (no call here staged nothing and the rules have no figure, so the \
+                     enqueue's own cost, which a pinned call pays too, is in it)"
                 ),
-            )
-        } else if let Some(per_call) = floor.host_ns.checked_div(floor.count) {
-            let own = per_call.saturating_mul(s.count).min(s.host_ns);
-            evidence.push(format!(
-                "of that, {} is the enqueue's own cost ({} per call, the mean of this run's {} \
-                 that stage nothing), which a pinned call pays too",
-                duration(own),
-                duration(per_call),
-                counted(floor.count, "non-blocking call")
-            ));
-            (
-                s.host_ns - own,
-                "the time the calls held the program's thread, less the enqueue's own cost".into(),
-            )
-        } else {
-            (
-                s.host_ns,
-                "the time the calls held the program's thread (no non-blocking call here staged \
-                 nothing, so the enqueue's own cost, which a pinned call pays too, is in it)"
-                    .into(),
-            )
+            ),
         };
         push(
             "nonblocking-held-host",
@@ -293,22 +363,22 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     // 3. Map for WRITE that copied data first.
     let s = &d.map_write;
     if s.count > 0 {
-        // The copy's own time where it is real; under forced rules this device's time is not
-        // the vendor's (PoCL copies nothing at map): the copy at pinned D2H speed (issue #26).
-        let forced = d.facts.forced();
-        let (map_copy, map_how) = if forced || s.ns == 0 {
-            let (bw, how) = pinned(d, Direction::D2H);
-            let ns = if bw > 0.0 {
-                (s.bytes as f64 / bw) as u64
-            } else {
-                0
-            };
-            (
-                ns,
-                format!("projected: the copy of {} {how}", bytes(s.bytes)),
-            )
-        } else {
-            (s.ns, "the map-time copies' own time".into())
+        // The copy's own time where it is real, else projected: by the cost model under forced
+        // rules (PoCL copies nothing at map), at the pinned D2H figure when it has no time.
+        let (map_copy, map_how) = match replacing(d) {
+            _ if s.ns == 0 => {
+                let (bw, how) = pinned(d, Direction::D2H);
+                let ns = (bw > 0.0).then(|| (s.bytes as f64 / bw) as u64);
+                (
+                    ns.unwrap_or(0),
+                    format!("projected: the copy of {} {how}", bytes(s.bytes)),
+                )
+            }
+            Some(p) => (
+                s.ns,
+                format!("projected: the copies' device time by {}", model(&p)),
+            ),
+            None => (s.ns, "the map-time copies' own time".into()),
         };
         push(
             "map-write-copied",
@@ -317,7 +387,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 counted(s.count, "map")
             ),
             vec![
-                measured(s),
+                measured(s, d),
                 "a map for writing only copies the current contents so that the parts the \
                  program does not overwrite stay intact"
                     .into(),
@@ -373,7 +443,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     let s = &d.via_host_migrations;
     if s.count > 0 {
         let mut evidence = vec![
-            measured(s),
+            measured(s, d),
             format!(
                 "{} ({}.between-devices)",
                 set.between_devices.says, set.name
@@ -391,29 +461,31 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 }
             ));
         }
-        // A move without a time of its own (NVIDIA's), or this device's time under forced rules:
-        // projected at the rules' measured figure between devices, where they have one.
-        let forced = d.facts.forced();
-        let (saving, estimate) = match (s.ns, set.between_reference) {
-            (ns, Some(r)) if ns == 0 || forced => (
-                (s.bytes as f64 / r.gbps) as u64,
+        // A move without a time of its own (NVIDIA's) is projected at the rules' figure between
+        // devices, where they have one; under forced rules the projection is already the time.
+        let between = set.cost.and_then(|c| c.between);
+        let (saving, estimate) = match (s.ns, between, replacing(d)) {
+            (ns, _, Some(p)) if ns > 0 => (
+                ns,
+                format!("projected: the moves' device time by {}", model(&p)),
+            ),
+            (0, Some(f), _) => (
+                (s.bytes as f64 / f.peak()) as u64,
                 format!(
-                    "projected: the moves of {} at ~{} GB/s, the {} figure between devices ({}; \
-                     {})",
+                    "projected: the moves of {} at ~{} GB/s, the {} figure between devices ({})",
                     bytes(s.bytes),
-                    gbps(r.gbps),
+                    gbps(f.peak()),
                     set.name,
-                    r.on,
-                    r.source
+                    f.source
                 ),
             ),
-            (0, None) => (
+            (0, None, _) => (
                 0,
                 "not measured: the moves had no time of their own (their cost shows in the \
                  host's waits and in when the next commands start)"
                     .into(),
             ),
-            (ns, _) => (ns, "the migrations' own time".into()),
+            (ns, ..) => (ns, "the migrations' own time".into()),
         };
         push(
             "via-host-migration",
@@ -454,7 +526,25 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     // 6. Many small transfers.
     let s = &d.small;
     if s.count >= 64 {
-        let (bw, how) = pinned(d, Direction::H2D);
+        // Projected: one transfer of all their bytes over the pinned link, with one floor.
+        let one = replacing(d).and_then(|p| {
+            let ns = p
+                .cost
+                .time_ns(Direction::H2D, Path::Pinned, s.timed_bytes)?;
+            Some((
+                s.ns.saturating_sub(ns),
+                format!(
+                    "projected: as one transfer of {} over the pinned H2D link of {}, {}",
+                    bytes(s.timed_bytes),
+                    model(&p),
+                    duration(ns)
+                ),
+            ))
+        });
+        let (saved, how) = one.unwrap_or_else(|| {
+            let (bw, how) = pinned(d, Direction::H2D);
+            (saving(s, bw), format!("{how}, as one large transfer"))
+        });
         let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
         let mut seen = 0;
         let median = d
@@ -472,13 +562,13 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 s.count,
                 bytes(SMALL)
             ),
-            vec![measured(s), format!("median size {}", bytes(median))],
+            vec![measured(s, d), format!("median size {}", bytes(median))],
             "Batch them: gather the pieces into one host buffer and move it with one \
              clEnqueueWriteBuffer/ReadBuffer (or one clEnqueueWriteBufferRect for strided data), \
              or keep the data on the device between kernels."
                 .into(),
-            saving(s, bw),
-            format!("{how}, as one large transfer"),
+            saved,
+            how,
         );
     }
 
@@ -494,7 +584,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 counted(s.count, "transfer") + " used"
             ),
             vec![
-                measured(s),
+                measured(s, d),
                 format!("{} ({}.alignment)", set.alignment.says, set.name),
             ],
             format!(

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
+use crate::model::rules::RuleSet;
 use crate::trace::read::{self, ReadError, Trace, read_file_with};
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE, LANES};
 use serde_json::Value;
@@ -281,6 +282,8 @@ pub fn process_of(pid: u64) -> u64 {
 #[derive(Default)]
 struct Processes {
     each: Vec<(u64, Reader)>,
+    /// `clxfer report --project`.
+    project: Option<&'static RuleSet>,
 }
 
 impl Processes {
@@ -289,7 +292,11 @@ impl Processes {
         let at = match self.each.iter().position(|(q, _)| *q == p) {
             Some(at) => at,
             None => {
-                self.each.push((p, Reader::default()));
+                let mut r = Reader::default();
+                if let Some(set) = self.project {
+                    r.b.project(set);
+                }
+                self.each.push((p, r));
                 self.each.len() - 1
             }
         };
@@ -317,8 +324,17 @@ pub struct FileReport {
 /// (any size). A file with no events, or whose events are not clxfer's (another tool's trace), is
 /// an error: no report that looks complete. Events of a process with no start event of clxfer's
 /// are left out.
-pub fn report_file(path: &std::path::Path) -> Result<Vec<FileReport>, ReadError> {
-    let mut ps = Processes::default();
+///
+/// `project`: devices the set describes are projected onto its cost model beside their measured
+/// figures (devices under forced rules are projected anyway).
+pub fn report_file(
+    path: &std::path::Path,
+    project: Option<&'static RuleSet>,
+) -> Result<Vec<FileReport>, ReadError> {
+    let mut ps = Processes {
+        project,
+        ..Processes::default()
+    };
     read_file_with(path, |_, e| ps.event(&e))?;
     let events: u64 = ps.each.iter().map(|(_, r)| r.events).sum();
     if events == 0 {

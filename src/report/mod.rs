@@ -66,6 +66,10 @@ pub struct DeviceReport {
     /// then the times are this device's, not those of a device the rules describe.
     pub auto_rules: String,
     pub global_mem_bytes: u64,
+    /// Whose cost model projects its transfers, and whether the projection stands in for the
+    /// measured figures (forced rules) or sits beside them (`clxfer report --project`); `null`:
+    /// every figure is this device's own.
+    pub projection: Option<Projection>,
     /// By direction × path, all kinds of command together.
     pub transfers: Vec<Row>,
     /// Map, unmap, migrate, fill and copy commands, by kind × direction × path.
@@ -115,6 +119,53 @@ pub struct Row {
     /// one) and bytes; within 1.2% (a log histogram keeps memory constant).
     pub median_gbps: Option<f64>,
     pub p90_gbps: Option<f64>,
+    /// Summed projected device time of the calls the cost model has a figure for; `null` when
+    /// the device is not projected. Under forced rules the bandwidths above are projected too.
+    pub projected_ns: Option<u64>,
+    /// Projected against measured device time, over the calls of 1 MiB or more that have both;
+    /// `null` when none has.
+    pub compared: Option<Compared>,
+}
+
+/// A projection onto a rule set's cost model (`model/cost.rs`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Projection {
+    /// The rule set whose figures project.
+    pub rules: String,
+    /// The device its figures were measured on.
+    pub on: String,
+    /// The projection stands in for this device's times (the rules were forced on it).
+    pub replaces: bool,
+}
+
+/// Measured and projected device time of the same calls.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Compared {
+    pub calls: u64,
+    pub bytes: u64,
+    pub measured_ns: u64,
+    pub projected_ns: u64,
+}
+
+impl Compared {
+    pub(crate) fn add(&mut self, bytes: u64, measured: u64, projected: u64) {
+        self.calls += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.measured_ns = self.measured_ns.saturating_add(measured);
+        self.projected_ns = self.projected_ns.saturating_add(projected);
+    }
+
+    pub(crate) fn merge(&mut self, o: &Compared) {
+        self.calls += o.calls;
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.measured_ns = self.measured_ns.saturating_add(o.measured_ns);
+        self.projected_ns = self.projected_ns.saturating_add(o.projected_ns);
+    }
+
+    /// Projected over measured time: 1.0 is a perfect model.
+    pub fn ratio(&self) -> f64 {
+        self.projected_ns as f64 / self.measured_ns.max(1) as f64
+    }
 }
 
 /// Something to change, with its evidence and what it would save.

@@ -1,6 +1,6 @@
 //! The report as text (aligned columns, no line over [`WIDTH`]), Markdown or JSON.
 
-use super::{DeviceReport, Finding, KernelRow, QueueBusy, Report, Row};
+use super::{DeviceReport, Finding, KernelRow, Projection, QueueBusy, Report, Row};
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;
 
@@ -64,20 +64,29 @@ const HEADS: [&str; 10] = [
     "p90 GB/s",
 ];
 
-fn cells(r: &Row) -> [String; 10] {
+/// Under forced rules the time column is the projection's (its bandwidths are already).
+fn heads(projected: bool) -> [&'static str; 10] {
+    let mut h = HEADS;
+    if projected {
+        h[5] = "projected";
+    }
+    h
+}
+
+fn cells(r: &Row, projected: bool) -> [String; 10] {
     let opt = |v: Option<f64>| v.map_or("-".into(), gbps);
     let some = |ns: u64| if ns > 0 { duration(ns) } else { "-".into() };
+    let device = match r.projected_ns {
+        Some(ns) if projected => ns,
+        _ => r.device_ns,
+    };
     [
         r.kind.clone().unwrap_or_default(),
         r.direction.clone(),
         r.path.clone(),
         r.calls.to_string(),
         bytes(r.bytes),
-        if r.device_ns > 0 {
-            duration(r.device_ns)
-        } else {
-            "-".into()
-        },
+        some(device),
         duration(r.host_ns.saturating_sub(r.waited_ns)),
         some(r.waited_ns),
         opt(r.median_gbps),
@@ -123,11 +132,63 @@ fn md_kernels(rows: &[KernelRow], out: &mut String) {
 }
 
 /// Columns aligned: text left, numbers right; the first column only when some row has a kind.
-fn table(rows: &[Row], out: &mut String) {
+fn table(rows: &[Row], projected: bool, out: &mut String) {
     let with_kind = rows.iter().any(|r| r.kind.is_some());
     let first = usize::from(!with_kind);
-    let body: Vec<[String; 10]> = rows.iter().map(cells).collect();
-    aligned(&HEADS, &body, first, 3, out);
+    let body: Vec<[String; 10]> = rows.iter().map(|r| cells(r, projected)).collect();
+    aligned(&heads(projected), &body, first, 3, out);
+}
+
+/// The projection stands in for the device's own times.
+fn replaced(d: &DeviceReport) -> bool {
+    d.projection.as_ref().is_some_and(|p| p.replaces)
+}
+
+/// What a projection is, in a line above the tables.
+fn projection_line(p: &Projection) -> String {
+    if p.replaces {
+        format!(
+            "projected: the device times and GB/s of transfers below are those of the {} cost \
+             model (measured on {}; docs/RULES.md), not this device's, on which the {} rules \
+             were forced; host times and kernels are this device's",
+            p.rules, p.on, p.rules
+        )
+    } else {
+        format!(
+            "projected beside the measured figures: the {} cost model (measured on {}; \
+             docs/RULES.md)",
+            p.rules, p.on
+        )
+    }
+}
+
+/// The projection against the measurement (`clxfer report --project` on a device the rules
+/// describe): transfers of 1 MiB or more with a device time.
+const COMPARED: [&str; 7] = [
+    "dir",
+    "path",
+    "calls",
+    "bytes",
+    "measured",
+    "projected",
+    "projected/measured",
+];
+
+fn compared(d: &DeviceReport) -> Vec<[String; 7]> {
+    (d.transfers.iter())
+        .filter_map(|r| Some((r, r.compared?)))
+        .map(|(r, c)| {
+            [
+                r.direction.clone(),
+                r.path.clone(),
+                c.calls.to_string(),
+                bytes(c.bytes),
+                duration(c.measured_ns),
+                duration(c.projected_ns),
+                format!("{:.2}", c.ratio()),
+            ]
+        })
+        .collect()
 }
 
 /// `heads` and `body` as aligned columns from column `first` on: the first `left` columns left
@@ -210,7 +271,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 fn forced(d: &DeviceReport) -> bool {
-    super::builder::rules_forced(&d.rules, &d.auto_rules)
+    crate::model::rules::forced(&d.rules, &d.auto_rules)
 }
 
 fn device_head(d: &DeviceReport) -> String {
@@ -238,7 +299,9 @@ fn best(d: &DeviceReport) -> String {
         .iter()
         .map(|(dir, g)| format!("{dir} {} GB/s", gbps(*g)))
         .collect();
-    let caveat = if forced(d) {
+    let caveat = if replaced(d) {
+        format!(" (projected: the {} cost model's)", d.rules)
+    } else if forced(d) {
         format!(" (this device's speed, not a {} device's)", d.rules)
     } else {
         String::new()
@@ -353,15 +416,23 @@ fn text(r: &Report) -> String {
         out.push('\n');
         out.push_str(&device_head(d));
         out.push('\n');
+        if let Some(p) = &d.projection {
+            wrapped("  ", &projection_line(p), &mut out);
+        }
         if d.transfers.is_empty() {
             out.push_str("  no transfers\n");
         } else {
-            table(&d.transfers, &mut out);
+            table(&d.transfers, replaced(d), &mut out);
         }
         wrapped("  ", &best(d), &mut out);
+        let against = compared(d);
+        if !against.is_empty() && !replaced(d) {
+            out.push_str("  projected against measured device time, transfers of 1 MiB or more:\n");
+            aligned(&COMPARED, &against, 0, 2, &mut out);
+        }
         if !d.operations.is_empty() {
             out.push_str("  map/unmap, migrate, fill and copy:\n");
-            table(&d.operations, &mut out);
+            table(&d.operations, replaced(d), &mut out);
         }
         if !d.kernels.is_empty() {
             kernels_table(&d.kernels, &mut out);
@@ -464,10 +535,10 @@ fn finding_text(n: usize, f: &Finding, out: &mut String) {
     wrapped("    saves:    ", &f.saves, out);
 }
 
-fn md_table(rows: &[Row], out: &mut String) {
+fn md_table(rows: &[Row], projected: bool, out: &mut String) {
     let with_kind = rows.iter().any(|r| r.kind.is_some());
     let first = usize::from(!with_kind);
-    let heads: Vec<&str> = HEADS
+    let heads: Vec<&str> = heads(projected)
         .iter()
         .skip(first)
         .map(|h| if h.is_empty() { "kind" } else { h })
@@ -475,7 +546,7 @@ fn md_table(rows: &[Row], out: &mut String) {
     let _ = writeln!(out, "| {} |", heads.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(heads.len()));
     for r in rows {
-        let c = cells(r);
+        let c = cells(r, projected);
         let _ = writeln!(out, "| {} |", c[first..].join(" | "));
     }
 }
@@ -484,15 +555,33 @@ fn markdown(r: &Report) -> String {
     let mut out = format!("# {}\n", header(r));
     for d in &r.devices {
         let _ = writeln!(out, "\n## {}\n", device_head(d));
+        if let Some(p) = &d.projection {
+            let _ = writeln!(out, "{}.\n", upper(&projection_line(p)));
+        }
         if d.transfers.is_empty() {
             out.push_str("No transfers.\n");
         } else {
-            md_table(&d.transfers, &mut out);
+            md_table(&d.transfers, replaced(d), &mut out);
         }
         let _ = writeln!(out, "\n{}.", best(d));
+        let against = compared(d);
+        if !against.is_empty() && !replaced(d) {
+            out.push_str(
+                "\nProjected against measured device time, transfers of 1 MiB or more:\n\n",
+            );
+            let _ = writeln!(
+                out,
+                "| {} |\n|{}",
+                COMPARED.join(" | "),
+                "---|".repeat(COMPARED.len())
+            );
+            for row in against {
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+            }
+        }
         if !d.operations.is_empty() {
             out.push_str("\nMap/unmap, migrate, fill and copy:\n\n");
-            md_table(&d.operations, &mut out);
+            md_table(&d.operations, replaced(d), &mut out);
         }
         if !d.kernels.is_empty() {
             out.push_str("\nKernels:\n\n");

@@ -44,6 +44,8 @@ pub struct Chrome<W: Write + Send> {
     start_ns: u64,
     /// Device index → named yet.
     devices: HashMap<u32, bool, FxBuildHasher>,
+    /// Devices under forced rules: the cost model projecting their transfers (issue #26).
+    projecting: HashMap<u32, &'static crate::model::cost::Cost, FxBuildHasher>,
     queues: HashMap<QueueRef, Lanes, FxBuildHasher>,
     /// Host thread → its name, and whether the name is written (only threads with calls are).
     threads: HashMap<u32, (String, bool), FxBuildHasher>,
@@ -126,6 +128,7 @@ impl<W: Write + Send> Chrome<W> {
             host_pid,
             start_ns: t0.mono_ns,
             devices: HashMap::default(),
+            projecting: HashMap::default(),
             queues: HashMap::default(),
             threads: HashMap::default(),
             counters: HashMap::default(),
@@ -402,9 +405,20 @@ impl<W: Write + Send> Chrome<W> {
         }
         if let Some(cl) = &e.class {
             classification(j, c.api, cl, &mut self.rendered);
-            // A non-blocking call's time says nothing of its transfer (issue #26).
-            if cl.blocking {
-                j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+            // Under forced rules this device's time is not the rules' devices': the cost model's
+            // stands in. A non-blocking call's time says nothing of its transfer (issue #26).
+            match self.projecting.get(&e.queue.device) {
+                Some(cost) => {
+                    let projected = cost.time_ns(cl.direction, cl.path, cl.bytes);
+                    if let Some(ns) = projected.filter(|_| e.kernel.is_none()) {
+                        j.field(s::PROJECTED_US).us(ns);
+                        j.field(s::PROJECTED_GBPS).f3(gbps(cl.bytes, ns));
+                    }
+                }
+                None if cl.blocking => {
+                    j.field(s::HOST_GBPS).f3(gbps(cl.bytes, dur));
+                }
+                None => {}
             }
         }
         if let Some((offset, size)) = e.region {
@@ -493,6 +507,7 @@ impl<W: Write + Send> Chrome<W> {
             (None, None) => Name::Words(&[verb]),
             (Some(_), _) => Name::Shown(&shown),
         };
+        let projected = self.projecting.contains_key(&c.queue.device);
         let j = self.begin(name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
         j.qkey(quoted!("dur")).us(dur);
         // The call's own details are on the host slice, one arrow away.
@@ -510,7 +525,7 @@ impl<W: Write + Send> Chrome<W> {
                 .us(c.start.saturating_sub(c.submit));
             j.field(s::ENQUEUE_TO_START)
                 .us(c.start.saturating_sub(c.host_begin));
-            if c.class.is_some() {
+            if c.class.is_some() && !projected {
                 j.field(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }
         } else if c.time == DeviceTime::Untrusted {

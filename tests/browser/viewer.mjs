@@ -25,7 +25,10 @@ try {
       points: s.points,
       datasets: scatter.data.datasets
         .filter((d) => d.type === 'scatter')
-        .map((d) => ({ path: d.label, color: d.backgroundColor, points: d.data.length })),
+        .map((d) => ({
+          path: d.label, color: d.backgroundColor, points: d.data.length,
+          max_gbps: Math.max(...d.data.map((p) => p.y)), times: [...new Set(d.data.map((p) => p.time))],
+        })),
       legend: scatter.legend.legendItems.map((i) => ({ text: i.text, color: i.fillStyle })),
       best_lines: scatter.data.datasets.filter((d) => d.isBest).map((d) => d.label),
       findings: [...document.querySelectorAll('#findings > li')].map((li) => li.innerText),

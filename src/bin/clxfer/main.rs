@@ -54,6 +54,11 @@ enum Command {
         /// the report's transfers, operations, kernels or findings.
         #[arg(long, default_value = "commands", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::csv::Table::WORDS))]
         table: String,
+        /// Project the transfers of devices these rules describe onto the rules' cost model,
+        /// beside the measured figures (devices traced under forced rules are projected
+        /// anyway, in place of their own times).
+        #[arg(long, value_name = "RULES", value_parser = clap::builder::PossibleValuesParser::new(&clxfer::model::rules::CHOICES[1..]))]
+        project: Option<String>,
     },
     /// Check traces against every rule Perfetto's JSON importer imposes.
     ///
@@ -166,7 +171,8 @@ fn main() -> ExitCode {
             traces,
             format,
             table,
-        } => report::report(&traces, &format, &table),
+            project,
+        } => report::report(&traces, &format, &table, project.as_deref()),
         Command::Check { traces } => check::check(&traces),
         Command::Merge { traces, out } => report::merge(&traces, &out),
         Command::View { trace, port } => view::view(&trace, port),

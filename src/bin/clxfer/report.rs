@@ -1,7 +1,8 @@
 //! `clxfer report` and `clxfer merge`: reading saved traces.
 
 use crate::{fail, traces_in};
-use clxfer::report::{Format, Report, csv, from_trace};
+use clxfer::model::rules::{self, RuleSet};
+use clxfer::report::{DeviceReport, Format, Report, csv, from_trace};
 use clxfer::trace::merge;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,8 @@ fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 /// `--format`'s values: the report's formats, and CSV.
 pub const FORMATS: &[&str] = &["text", "json", "md", "csv"];
 
-pub fn report(traces: &[PathBuf], format: &str, table: &str) -> ExitCode {
+pub fn report(traces: &[PathBuf], format: &str, table: &str, project: Option<&str>) -> ExitCode {
+    let project = project.and_then(rules::by_name);
     let traces = match expand(traces) {
         Ok(t) => t,
         Err(e) => return fail(e),
@@ -44,7 +46,7 @@ pub fn report(traces: &[PathBuf], format: &str, table: &str) -> ExitCode {
                 csv::Table::WORDS.join("|")
             ));
         };
-        return report_csv(&traces, table);
+        return report_csv(&traces, table, project);
     }
     let Some(format) = Format::parse(format) else {
         return fail(format!(
@@ -54,7 +56,7 @@ pub fn report(traces: &[PathBuf], format: &str, table: &str) -> ExitCode {
     };
     let mut rendered = Vec::new();
     for path in &traces {
-        let processes = match reports_of(path) {
+        let processes = match reports_of(path, project) {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
@@ -78,29 +80,57 @@ pub fn report(traces: &[PathBuf], format: &str, table: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The reports of each process in the trace at `path`, a warning said for each cut short.
-fn reports_of(path: &Path) -> Result<Vec<Report>, String> {
-    let processes = from_trace::report_file(path).map_err(|e| e.to_string())?;
+/// The reports of each process in the trace at `path`, a warning said for each cut short, and
+/// for each device `project` cannot project.
+fn reports_of(path: &Path, project: Option<&'static RuleSet>) -> Result<Vec<Report>, String> {
+    let processes = from_trace::report_file(path, project).map_err(|e| e.to_string())?;
     Ok(processes
         .into_iter()
         .map(|p| {
             if let Some(warning) = &p.cut_short {
                 eprintln!("clxfer: warning: {warning}");
             }
+            if let Some(set) = project {
+                for d in p.report.devices.iter().filter(|d| d.projection.is_none()) {
+                    eprintln!("clxfer: {}", unprojected(path, d, set));
+                }
+            }
             p.report
         })
         .collect())
 }
 
+/// Why device `d` was not projected onto `set`.
+fn unprojected(path: &Path, d: &DeviceReport, set: &RuleSet) -> String {
+    let head = format!(
+        "--project {}: device #{} of {} is not projected",
+        set.name,
+        d.index,
+        path.display()
+    );
+    if set.cost.is_none() {
+        return format!("{head}: the {} rules have no cost model", set.name);
+    }
+    format!(
+        "{head}: the {} rules classified its transfers, and the {} rules would take other paths; \
+         trace it under them to project it (clxfer run --rules {})",
+        d.rules, set.name, set.name
+    )
+}
+
 /// One CSV table of every trace, one header line.
-fn report_csv(traces: &[PathBuf], table: csv::Table) -> ExitCode {
+fn report_csv(
+    traces: &[PathBuf],
+    table: csv::Table,
+    project: Option<&'static RuleSet>,
+) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for (i, path) in traces.iter().enumerate() {
         // The commands table is the trace's own rows: no report to build.
         let reports = match table {
             csv::Table::Commands => Ok(Vec::new()),
-            _ => reports_of(path),
+            _ => reports_of(path, project),
         };
         let written =
             reports.and_then(|reports| csv::write(table, path, &reports, i == 0, &mut out));

@@ -38,7 +38,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
     // The page shows one process's report: of a merge, the first's.
-    let report = match from_trace::report_file(trace) {
+    let report = match from_trace::report_file(trace, None) {
         Ok(ps) => {
             if ps.len() > 1 {
                 eprintln!(

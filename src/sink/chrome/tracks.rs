@@ -110,6 +110,9 @@ impl<W: Write + Send> Chrome<W> {
             return;
         }
         self.devices.insert(d.index, true);
+        if let Some(cost) = crate::model::rules::projecting(d.rules, d.auto_rules) {
+            self.projecting.insert(d.index, cost);
+        }
         let dpid = device_pid(self.host_pid, d.index);
         // Two devices of one name (two GPUs of a model) are told apart by their numbers.
         let name = format!("device #{} · {}", d.index, d.name);
