@@ -35,6 +35,38 @@ fn calls_seen(r: &Run) -> u64 {
 }
 
 #[test]
+fn bandwidths_in_the_trace_are_measured_where_the_rules_are_the_device_s_own() {
+    // Issue #26: host GB/s only where the call's time is the transfer's (blocking calls), device
+    // GB/s on every timed transfer, and no projection when the rules describe the device.
+    let r = run(
+        program("transfers"),
+        Load::Layer,
+        &[("POCL_DEVICES", "pthread pthread")],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let with = |key: &str, blocking: bool| {
+        (ev.iter())
+            .filter(|e| e["args"]["blocking"] == blocking && e["args"].get(key).is_some())
+            .count()
+    };
+    assert_eq!(
+        with("host_gbps", false),
+        0,
+        "host_gbps on a non-blocking call"
+    );
+    assert!(
+        with("host_gbps", true) > 0,
+        "no blocking call has host_gbps"
+    );
+    assert!(ev.iter().all(|e| e["args"].get("projected_us").is_none()));
+    let device_gbps = (ev.iter())
+        .filter(|e| e["cat"] == "enqueue" && e["args"].get("device_gbps").is_some())
+        .count();
+    assert!(device_gbps > 0, "no device slice has device_gbps");
+}
+
+#[test]
 fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
     for load in [Load::Layer, Load::Preload, Load::Both] {
         let env = [
@@ -152,6 +184,16 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
             "{a}"
         );
         assert!(a["host_ptr"].as_str().unwrap().starts_with("0x"));
+        // The NVIDIA cost model's time for it, not PoCL's bandwidth (issue #26).
+        let cost = clxfer::model::rules::NVIDIA.cost.unwrap();
+        let projected = cost.time_ns(
+            clxfer::model::classification::Direction::H2D,
+            clxfer::model::classification::Path::Staged,
+            a["bytes"].as_u64().unwrap(),
+        );
+        let us = a["projected_us"].as_f64().unwrap();
+        assert!((us * 1e3 - projected.unwrap() as f64).abs() < 1.0, "{a}");
+        assert!(a.get("host_gbps").is_none(), "{a}");
         assert_eq!(a["mem_objects"][0]["kind"], "buffer");
         assert_eq!(a["mem_objects"][0]["flags"], "READ_WRITE");
         // Flags decoded, each value rendered once and reused: every map of the program says its own.
@@ -180,9 +222,9 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
                 migrate.then_some("untrusted"),
                 "{d}"
             );
-            if args.get("path").is_some() && !migrate {
-                assert!(args["device_gbps"].as_f64().is_some(), "{d}");
-            }
+            // Forced rules: no bandwidth from PoCL's time (issue #26); the host slice has the
+            // projection.
+            assert!(args.get("device_gbps").is_none(), "{d}");
         }
 
         // Tracks and metadata.
@@ -243,21 +285,10 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
             );
         }
 
-        // Host GB/s only where the call's time is the transfer's: blocking calls (issue #26).
-        let host_gbps = |blocking: bool| {
-            ev.iter()
-                .filter(|e| e["args"]["blocking"] == blocking)
-                .filter(|e| e["args"].get("host_gbps").is_some())
-                .count()
-        };
-        assert_eq!(
-            host_gbps(false),
-            0,
-            "{load:?}: host_gbps on a non-blocking call"
-        );
+        // Under forced rules no call has a host bandwidth: PoCL's time is not NVIDIA's.
         assert!(
-            host_gbps(true) > 0,
-            "{load:?}: no blocking call has host_gbps"
+            ev.iter().all(|e| e["args"].get("host_gbps").is_none()),
+            "{load:?}: host_gbps under forced rules"
         );
         // Every args key is one of the schema's (docs/TRACE.md).
         let known: HashSet<&str> = schema::FIELDS.iter().map(|f| f.key).collect();
