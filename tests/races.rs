@@ -314,7 +314,8 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
             );
         }
         if mode == "correct" {
-            // NVIDIA's driver does not time migrations: no saving, no bandwidth from a zero time.
+            // NVIDIA's driver does not time migrations, and the rules are forced on PoCL: the
+            // move is projected by NVIDIA's cost model (~1 GB/s between devices), said so.
             let f = live["findings"]
                 .as_array()
                 .unwrap()
@@ -322,10 +323,9 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
                 .find(|f| f["kind"] == "via-host-migration")
                 .unwrap_or_else(|| panic!("no via-host-migration in {kinds:?}"));
             assert!(
-                f["evidence"].to_string().contains("without a device time"),
+                f["evidence"].to_string().contains("projected (1.00 GB/s)"),
                 "{f}"
             );
-            assert!(!f["evidence"].to_string().contains("GB/s)"), "{f}");
             // Its saving is projected at NVIDIA's measured figure between devices (1 GB/s):
             // the 256 KiB buffer's move, within 2×.
             let model = (256u64 << 10) as f64 / 1.0;

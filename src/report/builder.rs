@@ -986,6 +986,37 @@ mod tests {
     }
 
     #[test]
+    fn an_untimed_migration_between_devices_is_projected_at_the_rules_figure_between_them() {
+        // NVIDIA's own driver gives migrations no time: the saving is the move at the cost
+        // model's figure between devices, and the evidence says the time is missing.
+        let mut b = builder();
+        let e = Enqueue {
+            kind: Kind::Migrate,
+            direction: Direction::D2D,
+            flags: Some(0),
+            ..write(64 << 20, Path::ViaHost, false)
+        };
+        b.add(&e, None);
+        let r = b.report();
+        let f = (r.findings.iter())
+            .find(|f| f.kind == "via-host-migration")
+            .unwrap();
+        let between = rules::NVIDIA.cost.unwrap().between.unwrap().peak();
+        assert_eq!(
+            f.saving_ns,
+            ((64u64 << 20) as f64 / between) as u64,
+            "{f:?}"
+        );
+        assert!(f.estimate.starts_with("projected"), "{f:?}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.contains("without a device time")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
     fn waiting_enqueues_are_bounded() {
         let mut b = builder();
         for id in 1..=(PARKED as u64 + 10) {
