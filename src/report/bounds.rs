@@ -275,8 +275,9 @@ pub struct Graph {
     newest_node: Option<(u64, u64)>,
     /// Where the last walk began: the time before it is charged.
     walked_to: u64,
-    /// By label.
+    /// By label: the time charged to it on the path, and the device time of all its commands.
     charged: Vec<u64>,
+    totals: Vec<u64>,
     steps: u64,
 }
 
@@ -302,6 +303,11 @@ impl Graph {
         if self.newest_node.is_none_or(|(end, _)| ran.1 >= end) {
             self.newest_node = Some((ran.1, id));
         }
+        let label = self.labels.of(label);
+        if self.totals.len() <= label as usize {
+            self.totals.resize(label as usize + 1, 0);
+        }
+        self.totals[label as usize] += ran.1.saturating_sub(ran.0);
         self.nodes[id as usize % WINDOW] = Node {
             id,
             begin: link.begin,
@@ -309,7 +315,7 @@ impl Graph {
             before: link.before,
             ran,
             tid: link.tid,
-            label: self.labels.of(label),
+            label,
         };
         self.counted();
     }
@@ -413,6 +419,20 @@ impl Graph {
             top,
             steps: self.steps,
         })
+    }
+
+    /// Of the device time of the commands whose label `of` picks, the share the path charged
+    /// them (after [`Graph::bounds`]): how much of shortening them would shorten the run, to
+    /// first order. `None` when the graph saw none of them with a time.
+    pub fn share(&self, of: impl Fn(&Label) -> bool) -> Option<f64> {
+        let (mut charged, mut total) = (0u64, 0u64);
+        for (i, label) in self.labels.all.iter().enumerate() {
+            if of(label) {
+                charged += self.charged.get(i).copied().unwrap_or(0);
+                total += self.totals.get(i).copied().unwrap_or(0);
+            }
+        }
+        (total > 0).then(|| (charged as f64 / total as f64).min(1.0))
     }
 
     fn newest(&self) -> Option<&Node> {

@@ -736,12 +736,17 @@ impl Builder {
         for (_, d) in &mut self.devices {
             d.count_small_run();
         }
+        let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
+        // The path first: the findings' savings are what of them lies on it.
+        let bounds = self.graph.bounds(wall_ns);
         // A race can make the results wrong however fast the run: races rank first.
         let (mut findings, unjudged) = super::races::findings(&self.races, self.more_races);
-        findings.extend(findings::all(self.devices.iter().map(|d| &d.1)));
+        findings.extend(findings::all(
+            self.devices.iter().map(|d| &d.1),
+            &self.graph,
+        ));
         findings.extend(unjudged);
         findings.extend(findings::missing(&self.missing));
-        let wall_ns = end.as_ref().map_or(self.last_ns, |e| e.at_ns);
         let minor = (wall_ns as f64 * super::MINOR) as u64;
         for f in &mut findings {
             f.minor = f.saving_ns > 0 && f.saving_ns < minor;
@@ -752,7 +757,7 @@ impl Builder {
             start_time: self.start_time,
             wall_ns,
             cut_short: end.is_none(),
-            bounds: self.graph.bounds(wall_ns),
+            bounds,
             devices: self
                 .devices
                 .iter_mut()
@@ -1014,6 +1019,83 @@ mod tests {
                 .any(|e| e.contains("without a device time")),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn a_saving_counts_what_of_it_lies_on_the_critical_path() {
+        use super::super::{Link, On, Sync};
+        // A staged write (command 1, queue 2) and a long pinned one (command 2, queue 1), then
+        // clFinish waiting for command 2. Serial: the staged write is blocking and the long one
+        // starts after it, so all of it is on the path. Overlapped: it is non-blocking and runs
+        // beside the long one, which the host waits for: making it pinned saves the run nothing.
+        for (serial, on_path) in [(true, true), (false, false)] {
+            let mut b = builder();
+            let (call1, ran1) = if serial {
+                ((0, 1_000), (100, 1_000))
+            } else {
+                ((0, 10), (10, 1_500))
+            };
+            let staged = Enqueue {
+                queue: 2,
+                ..write(1 << 20, Path::Staged, serial)
+            };
+            let link = |id, (begin, end), before| Link {
+                id,
+                tid: 1,
+                begin,
+                end,
+                before,
+            };
+            b.fact(
+                1,
+                Fact {
+                    work: Work::Transfer(staged),
+                    link: link(1, call1, [0; 3]),
+                },
+            );
+            let ran = |(s, e): (u64, u64)| {
+                Some(Ran {
+                    ns: e - s,
+                    after_call_ns: 0,
+                    start_ns: s,
+                })
+            };
+            b.completed(1, ran(ran1));
+            let call2 = (call1.1, call1.1 + 10);
+            let pinned = write(4 << 20, Path::Pinned, false);
+            b.fact(
+                2,
+                Fact {
+                    work: Work::Transfer(pinned),
+                    link: link(2, call2, [0; 3]),
+                },
+            );
+            b.completed(2, ran((call2.1, 3_000)));
+            b.sync(Sync {
+                tid: 1,
+                begin: call2.1,
+                end: 3_000,
+                on: On::Commands([2].into_iter().collect()),
+            });
+            b.end(EndFacts {
+                at_ns: 3_000,
+                ..EndFacts::default()
+            });
+            let r = b.report();
+            let f = r
+                .findings
+                .iter()
+                .find(|f| f.kind == "staged-pageable")
+                .unwrap();
+            assert_eq!(f.saving_ns > 0, on_path, "{serial}: {f:?}");
+            let share = if on_path { "100%" } else { "0%" };
+            assert!(
+                f.estimate.contains(&format!(
+                    "; {share} of these commands' device time lay on the run's critical path"
+                )),
+                "{f:?}"
+            );
+        }
     }
 
     #[test]

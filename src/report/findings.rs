@@ -3,13 +3,14 @@
 //! when the run measured none, the vendor's reference figure from the rule set, said so).
 
 use super::Finding;
-use super::builder::{DeviceAcc, HandOff, Projecting, SMALL, Sum};
+use super::bounds::{Graph, Label};
+use super::builder::{DeviceAcc, HandOff, Kind, Projecting, SMALL, Sum};
 use crate::model::classification::{Direction, Path};
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
 
 /// Every finding of every device, the largest saving first.
-pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>) -> Vec<Finding> {
+pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>, graph: &Graph) -> Vec<Finding> {
     let devices: Vec<&DeviceAcc> = devices.collect();
     // A hand-off's first hop may be on another device's queue than its second.
     let (mut to_host, mut hops) = (Sum::default(), Sum::default());
@@ -19,7 +20,7 @@ pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for d in devices {
-        device(d, &mut out);
+        device(d, graph, &mut out);
         hand_offs(d, (&to_host, &hops), &mut out);
     }
     // Stable: equal savings keep the order of the list below (the issue's order).
@@ -43,6 +44,29 @@ fn model(p: &Projecting) -> String {
 /// The projection standing in for this device's times (forced rules), if any.
 fn replacing(d: &DeviceAcc) -> Option<Projecting> {
     d.projecting.filter(|p| p.replaces)
+}
+
+/// A saving of the commands `of` picks, as far as it would shorten the run: the share of their
+/// device time that lay on the critical path (`bounds.rs`), to first order (commands that overlap
+/// others, or that nothing waits for, save the run nothing). Under forced rules the path is this
+/// device's, not the rules' devices': the saving stands as projected.
+fn on_path(
+    d: &DeviceAcc,
+    graph: &Graph,
+    (ns, how): (u64, String),
+    of: impl Fn(&Label) -> bool,
+) -> (u64, String) {
+    match graph.share(of).filter(|_| ns > 0 && replacing(d).is_none()) {
+        Some(share) => (
+            (ns as f64 * share) as u64,
+            format!(
+                "{how}; {:.0}% of these commands' device time lay on the run's critical path, \
+                 so that share of it would shorten the run",
+                share * 100.0
+            ),
+        ),
+        None => (ns, how),
+    }
 }
 
 /// The pinned bandwidth to estimate with in `dir`, and how it was chosen.
@@ -183,7 +207,7 @@ pub(super) fn finding(
     }
 }
 
-fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
+fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let set = rules_of(d);
     let dev = d.facts.index;
     let measured = |s: &Sum, d: &DeviceAcc| shown(s, replacing(d).is_some());
@@ -223,6 +247,12 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 (saving(s, bw), how)
             }
         };
+        let (saved, how) = on_path(
+            d,
+            graph,
+            (saved, how),
+            |l| matches!(l, Label::Transfer(_, ld, Path::Staged) if *ld == dir),
+        );
         let mut evidence = vec![
             measured(s, d),
             format!(
@@ -380,6 +410,9 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             ),
             None => (s.ns, "the map-time copies' own time".into()),
         };
+        let (map_copy, map_how) = on_path(d, graph, (map_copy, map_how), |l| {
+            matches!(l, Label::Transfer(Kind::Map, Direction::D2H, _))
+        });
         push(
             "map-write-copied",
             format!(
@@ -545,6 +578,16 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
             let (bw, how) = pinned(d, Direction::H2D);
             (saving(s, bw), format!("{how}, as one large transfer"))
         });
+        let (saved, how) = on_path(d, graph, (saved, how), |l| {
+            matches!(
+                l,
+                Label::Transfer(
+                    Kind::Write | Kind::Read | Kind::Memcpy,
+                    Direction::H2D | Direction::D2H,
+                    _
+                )
+            )
+        });
         let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
         let mut seen = 0;
         let median = d
@@ -576,6 +619,9 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
     let s = &d.misaligned;
     if s.count > 0 {
         let (bw, how) = pinned(d, Direction::H2D);
+        let (saved, how) = on_path(d, graph, (saving(s, bw), how), |l| {
+            matches!(l, Label::Transfer(_, Direction::H2D | Direction::D2H, _))
+        });
         let align = set.alignment.value.unwrap_or(64);
         push(
             "misaligned",
@@ -591,7 +637,7 @@ fn device(d: &DeviceAcc, out: &mut Vec<Finding>) {
                 "Align host buffers and sizes to {align} bytes or more: aligned_alloc(4096, size) \
                  or posix_memalign."
             ),
-            saving(s, bw),
+            saved,
             how,
         );
     }
