@@ -198,7 +198,7 @@ fn findings_name_each_pattern_rank_by_saving_and_stay_within_100_columns() {
         "H2D  staged",
         "MiB",
         "best pinned",
-        "memory: buffers peaked at",
+        "device memory: buffers and SVM/USM allocations peaked at",
         "findings, ranked by the time they would save:",
         " 1. ",
         "    fix:      ",
@@ -375,6 +375,60 @@ fn the_cost_model_projects_the_h200_example_within_25_percent() {
         r.stderr
     );
     assert!(!r.stdout.contains("projected"), "{}", r.stdout);
+}
+
+#[test]
+fn svm_allocations_count_where_the_rules_put_them_and_copies_between_them_agree() {
+    // Issue #26: an SVM-to-SVM copy was `D2D device` while its allocations counted only as
+    // pinned host memory and took no device memory. Now NVIDIA's rules give a coarse-grain
+    // allocation device storage (and a pinned host mirror): the device's memory peaks at the
+    // two 8 MiB allocations alive at once, the copy between them stays on the device, and a
+    // copy into fine-grain SVM (host memory) leaves it. PoCL's own rules: one memory, nothing.
+    for (rules, peak) in [("nvidia", 16u64 << 20), ("auto", 0)] {
+        let (report, _, trace) = live_and_from_trace(&program("svm_memory"), &[], rules);
+        let d = &report["devices"][0];
+        assert_eq!(
+            d["resident_peak_bytes"].as_u64(),
+            Some(peak),
+            "{rules}: {d}"
+        );
+        assert!(
+            report["pinned_host_peak_bytes"].as_u64().unwrap() >= 16 << 20,
+            "{rules}"
+        );
+        let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+        let copies: Vec<(String, String, bool)> = (events.iter())
+            .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clEnqueueSVMMemcpy")
+            .map(|e| {
+                let a = &e["args"];
+                let cites = a["rule_ids"]
+                    .to_string()
+                    .contains(&format!("{}.svm", a["rules"].as_str().unwrap()));
+                (
+                    a["direction"].as_str().unwrap().into(),
+                    a["path"].as_str().unwrap().into(),
+                    cites,
+                )
+            })
+            .collect();
+        let want: Vec<(&str, &str)> = match rules {
+            "nvidia" => vec![("D2D", "device"), ("D2D", "device"), ("D2H", "pinned")],
+            _ => vec![
+                ("D2D", "zero-copy"),
+                ("D2D", "zero-copy"),
+                ("D2D", "zero-copy"),
+            ],
+        };
+        let got: Vec<(&str, &str)> = copies
+            .iter()
+            .map(|c| (c.0.as_str(), c.1.as_str()))
+            .collect();
+        assert_eq!(got, want, "{rules}: {}", trace.display());
+        assert!(
+            copies.iter().all(|c| c.2),
+            "{rules}: the SVM rule is cited: {copies:?}"
+        );
+    }
 }
 
 #[test]
@@ -975,7 +1029,7 @@ fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
     );
     // What only the end event says is "unknown", never 0 or a dash; the whole trace knows it.
     for needle in [
-        "buffers peaked at unknown",
+        "allocations peaked at unknown",
         "clock mapping unknown",
         "without device time in the part read",
         "pinned or registered memory peaked at unknown",

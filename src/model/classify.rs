@@ -641,12 +641,24 @@ impl Ctx<'_> {
         }
     }
 
-    /// The side of an SVM/USM pointer: device memory (SVM, USM device or shared) or host memory.
-    fn ptr_side(&self, ptr: usize) -> bool {
-        matches!(
-            self.mem.host_range(ptr, 1).map(|h| h.range.kind),
-            Some(RangeKind::Svm { .. } | RangeKind::UsmDevice | RangeKind::UsmShared)
-        )
+    /// The side of an SVM/USM pointer: device memory (where the rules put the allocation's
+    /// storage, as the memory totals count it) or host memory. Under unified memory an
+    /// allocation the program made for the device counts as its side (the copy is a host memcpy
+    /// either way). A coarse-grain SVM pointer cites the rule that placed it.
+    fn ptr_side(&mut self, ptr: usize) -> bool {
+        let kind = self.mem.host_range(ptr, 1).map(|h| h.range.kind);
+        let svm = self.rules.svm;
+        match kind {
+            Some(k @ RangeKind::Svm { flags })
+                if flags & opencl_sys::CL_MEM_SVM_FINE_GRAIN_BUFFER == 0 =>
+            {
+                self.cite(&svm, "a coarse-grain SVM allocation");
+                self.rules.unified.value || self.rules.allocation(k) == Placement::Device
+            }
+            Some(RangeKind::Svm { .. }) => self.rules.unified.value,
+            Some(RangeKind::UsmDevice | RangeKind::UsmShared) => true,
+            _ => false,
+        }
     }
 
     fn ptr_copy(mut self, dst: usize, src: usize, bytes: u64) {

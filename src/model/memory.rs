@@ -259,8 +259,9 @@ pub struct Registry {
     last: Cell<Option<(usize, usize, u64)>>,
     /// The mappings of each (object, pointer), live and ended ([`Region`]).
     mappings: HashMap<(usize, usize), Region>,
-    /// SVM/USM allocations by start pointer.
-    allocations: HashMap<usize, u64>,
+    /// SVM/USM allocations by start pointer: their range, and the device whose memory they
+    /// take (with their size).
+    allocations: HashMap<usize, (u64, Option<(usize, u64)>)>,
     /// Objects and ranges not tracked because the registry was full.
     pub untracked: u64,
     pinned: Usage,
@@ -611,21 +612,40 @@ impl Registry {
         Some(ended)
     }
 
-    /// An SVM or USM allocation.
-    pub fn add_allocation(&mut self, ptr: usize, len: u64, kind: RangeKind) {
-        if let Some(id) = self.add_range(ptr, len, kind, None)
-            && let Some(old) = self.allocations.insert(ptr, id)
-        {
-            self.remove_range(old);
+    /// An SVM or USM allocation; `occupies`: the device whose memory it takes, by the vendor's
+    /// rules (`None`: host memory only, or not known).
+    pub fn add_allocation(
+        &mut self,
+        ptr: usize,
+        len: u64,
+        kind: RangeKind,
+        occupies: Option<usize>,
+    ) {
+        let Some(id) = self.add_range(ptr, len, kind, None) else {
+            return;
+        };
+        if let Some(device) = occupies {
+            self.occupy(device, len, 0, true);
+        }
+        let taken = occupies.map(|d| (d, len));
+        if let Some(old) = self.allocations.insert(ptr, (id, taken)) {
+            self.free(old);
         }
     }
 
     /// An SVM or USM free; false when `ptr` was not an allocation clxfer saw.
     pub fn remove_allocation(&mut self, ptr: usize) -> bool {
         match self.allocations.remove(&ptr) {
-            Some(id) => self.remove_range(id).is_some(),
+            Some(old) => self.free(old),
             None => false,
         }
+    }
+
+    fn free(&mut self, (id, taken): (u64, Option<(usize, u64)>)) -> bool {
+        if let Some((device, len)) = taken {
+            self.occupy(device, len, 0, false);
+        }
+        self.remove_range(id).is_some()
     }
 
     /// The object whose contents `handle` shows: itself, or a sub-buffer's parent.

@@ -7,6 +7,7 @@
 use super::classification::Path;
 use super::cost::{Cost, Figure, Link};
 use super::device::{DeviceKind, DeviceProfile};
+use super::memory::RangeKind;
 
 /// One rule: what the classifier cites.
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +112,8 @@ pub struct RuleSet {
     pub registered: Rule<bool>,
     pub alloc_host_ptr: Rule<Placement>,
     pub use_host_ptr: Rule<UseHostPtr>,
+    /// Where a coarse-grain SVM allocation's storage lives (fine-grain SVM is host memory).
+    pub svm: Rule<Placement>,
     /// Mapping a device-resident buffer for WRITE copies device→host at map time.
     pub map_write_copies: Rule<bool>,
     pub migrate: Rule<Migrate>,
@@ -158,7 +161,7 @@ const TR: &str = "transfer-rules.md";
 
 impl RuleSet {
     /// (id, what it says, source) of every rule, in table order.
-    pub fn rows(&self) -> [(&'static str, &'static str, &'static str); 11] {
+    pub fn rows(&self) -> [(&'static str, &'static str, &'static str); 12] {
         macro_rules! row {
             ($r:expr) => {
                 ($r.id, $r.says, $r.source)
@@ -171,6 +174,7 @@ impl RuleSet {
             row!(self.registered),
             row!(self.alloc_host_ptr),
             row!(self.use_host_ptr),
+            row!(self.svm),
             row!(self.map_write_copies),
             row!(self.migrate),
             row!(self.between_devices),
@@ -193,6 +197,20 @@ impl RuleSet {
         }
         self.own_placement(flags, host_ptr, size, base_align)
             .unwrap_or((Placement::Device, self.unified.id))
+    }
+
+    /// Where an SVM or USM allocation's storage lives: device memory (counted against the
+    /// device, and the device side of a copy between allocations) or host memory only.
+    pub fn allocation(&self, kind: RangeKind) -> Placement {
+        match kind {
+            _ if self.unified.value => Placement::Host,
+            RangeKind::Svm { flags } if flags & opencl_sys::CL_MEM_SVM_FINE_GRAIN_BUFFER != 0 => {
+                Placement::Host
+            }
+            RangeKind::Svm { .. } => self.svm.value,
+            RangeKind::UsmDevice | RangeKind::UsmShared => Placement::Device,
+            _ => Placement::Host,
+        }
     }
 
     /// The placement the ALLOC_HOST_PTR or USE_HOST_PTR rule gives (`None` for other buffers),
@@ -327,6 +345,12 @@ pub static NVIDIA: RuleSet = RuleSet {
         value: UseHostPtr::DeviceCopy,
         says: "USE_HOST_PTR registers the program's pages and also gives the buffer device storage",
         source: "transfer-rules.md NVIDIA Q3 [X]",
+    },
+    svm: Rule {
+        id: "nvidia.svm",
+        value: Placement::Device,
+        says: "a coarse-grain clSVMAlloc allocation has device storage and a pinned host mirror, like an ALLOC_HOST_PTR buffer: its pointer is pinned for transfers (55.4 GB/s), a copy between two allocations stays on the device, and its size counts as device memory",
+        source: "ground-truth-h200.md row 7 (pinned) [X]; the device storage [I], by analogy with ALLOC_HOST_PTR (transfer-rules.md NVIDIA Q2), not yet read with nvidia-smi",
     },
     map_write_copies: Rule {
         id: "nvidia.map",
@@ -472,6 +496,12 @@ pub static AMD: RuleSet = RuleSet {
         says: "USE_HOST_PTR is locked in place: zero-copy, no device copy",
         source: "transfer-rules.md AMD Q3 [S]",
     },
+    svm: Rule {
+        id: "amd.svm",
+        value: Placement::Device,
+        says: "a coarse-grain SVM allocation is device memory the host reaches by map (fine-grain SVM is host memory)",
+        source: "[I] ROCm/clr: coarse-grain SVM is allocated as device memory, fine-grain in host memory; not measured",
+    },
     map_write_copies: Rule {
         id: "amd.map",
         value: false,
@@ -564,6 +594,12 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         says: "USE_HOST_PTR is zero-copy only when pointer and size are multiples of 64 B",
         source: "transfer-rules.md Intel GPU Q3 [S] buffer.cpp",
     },
+    svm: Rule {
+        id: "intel-igpu.svm",
+        value: Placement::Host,
+        says: "one memory: an SVM allocation is host memory the GPU shares",
+        source: "transfer-rules.md Intel GPU [D]",
+    },
     map_write_copies: Rule {
         id: "intel-igpu.map",
         value: true,
@@ -644,6 +680,12 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         value: UseHostPtr::DeviceCopy,
         says: "on discrete GPUs USE_HOST_PTR gets device storage",
         source: "transfer-rules.md Intel GPU Q3 [S]",
+    },
+    svm: Rule {
+        id: "intel-dgpu.svm",
+        value: Placement::Device,
+        says: "an SVM allocation is a USM shared allocation, resident on the device once used there",
+        source: "[I] intel/compute-runtime: clSVMAlloc allocates USM shared memory; not measured",
     },
     map_write_copies: Rule {
         id: "intel-dgpu.map",
@@ -755,6 +797,12 @@ pub static INTEL_CPU: RuleSet = RuleSet {
                framework may copy; prefer map/unmap over read/write",
         source: "transfer-rules.md Intel CPU [D]",
     },
+    svm: Rule {
+        id: "intel-cpu.svm",
+        value: Placement::Host,
+        says: "one memory: an SVM allocation is host memory",
+        source: "transfer-rules.md Intel CPU [D]",
+    },
     map_write_copies: Rule {
         id: "intel-cpu.map",
         value: false,
@@ -834,6 +882,12 @@ pub static CPU: RuleSet = RuleSet {
         value: UseHostPtr::ZeroCopy,
         says: "the device uses the program's pages directly",
         source: "transfer-rules.md PoCL [S] common_driver.c",
+    },
+    svm: Rule {
+        id: "cpu.svm",
+        value: Placement::Host,
+        says: "one memory: an SVM allocation is host memory",
+        source: "transfer-rules.md PoCL [S]",
     },
     map_write_copies: Rule {
         id: "cpu.map",
@@ -915,6 +969,12 @@ pub static GENERIC: RuleSet = RuleSet {
         value: UseHostPtr::DeviceCopy,
         says: "the spec lets the runtime cache USE_HOST_PTR contents in device memory",
         source: "transfer-rules.md spec baseline [D]",
+    },
+    svm: Rule {
+        id: "generic.svm",
+        value: Placement::Device,
+        says: "a coarse-grain SVM allocation is taken to have device storage",
+        source: "[I]",
     },
     map_write_copies: Rule {
         id: "generic.map",

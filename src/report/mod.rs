@@ -83,6 +83,7 @@ pub struct DeviceReport {
     pub queues: Vec<QueueBusy>,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
+    /// The most device memory its buffers and SVM/USM allocations took at once, by its rules.
     pub resident_peak_bytes: Option<u64>,
     pub alloc_host_ptr_peak_bytes: Option<u64>,
     /// Transfers whose device time was unavailable (failed query, 0 duration, untimed queue,

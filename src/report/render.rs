@@ -319,7 +319,7 @@ fn memory(d: &DeviceReport) -> String {
         String::new()
     };
     let mut s = format!(
-        "memory: buffers peaked at {}{of}",
+        "device memory: buffers and SVM/USM allocations peaked at {}{of}",
         known(d.resident_peak_bytes.map(bytes))
     );
     if let Some(ahp) = d.alloc_host_ptr_peak_bytes.filter(|&b| b > 0) {

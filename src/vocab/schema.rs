@@ -82,7 +82,7 @@ schema! {
     CORRECTIONS = "clock_corrections" ["trace end"] "Commands that a calibrated mapping would have placed before their enqueue call, moved to start at it.",
     UNAVAILABLE = "device_time_unavailable" ["trace end"] "Commands whose device time was unavailable.",
     UNTIMED = "untimed_commands" ["trace end"] "Commands on queues the driver would not profile.",
-    RESIDENT_PEAK = "resident_peak_bytes" ["trace end"] "Per device: the most device memory its buffers took at once, by its vendor's rules.",
+    RESIDENT_PEAK = "resident_peak_bytes" ["trace end"] "Per device: the most device memory its buffers and SVM/USM allocations took at once, by its vendor's rules (an SVM allocation in a context of several devices is counted on none).",
     AHP_PEAK = "alloc_host_ptr_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by ALLOC_HOST_PTR buffers.",
     AHP_BUFFERS = "alloc_host_ptr_buffers" ["trace end"] "Per device: the most ALLOC_HOST_PTR buffers that took its memory at once.",
     PINNED_PEAK = "pinned_host_peak_bytes" ["trace end"] "The most pinned or registered host memory at once.",

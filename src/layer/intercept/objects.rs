@@ -234,10 +234,11 @@ impl Hook<SvmAllocArgs, *mut c_void> for SvmAlloc {
     unsafe fn after(_: (), args: &SvmAllocArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         if !ret.is_null() {
             let kind = RangeKind::Svm { flags: args.1 };
+            let on = occupies(args.0 as usize, 0, kind);
             WORLD
                 .memory
                 .lock()
-                .add_allocation(ret as usize, args.2 as u64, kind);
+                .add_allocation(ret as usize, args.2 as u64, kind, on);
         }
         ret
     }
@@ -320,7 +321,7 @@ impl Hook<UsmHostArgs, *mut c_void> for UsmHostAlloc {
     type State = ();
     unsafe fn before(_: Call, _: &mut UsmHostArgs) {}
     unsafe fn after(_: (), args: &UsmHostArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
-        usm_allocated(ret, args.2, RangeKind::UsmHost)
+        usm_allocated(ret, args.2, RangeKind::UsmHost, None)
     }
 }
 
@@ -345,16 +346,31 @@ impl<const SHARED: bool> Hook<UsmArgs, *mut c_void> for UsmAlloc<SHARED> {
         } else {
             RangeKind::UsmDevice
         };
-        usm_allocated(ret, args.3, kind)
+        let on = occupies(args.0 as usize, args.1 as usize, kind);
+        usm_allocated(ret, args.3, kind, on)
     }
 }
 
-fn usm_allocated(ret: *mut c_void, size: usize, kind: RangeKind) -> *mut c_void {
+/// The device whose memory an SVM or USM allocation takes, by its rules: the one named, else the
+/// context's only device (in a context of several, clxfer cannot tell which: none is counted).
+fn occupies(context: usize, named: usize, kind: RangeKind) -> Option<usize> {
+    let d = match named {
+        0 => match context_devices(context).as_slice() {
+            &[only] => only,
+            _ => return None,
+        },
+        d => d,
+    };
+    let dev = device(d)?;
+    (dev.rules.allocation(kind) == crate::model::rules::Placement::Device).then_some(d)
+}
+
+fn usm_allocated(ret: *mut c_void, size: usize, kind: RangeKind, on: Option<usize>) -> *mut c_void {
     if !ret.is_null() {
         WORLD
             .memory
             .lock()
-            .add_allocation(ret as usize, size as u64, kind);
+            .add_allocation(ret as usize, size as u64, kind, on);
     }
     ret
 }

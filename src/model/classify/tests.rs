@@ -90,6 +90,7 @@ fn world() -> Registry {
         RangeKind::Svm {
             flags: CL_MEM_READ_WRITE,
         },
+        None,
     );
     r.add_allocation(
         SVM_FINE,
@@ -97,10 +98,11 @@ fn world() -> Registry {
         RangeKind::Svm {
             flags: CL_MEM_SVM_FINE_GRAIN_BUFFER,
         },
+        None,
     );
-    r.add_allocation(USM_HOST, MIB, RangeKind::UsmHost);
-    r.add_allocation(USM_DEV, MIB, RangeKind::UsmDevice);
-    r.add_allocation(USM_SHARED, MIB, RangeKind::UsmShared);
+    r.add_allocation(USM_HOST, MIB, RangeKind::UsmHost, None);
+    r.add_allocation(USM_DEV, MIB, RangeKind::UsmDevice, None);
+    r.add_allocation(USM_SHARED, MIB, RangeKind::UsmShared, None);
     r.add_range(IMPORTED, MIB, RangeKind::Imported, None);
     r.add_mapping(SVM_MAPPINGS, SVM, MIB, CL_MAP_WRITE);
     r
@@ -227,7 +229,16 @@ fn table() -> Vec<Case> {
         NVIDIA Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D Staged MIB; ["nvidia.pageable"];
         NVIDIA Op::PtrCopy { dst: PAGEABLE, src: USM_DEV, bytes: MIB }, B => D2H Staged MIB; ["nvidia.pageable"];
         NVIDIA Op::PtrCopy { dst: USM_DEV, src: USM_HOST, bytes: MIB }, B => H2D Pinned MIB; ["any.usm-host"];
-        NVIDIA Op::PtrCopy { dst: SVM, src: USM_SHARED, bytes: MIB }, B => D2D Device MIB; ["any.device-copy"];
+        NVIDIA Op::PtrCopy { dst: SVM, src: USM_SHARED, bytes: MIB }, B => D2D Device MIB; ["nvidia.svm", "any.device-copy"];
+        // SVM allocations sit where the rules put their storage, as the memory totals count
+        // them: coarse-grain with device storage on discrete GPUs, fine-grain in host memory.
+        NVIDIA Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["nvidia.svm", "any.device-copy"];
+        NVIDIA Op::PtrCopy { dst: USM_DEV, src: SVM_FINE, bytes: MIB }, B => H2D Pinned MIB; ["any.svm"];
+        AMD Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["amd.svm", "any.device-copy"];
+        INTEL_DGPU Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["intel-dgpu.svm", "any.device-copy"];
+        GENERIC Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["generic.svm", "any.device-copy"];
+        INTEL_IGPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["intel-igpu.svm", "intel-igpu.memory"];
+        INTEL_CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["intel-cpu.svm", "intel-cpu.memory"];
         NVIDIA Op::PtrCopy { dst: PAGEABLE, src: MAPPED, bytes: MIB }, B => H2H ZeroCopy MIB; ["any.host-copy"];
         NVIDIA Op::PtrFill { ptr: USM_DEV, bytes: MIB }, B => D2D Device MIB; ["any.fill"];
         NVIDIA Op::PtrMap { ptr: SVM, flags: CL_MAP_READ, bytes: MIB }, B => D2H Pinned MIB; ["nvidia.map"];
@@ -316,7 +327,7 @@ fn table() -> Vec<Case> {
         CPU Op::Copy { src: PLAIN, dst: AHP, bytes: SZ }, NB => D2D Device SZ; ["cpu.memory"];
         CPU migrate(&[ON_D2], 0), NB => D2D None 0; ["cpu.between-devices"] not ["cpu.migrate"];
         CPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["cpu.memory"];
-        CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["cpu.memory"];
+        CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["cpu.svm", "cpu.memory"];
         CPU Op::PtrMigrate { ptrs: vec![(SVM, MIB)], flags: 0 }, B => H2D None 0; ["cpu.memory"];
         CPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D None 0; [];
 

@@ -157,8 +157,8 @@ fn mappings_stack_and_overlap() {
     assert!(r.host_range(0x5000 + 99, 1).is_some());
     r.end_mapping(0x10, 0x5000);
     // Partly overlapping ranges: each address answers with the innermost live one.
-    r.add_allocation(0x1000, 0x1000, RangeKind::Svm { flags: 0 });
-    r.add_allocation(0x1800, 0x1000, RangeKind::UsmHost);
+    r.add_allocation(0x1000, 0x1000, RangeKind::Svm { flags: 0 }, None);
+    r.add_allocation(0x1800, 0x1000, RangeKind::UsmHost, None);
     assert_eq!(
         r.host_range(0x1100, 1).unwrap().range.kind,
         RangeKind::Svm { flags: 0 }
@@ -284,8 +284,8 @@ fn an_ended_mapping_is_revived_by_the_next_map_of_its_region() {
 #[test]
 fn lookups_outside_every_range_and_between_ranges_find_nothing() {
     let mut r = Registry::new();
-    r.add_allocation(0x1000, 0x100, RangeKind::UsmHost);
-    r.add_allocation(0x9000, 0x100, RangeKind::Svm { flags: 0 });
+    r.add_allocation(0x1000, 0x100, RangeKind::UsmHost, None);
+    r.add_allocation(0x9000, 0x100, RangeKind::Svm { flags: 0 }, None);
     // Below, between (inside the bounds, in no segment), above.
     for ptr in [0xfff, 0x1100, 0x5000, 0x9100, usize::MAX] {
         assert!(r.host_range(ptr, 1).is_none(), "{ptr:#x}");
@@ -298,7 +298,7 @@ fn lookups_outside_every_range_and_between_ranges_find_nothing() {
     // All gone, then one range elsewhere: only it answers.
     assert!(r.remove_allocation(0x1000) && r.remove_allocation(0x9000));
     assert!(r.host_range(0x1000, 1).is_none());
-    r.add_allocation(0x20000, 0x10, RangeKind::UsmShared);
+    r.add_allocation(0x20000, 0x10, RangeKind::UsmShared, None);
     assert!(r.host_range(0x9000, 1).is_none());
     assert!(r.host_range(0x2000f, 1).is_some());
 }
@@ -308,7 +308,7 @@ fn lookups_outside_every_range_and_between_ranges_find_nothing() {
 #[test]
 fn the_remembered_segment_never_outlives_a_change() {
     let mut r = Registry::new();
-    r.add_allocation(0x10_000, 0x10_000, RangeKind::UsmHost);
+    r.add_allocation(0x10_000, 0x10_000, RangeKind::UsmHost, None);
     let kind = |r: &Registry| r.host_range(0x10_800, 8).map(|h| h.range.kind);
     assert_eq!(kind(&r), Some(RangeKind::UsmHost));
     assert_eq!(
@@ -317,15 +317,15 @@ fn the_remembered_segment_never_outlives_a_change() {
         "remembered, the same answer"
     );
     // A range nested inside: the innermost answers.
-    r.add_allocation(0x10_400, 0x1000, RangeKind::Svm { flags: 0 });
+    r.add_allocation(0x10_400, 0x1000, RangeKind::Svm { flags: 0 }, None);
     assert_eq!(kind(&r), Some(RangeKind::Svm { flags: 0 }));
     assert!(r.remove_allocation(0x10_400));
     assert_eq!(kind(&r), Some(RangeKind::UsmHost));
     assert!(r.remove_allocation(0x10_000));
     assert_eq!(kind(&r), None);
     // An address in another segment is not answered from the remembered one.
-    r.add_allocation(0x10_000, 0x1000, RangeKind::UsmHost);
-    r.add_allocation(0x20_000, 0x1000, RangeKind::UsmShared);
+    r.add_allocation(0x10_000, 0x1000, RangeKind::UsmHost, None);
+    r.add_allocation(0x20_000, 0x1000, RangeKind::UsmShared, None);
     assert_eq!(
         r.host_range(0x10_010, 1).map(|h| h.range.kind),
         Some(RangeKind::UsmHost)
@@ -335,4 +335,36 @@ fn the_remembered_segment_never_outlives_a_change() {
         Some(RangeKind::UsmShared)
     );
     assert!(r.host_range(0x18_000, 1).is_none(), "between the two");
+}
+
+#[test]
+fn allocations_with_device_storage_count_as_device_memory_until_freed() {
+    // (kind, the device the rules put it on, size): the device's total follows allocation and
+    // free, its peak stays; a host-only allocation (or one a multi-device context leaves
+    // unplaced) counts nothing there, and pinned memory keeps counting SVM and USM host.
+    let mut r = Registry::new();
+    const DEV: usize = 0xd1;
+    r.add_allocation(0x1_0000, 0x1000, RangeKind::Svm { flags: 0 }, Some(DEV));
+    r.add_allocation(0x2_0000, 0x3000, RangeKind::UsmDevice, Some(DEV));
+    r.add_allocation(0x3_0000, 0x5000, RangeKind::UsmHost, None);
+    assert_eq!(
+        (r.device_bytes(DEV).now, r.device_bytes(DEV).peak),
+        (0x4000, 0x4000)
+    );
+    assert_eq!(
+        r.pinned_bytes().now,
+        0x1000 + 0x5000,
+        "USM device memory is not host memory"
+    );
+    assert!(r.remove_allocation(0x2_0000));
+    assert_eq!(
+        (r.device_bytes(DEV).now, r.device_bytes(DEV).peak),
+        (0x1000, 0x4000)
+    );
+    // An allocation at a freed one's address replaces it: counted once.
+    r.add_allocation(0x1_0000, 0x2000, RangeKind::Svm { flags: 0 }, Some(DEV));
+    assert_eq!(r.device_bytes(DEV).now, 0x2000);
+    assert!(r.remove_allocation(0x1_0000));
+    assert_eq!(r.device_bytes(DEV).now, 0);
+    assert_eq!(r.alloc_host_ptr_device_bytes(DEV).peak, 0);
 }
