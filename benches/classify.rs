@@ -49,7 +49,7 @@ fn world() -> Registry {
         if i % 3 == 1 {
             r.add_mapping(handle(i), host(i), MIB, CL_MAP_WRITE);
         } else if i % 3 == 2 {
-            r.add_allocation(host(i), MIB, RangeKind::Svm { flags: 0 });
+            r.add_allocation(host(i), MIB, RangeKind::Svm { flags: 0 }, None);
         }
         ranges += usize::from(i % 3 != 0);
         i += 1;
