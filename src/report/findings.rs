@@ -870,9 +870,18 @@ fn staging_advice(d: &DeviceAcc, set: &RuleSet, ahp: u64, buffers: u64) -> Strin
              three mapped buffers sized to one transfer, not one buffer per data buffer."
         ),
     };
+    // Each option's speed, by the rules' cost model (every one is a pinned path on a bus).
+    let speed = match set.cost.and_then(|c| c.pinned[0]) {
+        Some(l) => format!(
+            ", each moving at the pinned {} GB/s of the {} cost model (docs/RULES.md)",
+            gbps(l.peak()),
+            set.name
+        ),
+        None => String::new(),
+    };
     format!(
-        "{ring} Or: CL_MEM_USE_HOST_PTR over the program's own memory ({}); or SVM \
-         (clSVMAlloc), pinned and device-accessible.",
-        set.use_host_ptr.says
+        "{ring} Or: CL_MEM_USE_HOST_PTR over the program's own memory ({}); or \
+         coarse-grain SVM (clSVMAlloc: {}){speed}.",
+        set.use_host_ptr.says, set.svm.says
     )
 }
