@@ -749,7 +749,7 @@ impl Builder {
         findings.extend(findings::missing(&self.missing));
         let minor = (wall_ns as f64 * super::MINOR) as u64;
         for f in &mut findings {
-            f.minor = f.saving_ns > 0 && f.saving_ns < minor;
+            f.minor = (f.weighed || f.saving_ns > 0) && f.saving_ns < minor;
         }
         Report {
             program: self.program,

@@ -204,6 +204,7 @@ pub(super) fn finding(
         saves,
         confidence: None,
         minor: false,
+        weighed: false,
     }
 }
 
@@ -212,16 +213,19 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let dev = d.facts.index;
     let measured = |s: &Sum, d: &DeviceAcc| shown(s, replacing(d).is_some());
     let on = format!("device #{dev} ({} rules)", set.name);
+    // The findings whose saving is always an estimate of time (0 included).
+    const TIME: [&str; 5] = [
+        "staged-pageable",
+        "nonblocking-held-host",
+        "map-write-copied",
+        "small-transfers",
+        "misaligned",
+    ];
     let mut push =
         |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate: String| {
-            out.push(finding(
-                kind,
-                dev,
-                title,
-                evidence,
-                fix,
-                (saving_ns, estimate),
-            ))
+            let mut f = finding(kind, dev, title, evidence, fix, (saving_ns, estimate));
+            f.weighed = TIME.contains(&kind);
+            out.push(f)
         };
 
     // 1. Staged transfers from pageable memory.

@@ -191,9 +191,14 @@ pub struct Finding {
     /// It would save under [`MINOR`] of the run's wall time: the text report, Markdown and the
     /// viewer count it in one line instead of showing it (JSON and CSV keep it whole).
     pub minor: bool,
+    /// Its saving is an estimate of time, however small (0 included: a transfer off the
+    /// critical path, a call that costs only the enqueue's own time), not a finding about
+    /// results, memory or accuracy.
+    #[serde(skip)]
+    pub weighed: bool,
 }
 
 /// The share of the run's wall time under which a finding that saves time is minor: below it
 /// the change is not worth the reader's attention first (and an estimate that small is within
-/// the run's own noise). Findings about results, memory or accuracy (no saving) are never minor.
+/// the run's own noise). Findings about results, memory or accuracy are never minor.
 pub const MINOR: f64 = 0.01;
