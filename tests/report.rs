@@ -364,6 +364,20 @@ fn the_cost_model_projects_the_h200_example_within_25_percent() {
         );
     }
     assert!(rows >= 5, "{rows} rows compared");
+    // The demo's trace under forced rules is projected already: --project changes nothing.
+    let (_, plain, trace) = live_and_from_trace(&program("demo"), &["2", "1"], "nvidia");
+    let r = clxfer_run(&[
+        "report",
+        "--project",
+        "nvidia",
+        "--format",
+        "json",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let projected: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(projected, plain);
+    assert_eq!(projected["devices"][0]["projection"]["replaces"], true);
     // A device the rules do not describe is not projected, and the user is told why.
     let (_, _, trace) = live_and_from_trace(&program("demo"), &["2", "1"], "auto");
     let r = clxfer_run(&["report", "--project", "nvidia", trace.to_str().unwrap()]);
