@@ -5,15 +5,18 @@
 //!
 //! The kernel keeps the count: `VmLck` in /proc/self/status (the process's locked memory), and
 //! `Locked:` per mapping in /proc/self/smaps. The status (6 µs to read here) is read for a staged
-//! transfer of [`FRESH`] or more (which takes over 100 µs at staged speed), else at most every
-//! [`RECHECK`]; the mappings only when the count changed and is not zero. A program that locks
-//! nothing pays a clock read per small staged transfer.
+//! transfer of [`FRESH`] or more (which takes over 100 µs at staged speed), else once every
+//! [`RECHECK_CALLS`] small ones, or after [`RECHECK`] (looked at every 64th); the mappings only
+//! when the count changed and is not zero. A program that locks nothing pays a counter per small
+//! staged transfer: a count, not a clock, so that a slower run (under valgrind, say) does not read
+//! the status more often per transfer.
 
 use crate::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// How long a reading of `VmLck` is trusted for a small transfer.
-const RECHECK: Duration = Duration::from_millis(1);
+/// How many small transfers a reading of `VmLck` is trusted for, and for how long.
+const RECHECK_CALLS: u32 = 1024;
+const RECHECK: Duration = Duration::from_millis(100);
 /// A transfer this large reads it afresh.
 const FRESH: u64 = 1 << 20;
 /// Locked mappings kept at most.
@@ -21,6 +24,8 @@ const RANGES: usize = 1 << 12;
 
 struct Cache {
     checked: Option<Instant>,
+    /// Small transfers since it was read.
+    since: u32,
     vm_lck_kb: u64,
     /// Mappings with locked pages: [start, end).
     ranges: Vec<(usize, usize)>,
@@ -28,6 +33,7 @@ struct Cache {
 
 static CACHE: Mutex<Cache> = Mutex::new(Cache {
     checked: None,
+    since: 0,
     vm_lck_kb: 0,
     ranges: Vec::new(),
 });
@@ -35,9 +41,12 @@ static CACHE: Mutex<Cache> = Mutex::new(Cache {
 /// Whether any byte of `[ptr, ptr + len)` lies in a mapping with pages locked by `mlock`.
 pub fn locked(ptr: usize, len: u64) -> bool {
     let mut c = CACHE.lock();
-    let now = Instant::now();
-    if len >= FRESH || c.checked.is_none_or(|t| now.duration_since(t) >= RECHECK) {
-        c.checked = Some(now);
+    c.since += 1;
+    let stale = c.since >= RECHECK_CALLS
+        || (c.since.is_multiple_of(64) && c.checked.is_some_and(|t| t.elapsed() >= RECHECK));
+    if len >= FRESH || c.checked.is_none() || stale {
+        c.checked = Some(Instant::now());
+        c.since = 0;
         let kb = std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|s| vm_lck_kb(&s))
