@@ -328,6 +328,39 @@ fn under_forced_rules_no_figure_is_faster_than_the_target_s_link() {
 }
 
 #[test]
+fn forced_rules_without_a_cost_model_show_no_bandwidth_and_estimate_no_time() {
+    // AMD's rules have no measured cost model: under them PoCL's times would be the only figures,
+    // and they say nothing of an AMD GPU. No row has a bandwidth, no time finding a saving.
+    let (report, from_trace, trace) = live_and_from_trace(&program("demo"), &["2", "1"], "amd");
+    assert_eq!(report, from_trace);
+    let d = &report["devices"][0];
+    assert_eq!(d["projection"]["replaces"], true, "{d}");
+    let rows = d["transfers"].as_array().unwrap().iter();
+    for r in rows.chain(d["operations"].as_array().unwrap()) {
+        assert!(r["median_gbps"].is_null() && r["p90_gbps"].is_null(), "{r}");
+    }
+    assert!(d["best_pinned_gbps"].as_array().unwrap().is_empty(), "{d}");
+    for f in report["findings"].as_array().unwrap() {
+        if ["staged-pageable", "map-write-copied", "small-transfers"]
+            .contains(&f["kind"].as_str().unwrap())
+        {
+            assert_eq!(f["saving_ns"], 0, "{f}");
+            assert!(
+                f["estimate"].as_str().unwrap().starts_with("not estimated"),
+                "{f}"
+            );
+        }
+    }
+    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    for e in &events {
+        let a = &e["args"];
+        for key in ["host_gbps", "device_gbps", "projected_gbps"] {
+            assert!(a.get(key).is_none(), "{key}: {e}");
+        }
+    }
+}
+
+#[test]
 fn the_cost_model_projects_the_h200_example_within_25_percent() {
     // The model's figures come from a size sweep on an H200 (docs/ground-truth.md); the example
     // is another program traced on another visit: for transfers of 1 MiB or more, the projected

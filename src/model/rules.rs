@@ -278,13 +278,11 @@ pub fn forced(rules: &str, auto: &str) -> bool {
     !auto.is_empty() && auto != rules
 }
 
-/// The cost model that projects a device's transfers in place of its own times: its rules',
-/// where they were forced on it and have one.
-pub fn projecting(rules: &str, auto: &str) -> Option<&'static Cost> {
-    by_name(rules)?
-        .cost
-        .as_ref()
-        .filter(|_| forced(rules, auto))
+/// Where the rules were forced on a device, the cost model that projects its transfers in place
+/// of its own times: `Some(None)` when the rules have none (then its transfers have no time or
+/// bandwidth at all); `None` where the rules are the device's own.
+pub fn projecting(rules: &str, auto: &str) -> Option<Option<&'static Cost>> {
+    forced(rules, auto).then(|| by_name(rules).and_then(|s| s.cost.as_ref()))
 }
 
 /// The set `auto` picks for a device: by vendor id or name, then by type and unified memory.

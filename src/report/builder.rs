@@ -293,7 +293,8 @@ struct Acc {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Projecting {
     pub set: &'static RuleSet,
-    pub cost: &'static Cost,
+    /// `None`: forced rules without a cost model; the device's transfers then have no time.
+    pub cost: Option<&'static Cost>,
     /// The rules were forced on this device: its own times say nothing of the set's devices, so
     /// the projection stands in for them in every bandwidth, saving and finding. Otherwise it is
     /// shown beside the measured figures (`clxfer report --project`).
@@ -482,14 +483,14 @@ impl Builder {
         let set = rules::by_name(&facts.rules);
         let replaces = facts.forced();
         let asked = self.project.zip(set).is_some_and(|(p, s)| p.name == s.name);
-        let projecting = set.filter(|_| replaces || asked).and_then(|set| {
-            let cost = set.cost.as_ref()?;
-            Some(Projecting {
+        // Beside the measurement only with a model; in place of it (forced rules) always.
+        let projecting = set
+            .filter(|s| replaces || (asked && s.cost.is_some()))
+            .map(|set| Projecting {
                 set,
-                cost,
+                cost: set.cost.as_ref(),
                 replaces,
-            })
-        });
+            });
         let d = self.device_mut(index);
         d.facts = facts;
         d.projecting = projecting;
@@ -608,7 +609,9 @@ impl Builder {
         }
         // Under forced rules the projection stands in for this device's time (issue #26).
         let projected = match d.projecting {
-            Some(p) if e.kind != Kind::Kernel => p.cost.time_ns(e.direction, e.path, e.bytes),
+            Some(p) if e.kind != Kind::Kernel => {
+                (p.cost).and_then(|c| c.time_ns(e.direction, e.path, e.bytes))
+            }
             _ => None,
         };
         let replaces = d.projecting.is_some_and(|p| p.replaces);
@@ -656,7 +659,7 @@ impl Builder {
         if e.path == Path::Staged && e.pageable {
             // What the same call would take pinned, where it is projected.
             let pinned = (d.projecting.filter(|p| p.replaces))
-                .and_then(|p| p.cost.time_ns(e.direction, Path::Pinned, e.bytes));
+                .and_then(|p| p.cost?.time_ns(e.direction, Path::Pinned, e.bytes));
             d.staged_pageable[dir].add_pinned(e, time, pinned);
             if e.locked {
                 d.staged_locked[dir].add(e, time);
@@ -828,7 +831,7 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         global_mem_bytes: d.facts.global_mem,
         projection: d.projecting.map(|p| super::Projection {
             rules: p.set.name.into(),
-            on: p.cost.on.into(),
+            on: p.cost.map_or("", |c| c.on).into(),
             replaces: p.replaces,
         }),
         transfers,

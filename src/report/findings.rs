@@ -37,7 +37,8 @@ fn rules_of(d: &DeviceAcc) -> &'static RuleSet {
 fn model(p: &Projecting) -> String {
     format!(
         "the {} cost model ({}; docs/RULES.md)",
-        p.set.name, p.cost.on
+        p.set.name,
+        p.cost.map_or("none", |c| c.on)
     )
 }
 
@@ -221,10 +222,23 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
         "small-transfers",
         "misaligned",
     ];
+    // Forced rules without a cost model: this device's times say nothing, and nothing projects.
+    let unmodelled = replacing(d).filter(|p| p.cost.is_none()).map(|p| {
+        format!(
+            "not estimated: the {} rules have no cost model (docs/RULES.md), and this device's \
+             times say nothing of such a device",
+            p.set.name
+        )
+    });
     let mut push =
         |kind, title: String, evidence: Vec<String>, fix: String, saving_ns, estimate: String| {
-            let mut f = finding(kind, dev, title, evidence, fix, (saving_ns, estimate));
-            f.weighed = TIME.contains(&kind);
+            let time = TIME.contains(&kind);
+            let saving = match &unmodelled {
+                Some(why) if time => (0, why.clone()),
+                _ => (saving_ns, estimate),
+            };
+            let mut f = finding(kind, dev, title, evidence, fix, saving);
+            f.weighed = time && unmodelled.is_none();
             out.push(f)
         };
 
@@ -565,9 +579,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     if s.count >= 64 {
         // Projected: one transfer of all their bytes over the pinned link, with one floor.
         let one = replacing(d).and_then(|p| {
-            let ns = p
-                .cost
-                .time_ns(Direction::H2D, Path::Pinned, s.timed_bytes)?;
+            let ns = (p.cost?).time_ns(Direction::H2D, Path::Pinned, s.timed_bytes)?;
             Some((
                 s.ns.saturating_sub(ns),
                 format!(

@@ -146,7 +146,14 @@ fn replaced(d: &DeviceReport) -> bool {
 
 /// What a projection is, in a line above the tables.
 fn projection_line(p: &Projection) -> String {
-    if p.replaces {
+    if p.on.is_empty() {
+        format!(
+            "not projected: the {} rules were forced on this device and have no cost model \
+             (docs/RULES.md), so its transfers show no device time or bandwidth (this device's \
+             say nothing of such a device); host times and kernels are this device's",
+            p.rules
+        )
+    } else if p.replaces {
         format!(
             "projected: the device times and GB/s of transfers below are those of the {} cost \
              model (measured on {}; docs/RULES.md), not this device's, on which the {} rules \

@@ -44,8 +44,9 @@ pub struct Chrome<W: Write + Send> {
     start_ns: u64,
     /// Device index → named yet.
     devices: HashMap<u32, bool, FxBuildHasher>,
-    /// Devices under forced rules: the cost model projecting their transfers (issue #26).
-    projecting: HashMap<u32, &'static crate::model::cost::Cost, FxBuildHasher>,
+    /// Devices under forced rules: the cost model projecting their transfers, if the rules have
+    /// one (issue #26).
+    projecting: HashMap<u32, Option<&'static crate::model::cost::Cost>, FxBuildHasher>,
     queues: HashMap<QueueRef, Lanes, FxBuildHasher>,
     /// Host thread → its name, and whether the name is written (only threads with calls are).
     threads: HashMap<u32, (String, bool), FxBuildHasher>,
@@ -409,7 +410,7 @@ impl<W: Write + Send> Chrome<W> {
             // stands in. A non-blocking call's time says nothing of its transfer (issue #26).
             match self.projecting.get(&e.queue.device) {
                 Some(cost) => {
-                    let projected = cost.time_ns(cl.direction, cl.path, cl.bytes);
+                    let projected = cost.and_then(|c| c.time_ns(cl.direction, cl.path, cl.bytes));
                     if let Some(ns) = projected.filter(|_| e.kernel.is_none()) {
                         j.field(s::PROJECTED_US).us(ns);
                         j.field(s::PROJECTED_GBPS).f3(gbps(cl.bytes, ns));
