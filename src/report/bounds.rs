@@ -19,6 +19,7 @@
 //! is older than the window charges the rest of its stretch as not followed.
 
 use super::builder::Kind;
+use super::replay::{self, Durations, End, FIXES, Fix, Item};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -154,6 +155,9 @@ struct Node {
     ran: (u64, u64),
     tid: u32,
     label: u32,
+    device: u32,
+    /// What it takes in the replays of the fixes (`replay.rs`).
+    dur: Durations,
 }
 
 /// The labels charged, interned: the four fixed ones first, then transfers and kernels as they
@@ -275,16 +279,25 @@ pub struct Graph {
     newest_node: Option<(u64, u64)>,
     /// Where the last walk began: the time before it is charged.
     walked_to: u64,
-    /// By label: the time charged to it on the path, and the device time of all its commands.
+    /// By label.
     charged: Vec<u64>,
-    totals: Vec<u64>,
     steps: u64,
+    /// Per device, what each fix took off the stretches replayed so far, and which fixes some
+    /// command was covered by (`replay.rs`).
+    saved: Vec<(u32, [u64; FIXES], u8)>,
 }
 
 impl Graph {
     /// A command that ran from `start` to `end` (since the run's start) on `queue`.
     #[inline]
-    pub fn command(&mut self, link: &Link, queue: (u32, u32), ran: (u64, u64), label: Of) {
+    pub fn command(
+        &mut self,
+        link: &Link,
+        queue: (u32, u32),
+        ran: (u64, u64),
+        label: Of,
+        dur: Durations,
+    ) {
         let id = link.id;
         if id == 0 {
             return;
@@ -304,10 +317,12 @@ impl Graph {
             self.newest_node = Some((ran.1, id));
         }
         let label = self.labels.of(label);
-        if self.totals.len() <= label as usize {
-            self.totals.resize(label as usize + 1, 0);
+        if dur.covered != 0 {
+            match self.saved.iter_mut().find(|s| s.0 == queue.0) {
+                Some(s) => s.2 |= dur.covered,
+                None => self.saved.push((queue.0, [0; FIXES], dur.covered)),
+            }
         }
-        self.totals[label as usize] += ran.1.saturating_sub(ran.0);
         self.nodes[id as usize % WINDOW] = Node {
             id,
             begin: link.begin,
@@ -316,21 +331,29 @@ impl Graph {
             ran,
             tid: link.tid,
             label,
+            device: queue.0,
+            dur,
         };
         self.counted();
     }
 
-    /// A host synchronisation point. One on a queue is resolved now, to the queue's command that
-    /// ended last: those it waited for have all completed, so their records came before it.
+    /// A host synchronisation point. One on a queue is resolved now, to the queue's last command
+    /// and the one of it seen to end last (on an out-of-order queue they may differ).
     pub fn sync(&mut self, s: Sync) {
         let ids = match s.on {
             On::Commands(ids) => ids,
             On::Queue { queue, last } => {
+                // The last command enqueued, and the one seen to end last: a completion can
+                // come after the wait's own record (summary mode's callbacks), so both.
                 let id = match self.queues.iter().find(|q| q.0 == queue) {
                     Some(&(_, (_, id))) if id <= last => id,
                     _ => last,
                 };
-                [id].into_iter().collect()
+                let mut ids: SmallVec<[u64; 2]> = [last].into_iter().collect();
+                if id != last {
+                    ids.push(id);
+                }
+                ids
             }
         };
         if self.newest_sync.is_none_or(|(end, _)| s.end >= end) {
@@ -421,20 +444,6 @@ impl Graph {
         })
     }
 
-    /// Of the device time of the commands whose label `of` picks, the share the path charged
-    /// them (after [`Graph::bounds`]): how much of shortening them would shorten the run, to
-    /// first order. `None` when the graph saw none of them with a time.
-    pub fn share(&self, of: impl Fn(&Label) -> bool) -> Option<f64> {
-        let (mut charged, mut total) = (0u64, 0u64);
-        for (i, label) in self.labels.all.iter().enumerate() {
-            if of(label) {
-                charged += self.charged.get(i).copied().unwrap_or(0);
-                total += self.totals.get(i).copied().unwrap_or(0);
-            }
-        }
-        (total > 0).then(|| (charged as f64 / total as f64).min(1.0))
-    }
-
     fn newest(&self) -> Option<&Node> {
         self.node(self.newest_id)
     }
@@ -458,8 +467,68 @@ impl Graph {
         }
     }
 
+    /// What `fix` would take off the run on `device`, by replay; `None` when no command of the
+    /// graph was covered by it (they had no device time, or none was seen).
+    pub fn saved(&self, device: u32, fix: Fix) -> Option<u64> {
+        let s = self.saved.iter().find(|s| s.0 == device)?;
+        (s.2 & (1 << fix as u8) != 0).then_some(s.1[fix as usize])
+    }
+
+    /// Replays the stretch from where the last walk began to `t`, ending at `at`, with each fix
+    /// its commands are covered by (`replay.rs`).
+    fn replay(&mut self, at: At, t: u64) {
+        if self.saved.is_empty() {
+            return;
+        }
+        let stop = self.walked_to;
+        let mut items: Vec<Item> = Vec::new();
+        for n in self
+            .nodes
+            .iter()
+            .filter(|n| n.id != 0 && n.begin >= stop && n.begin <= t)
+        {
+            items.push(Item::Command {
+                id: n.id,
+                device: n.device,
+                tid: n.tid,
+                begin: n.begin,
+                ran: n.ran,
+                before: n.before,
+                dur: n.dur,
+            });
+        }
+        for (&tid, syncs) in &self.threads {
+            for s in syncs.iter().filter(|s| s.end > stop && s.end <= t) {
+                items.push(Item::Sync {
+                    tid,
+                    begin: s.begin,
+                    end: s.end,
+                    ids: s.ids.clone(),
+                });
+            }
+        }
+        // By the call's start; a command before a synchronisation point that starts with it.
+        items.sort_by_key(|i| match i {
+            Item::Command { begin, .. } => (*begin, 0),
+            Item::Sync { begin, .. } => (*begin, 1),
+        });
+        let end = match at {
+            At::Host(tid) => End::Host(tid, t),
+            At::Command(id) => End::Command(id),
+        };
+        let older = |id: u64| self.node(id).map(|n| n.ran.1);
+        for (device, saved) in replay::savings(&items, end, &older) {
+            if let Some(s) = self.saved.iter_mut().find(|s| s.0 == device) {
+                for (a, b) in s.1.iter_mut().zip(saved) {
+                    *a = a.saturating_add(b);
+                }
+            }
+        }
+    }
+
     /// Walks back from `at` at time `t` to where the last walk began.
     fn walk(&mut self, mut at: At, mut t: u64) {
+        self.replay(at, t);
         let stop = self.walked_to;
         self.charged.resize(self.labels.all.len(), 0);
         // Per thread: synchronisation points at or past this index are behind the walk.
@@ -607,12 +676,14 @@ mod tests {
             (1, 1),
             (25, 250),
             of(&kernel("k")),
+            Durations::default(),
         );
         g.command(
             &link(2, 1, (30, 300), 1, &[]),
             (1, 1),
             (260, 290),
             of(&read()),
+            Durations::default(),
         );
         g.sync(Sync {
             tid: 1,
@@ -716,6 +787,7 @@ mod tests {
                     queue,
                     ran,
                     of(&kernel("k")),
+                    Durations::default(),
                 );
             }
             for s in syncs {
@@ -736,7 +808,13 @@ mod tests {
         for id in 1..=n {
             let at = id * 100;
             let l = link(id, 1, (0, 1), id - 1, &[]);
-            g.command(&l, (1, 1), (at, at + 100), of(&kernel("k")));
+            g.command(
+                &l,
+                (1, 1),
+                (at, at + 100),
+                of(&kernel("k")),
+                Durations::default(),
+            );
         }
         let end = n * 100 + 100;
         g.sync(Sync {
@@ -769,7 +847,13 @@ mod tests {
         for id in 1..=n {
             let t = id * 10;
             let l = link(id, 1, (t, t + 1), id - 1, &[]);
-            g.command(&l, (1, 1), (t + 2, t + 5), of(&kernel("k")));
+            g.command(
+                &l,
+                (1, 1),
+                (t + 2, t + 5),
+                of(&kernel("k")),
+                Durations::default(),
+            );
             g.sync(Sync {
                 tid: 1,
                 begin: t + 1,
@@ -797,6 +881,7 @@ mod tests {
                 (1, 2),
                 (2, 3),
                 of(&kernel("k")),
+                Durations::default(),
             );
         }
         // Waits for command 1, long forgotten.
@@ -806,6 +891,7 @@ mod tests {
             (1, 1),
             (50, 60),
             of(&kernel("k")),
+            Durations::default(),
         );
         g.sync(Sync {
             tid: 1,

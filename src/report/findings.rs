@@ -3,8 +3,9 @@
 //! when the run measured none, the vendor's reference figure from the rule set, said so).
 
 use super::Finding;
-use super::bounds::{Graph, Label};
-use super::builder::{DeviceAcc, HandOff, Kind, Projecting, SMALL, Sum};
+use super::bounds::Graph;
+use super::builder::{DeviceAcc, HandOff, Projecting, SMALL, Sum};
+use super::replay::Fix;
 use crate::model::classification::{Direction, Path};
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
@@ -47,23 +48,24 @@ fn replacing(d: &DeviceAcc) -> Option<Projecting> {
     d.projecting.filter(|p| p.replaces)
 }
 
-/// A saving of the commands `of` picks, as far as it would shorten the run: the share of their
-/// device time that lay on the critical path (`bounds.rs`), to first order (commands that overlap
-/// others, or that nothing waits for, save the run nothing). Under forced rules the path is this
-/// device's, not the rules' devices': the saving stands as projected.
-fn on_path(
-    d: &DeviceAcc,
-    graph: &Graph,
-    (ns, how): (u64, String),
-    of: impl Fn(&Label) -> bool,
-) -> (u64, String) {
-    match graph.share(of).filter(|_| ns > 0 && replacing(d).is_none()) {
-        Some(share) => (
-            (ns as f64 * share) as u64,
+/// A fix's saving as the run would see it: its commands' own saving (`ns`, estimated as `how`)
+/// replaced by what the command graph, replayed with the fix, says the run's wall time loses
+/// (`replay.rs`): nothing for transfers that overlap others or that nothing waits for. Kept as
+/// it is where the graph saw none of the commands (none had a device time).
+fn replayed(d: &DeviceAcc, graph: &Graph, (ns, how): (u64, String), fix: Fix) -> (u64, String) {
+    match graph.saved(d.facts.index, fix).filter(|_| ns > 0) {
+        Some(saved) => (
+            saved,
             format!(
-                "{how}; {:.0}% of these commands' device time lay on the run's critical path, \
-                 so that share of it would shorten the run",
-                share * 100.0
+                "replayed: the run's command graph{} with the fix ends {} sooner (the commands' \
+                 own saving: {}, {how})",
+                if replacing(d).is_some() {
+                    ", its durations projected,"
+                } else {
+                    ""
+                },
+                duration(saved),
+                duration(ns)
             ),
         ),
         None => (ns, how),
@@ -265,12 +267,11 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                 (saving(s, bw), how)
             }
         };
-        let (saved, how) = on_path(
-            d,
-            graph,
-            (saved, how),
-            |l| matches!(l, Label::Transfer(_, ld, Path::Staged) if *ld == dir),
-        );
+        let fix = match dir {
+            Direction::H2D => Fix::PinnedH2D,
+            _ => Fix::PinnedD2H,
+        };
+        let (saved, how) = replayed(d, graph, (saved, how), fix);
         let mut evidence = vec![
             measured(s, d),
             format!(
@@ -428,9 +429,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             ),
             None => (s.ns, "the map-time copies' own time".into()),
         };
-        let (map_copy, map_how) = on_path(d, graph, (map_copy, map_how), |l| {
-            matches!(l, Label::Transfer(Kind::Map, Direction::D2H, _))
-        });
+        let (map_copy, map_how) = replayed(d, graph, (map_copy, map_how), Fix::MapInvalidate);
         push(
             "map-write-copied",
             format!(
@@ -594,16 +593,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             let (bw, how) = pinned(d, Direction::H2D);
             (saving(s, bw), format!("{how}, as one large transfer"))
         });
-        let (saved, how) = on_path(d, graph, (saved, how), |l| {
-            matches!(
-                l,
-                Label::Transfer(
-                    Kind::Write | Kind::Read | Kind::Memcpy,
-                    Direction::H2D | Direction::D2H,
-                    _
-                )
-            )
-        });
+        let (saved, how) = replayed(d, graph, (saved, how), Fix::Batched);
         let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
         let mut seen = 0;
         let median = d
@@ -635,9 +625,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let s = &d.misaligned;
     if s.count > 0 {
         let (bw, how) = pinned(d, Direction::H2D);
-        let (saved, how) = on_path(d, graph, (saving(s, bw), how), |l| {
-            matches!(l, Label::Transfer(_, Direction::H2D | Direction::D2H, _))
-        });
+        let saved = saving(s, bw);
         let align = set.alignment.value.unwrap_or(64);
         push(
             "misaligned",

@@ -11,6 +11,7 @@ mod hist;
 mod kernels;
 pub mod races;
 mod render;
+mod replay;
 mod timeline;
 
 pub use bounds::{Bounds, Contributor, Link, On, Sync};

@@ -1,0 +1,328 @@
+//! Savings by replay (issue #26): what a fix would take off the run's wall time, found by running
+//! the command graph forward again with the fixed commands' durations, against the same graph run
+//! forward with the durations as they are (or, under forced rules, as the cost model projects
+//! them). A command starts when its enqueue call, the commands it depends on and its original
+//! slack allow; a host synchronisation point ends when what it waited for ends, plus its original
+//! tail; a thread's later calls move with its synchronisation points. A transfer that overlaps
+//! others, or that nothing waits for, saves what the replay says: often nothing. Pure: fed the
+//! items of one stretch of the graph (`bounds.rs` walks and replays the same stretches).
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// The fixes replayed: each finding that shortens commands names one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fix {
+    /// Staged transfers from pageable memory made pinned, by direction.
+    PinnedH2D = 0,
+    PinnedD2H = 1,
+    /// The copy of a map for WRITE removed (`CL_MAP_WRITE_INVALIDATE_REGION`).
+    MapInvalidate = 2,
+    /// Small transfers batched into one large one: each takes its bytes' share of it.
+    Batched = 3,
+}
+
+pub const FIXES: usize = 4;
+
+/// What a command takes in each replay, ns (u32: a single command of over 4 s is held at 4 s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Durations {
+    /// As it is (measured, or projected under forced rules).
+    pub base: u32,
+    /// Bit `Fix as u8`: the fix covers it.
+    pub covered: u8,
+    /// Its time with a pinned host side, and its share of one batched transfer.
+    pub pinned: u32,
+    pub batched: u32,
+}
+
+impl Durations {
+    /// The command's duration with `fix` applied (`None`: as it is).
+    pub fn under(&self, fix: Option<usize>) -> u64 {
+        let d = match fix {
+            Some(f) if self.covered & (1 << f) != 0 => match f {
+                0 | 1 => self.pinned,
+                2 => 0,
+                _ => self.batched,
+            },
+            _ => self.base,
+        };
+        u64::from(d)
+    }
+
+    /// `ns` held in a u32.
+    pub fn ns(ns: u64) -> u32 {
+        u32::try_from(ns).unwrap_or(u32::MAX)
+    }
+}
+
+/// One item of a stretch, in the order of its call's start (a command before a synchronisation
+/// point that starts with it: a blocking call's own command comes first).
+#[derive(Clone, Debug)]
+pub enum Item {
+    Command {
+        id: u64,
+        device: u32,
+        tid: u32,
+        /// Its enqueue call's start.
+        begin: u64,
+        /// Where it ran, and the commands it depends on (0: none).
+        ran: (u64, u64),
+        before: [u64; 3],
+        dur: Durations,
+    },
+    Sync {
+        tid: u32,
+        begin: u64,
+        end: u64,
+        /// The commands it waited for (those known).
+        ids: SmallVec<[u64; 2]>,
+    },
+}
+
+/// Where the stretch ends: on a host thread at a time, or at a command's end.
+#[derive(Clone, Copy, Debug)]
+pub enum End {
+    Host(u32, u64),
+    Command(u64),
+}
+
+/// A command older than the stretch: when it ended (it does not move).
+pub type Older<'a> = &'a dyn Fn(u64) -> Option<u64>;
+
+/// The stretch's end in one replay: with `fix` applied to the commands of one device (`None`: as
+/// it is). `ends`: scratch, by command number from `first` (the stretch's commands are numbered
+/// close together): each one's (original, replayed) end, 0 while not replayed.
+fn run(
+    items: &[Item],
+    end: End,
+    older: Older,
+    fix: Option<(u32, usize)>,
+    (ends, first): (&mut [(u64, u64)], u64),
+) -> u64 {
+    ends.fill((0, 0));
+    let mut shift: FxHashMap<u32, i64> = FxHashMap::default();
+    // (original end, replayed end) of a command, if known.
+    let ended = |ends: &[(u64, u64)], id: u64| -> Option<(u64, u64)> {
+        let at = id.checked_sub(first).map(|i| i as usize);
+        match at.and_then(|i| ends.get(i)) {
+            Some(&e) if e != (0, 0) => Some(e),
+            _ => older(id).map(|e| (e, e)),
+        }
+    };
+    let moved = |t: u64, by: i64| t.saturating_add_signed(by);
+    for item in items {
+        match item {
+            Item::Command {
+                id,
+                device,
+                tid,
+                begin,
+                ran,
+                before,
+                dur,
+            } => {
+                let fix = fix.filter(|f| f.0 == *device).map(|f| f.1);
+                let by = shift.get(tid).copied().unwrap_or(0);
+                let (mut was, mut now) = (*begin, moved(*begin, by));
+                for &p in before.iter().filter(|&&p| p != 0) {
+                    if let Some((e, e2)) = ended(ends, p) {
+                        was = was.max(e);
+                        now = now.max(e2);
+                    }
+                }
+                // Its slack after what allowed it to start (the launch), as it was.
+                let start = now + ran.0.saturating_sub(was);
+                if let Some(slot) = (id.checked_sub(first)).and_then(|i| ends.get_mut(i as usize)) {
+                    *slot = (ran.1, start + dur.under(fix));
+                }
+            }
+            Item::Sync {
+                tid,
+                begin,
+                end,
+                ids,
+            } => {
+                let by = shift.get(tid).copied().unwrap_or(0);
+                let awaited = (ids.iter()).filter_map(|&id| ended(ends, id)).max();
+                let new_end = match awaited {
+                    // It waited: it ends when they end, after its own tail.
+                    Some((e, e2)) if e > *begin => {
+                        moved(*begin, by).max(e2) + end.saturating_sub(e)
+                    }
+                    _ => moved(*end, by),
+                };
+                shift.insert(*tid, new_end as i64 - *end as i64);
+            }
+        }
+    }
+    match end {
+        End::Host(tid, t) => moved(t, shift.get(&tid).copied().unwrap_or(0)),
+        End::Command(id) => ended(ends, id).map_or(0, |e| e.1),
+    }
+}
+
+/// What each fix takes off the stretch's end, per device: the replay as it is against the
+/// replay with the fix applied to that device's commands, for each (device, fix) some command of
+/// the stretch is covered by; the devices in order.
+pub fn savings(items: &[Item], end: End, older: Older) -> Vec<(u32, [u64; FIXES])> {
+    let mut covered: Vec<(u32, u8)> = Vec::new();
+    for i in items {
+        if let Item::Command { device, dur, .. } = i
+            && dur.covered != 0
+        {
+            match covered.iter_mut().find(|c| c.0 == *device) {
+                Some(c) => c.1 |= dur.covered,
+                None => covered.push((*device, dur.covered)),
+            }
+        }
+    }
+    covered.sort_unstable();
+    if covered.is_empty() {
+        return Vec::new();
+    }
+    let ids = items.iter().filter_map(|i| match i {
+        Item::Command { id, .. } => Some(*id),
+        Item::Sync { .. } => None,
+    });
+    let (first, last) = ids.fold((u64::MAX, 0), |(a, b), id| (a.min(id), b.max(id)));
+    // Numbers span at most the graph's window; a wider span (not from the graph) is clipped.
+    let span = last.saturating_sub(first).saturating_add(1).min(1 << 16) as usize;
+    let mut ends = vec![(0u64, 0u64); span];
+    let base = run(items, end, older, None, (&mut ends, first));
+    (covered.into_iter())
+        .map(|(device, bits)| {
+            let mut saved = [0; FIXES];
+            for (f, s) in saved.iter_mut().enumerate() {
+                if bits & (1 << f) != 0 {
+                    let fixed = run(items, end, older, Some((device, f)), (&mut ends, first));
+                    *s = base.saturating_sub(fixed);
+                }
+            }
+            (device, saved)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(id: u64, begin: u64, ran: (u64, u64), after: u64, covered: u8, fixed: u32) -> Item {
+        Item::Command {
+            id,
+            device: 1,
+            tid: 1,
+            begin,
+            ran,
+            before: [after, 0, 0],
+            dur: Durations {
+                base: (ran.1 - ran.0) as u32,
+                covered,
+                pinned: fixed,
+                batched: fixed,
+            },
+        }
+    }
+
+    fn sync(begin: u64, end: u64, ids: &[u64]) -> Item {
+        Item::Sync {
+            tid: 1,
+            begin,
+            end,
+            ids: ids.iter().copied().collect(),
+        }
+    }
+
+    const H2D: u8 = 1 << Fix::PinnedH2D as u8;
+    const NONE: Older = &|_| None;
+
+    #[test]
+    fn a_fix_saves_what_the_replayed_run_ends_sooner() {
+        // (what the program does, the saving of making command 1 take 100 instead of 900)
+        let cases: [(&str, Vec<Item>, End, u64); 4] = [
+            (
+                // A blocking staged write, then a kernel the host waits for: serial, all saved.
+                "serial",
+                vec![
+                    command(1, 0, (100, 1_000), 0, H2D, 100),
+                    sync(0, 1_000, &[1]),
+                    command(2, 1_000, (1_010, 2_000), 1, 0, 0),
+                    sync(1_010, 2_000, &[2]),
+                ],
+                End::Host(1, 2_100),
+                800,
+            ),
+            (
+                // A non-blocking write on another queue, beside a long kernel the host waits
+                // for: nothing.
+                "overlapped",
+                vec![
+                    command(1, 0, (10, 910), 0, H2D, 100),
+                    command(2, 10, (20, 3_000), 0, 0, 0),
+                    sync(20, 3_000, &[2]),
+                ],
+                End::Host(1, 3_000),
+                0,
+            ),
+            (
+                // The same, but the kernel waits for the write: what it waited, saved.
+                "dependent",
+                vec![
+                    command(1, 0, (10, 910), 0, H2D, 100),
+                    command(2, 10, (910, 3_000), 1, 0, 0),
+                    sync(20, 3_000, &[2]),
+                ],
+                End::Host(1, 3_000),
+                800,
+            ),
+            (
+                // A write nothing waits for, the host busy after it: the run ends on the host.
+                "unwaited",
+                vec![command(1, 0, (10, 910), 0, H2D, 100)],
+                End::Host(1, 5_000),
+                0,
+            ),
+        ];
+        for (what, items, end, want) in cases {
+            let s = savings(&items, end, NONE);
+            assert_eq!(s, vec![(1, [want, 0, 0, 0])], "{what}");
+        }
+    }
+
+    #[test]
+    fn later_calls_move_with_the_thread_and_older_commands_stay() {
+        // Two blocking writes in a row, each saving 500: the second starts earlier too.
+        let items = vec![
+            command(1, 0, (0, 1_000), 0, H2D, 500),
+            sync(0, 1_000, &[1]),
+            command(2, 1_100, (1_100, 2_100), 1, H2D, 500),
+            sync(1_100, 2_100, &[2]),
+        ];
+        assert_eq!(savings(&items, End::Host(1, 2_200), NONE)[0].1[0], 1_000);
+        // A command depending on an older one that ended late: held back by it either way.
+        let older: Older = &|id| (id == 9).then_some(5_000);
+        let items = vec![
+            command(1, 0, (5_000, 6_000), 9, H2D, 100),
+            sync(0, 6_000, &[1]),
+        ];
+        assert_eq!(savings(&items, End::Host(1, 6_000), older)[0].1[0], 900);
+        // A map for writing whose copy goes: its whole time.
+        let map = Item::Command {
+            id: 1,
+            device: 2,
+            tid: 1,
+            begin: 0,
+            ran: (0, 700),
+            before: [0; 3],
+            dur: Durations {
+                base: 700,
+                covered: 1 << Fix::MapInvalidate as u8,
+                pinned: 0,
+                batched: 0,
+            },
+        };
+        let saved = savings(&[map, sync(0, 700, &[1])], End::Host(1, 800), NONE);
+        assert_eq!(saved, vec![(2, [0, 0, 700, 0])]);
+    }
+}
