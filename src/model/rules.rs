@@ -347,8 +347,8 @@ pub static NVIDIA: RuleSet = RuleSet {
     svm: Rule {
         id: "nvidia.svm",
         value: Placement::Device,
-        says: "a coarse-grain clSVMAlloc allocation has device storage and a pinned host mirror, like an ALLOC_HOST_PTR buffer: its pointer is pinned for transfers (55.4 GB/s), a copy between two allocations stays on the device, and its size counts as device memory",
-        source: "ground-truth-h200.md row 7 (pinned) [X]; the device storage [I], by analogy with ALLOC_HOST_PTR (transfer-rules.md NVIDIA Q2), not yet read with nvidia-smi",
+        says: "a coarse-grain clSVMAlloc allocation takes device memory of its size at once (and its pointer is pinned for transfers, 55.4 GB/s): a copy between two allocations stays on the device",
+        source: "docs/ground-truth.md SVM and device memory (two 1 GiB allocations: +2,052 MiB at clSVMAlloc, back at clSVMFree); ground-truth-h200.md row 7 (pinned) [X]",
     },
     map_write_copies: Rule {
         id: "nvidia.map",
