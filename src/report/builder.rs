@@ -349,6 +349,8 @@ pub(super) struct DeviceAcc {
     pub facts: DeviceFacts,
     /// `None`: the figures are this device's own, as measured.
     pub projecting: Option<Projecting>,
+    /// Its rule set (looked up once).
+    pub set: Option<&'static RuleSet>,
     /// `None` when the trace was cut short before its end event.
     pub end: Option<DeviceEndFacts>,
     /// By (kind, direction, path), [`Rows`].
@@ -495,6 +497,7 @@ impl Builder {
         let d = self.device_mut(index);
         d.facts = facts;
         d.projecting = projecting;
+        d.set = set;
     }
 
     /// An enqueue outside the graph; `id` is its command number, 0 when it will get no device
@@ -629,7 +632,7 @@ impl Builder {
         }
         let dir = (e.direction as usize).min(1);
         let cost = (replacing.and_then(|p| p.cost))
-            .or(rules::by_name(&d.facts.rules).and_then(|s| s.cost.as_ref()))
+            .or(d.set.and_then(|s| s.cost.as_ref()))
             .or(rules::GENERIC.cost.as_ref());
         let link = cost.and_then(|c| c.pinned[dir]);
         let measured = d.best_pinned[dir].filter(|_| replacing.is_none());

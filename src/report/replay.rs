@@ -90,27 +90,36 @@ pub enum End {
 /// A command older than the stretch: when it ended (it does not move).
 pub type Older<'a> = &'a dyn Fn(u64) -> Option<u64>;
 
-/// The stretch's end in one replay: with `fix` applied to the commands of one device (`None`: as
-/// it is). `ends`: scratch, by command number from `first` (the stretch's commands are numbered
-/// close together): each one's (original, replayed) end, 0 while not replayed.
-fn run(
-    items: &[Item],
-    end: End,
-    older: Older,
-    fix: Option<(u32, usize)>,
-    (ends, first): (&mut [(u64, u64)], u64),
-) -> u64 {
-    ends.fill((0, 0));
-    let mut shift: FxHashMap<u32, i64> = FxHashMap::default();
-    // (original end, replayed end) of a command, if known.
-    let ended = |ends: &[(u64, u64)], id: u64| -> Option<(u64, u64)> {
-        let at = id.checked_sub(first).map(|i| i as usize);
-        match at.and_then(|i| ends.get(i)) {
-            Some(&e) if e != (0, 0) => Some(e),
-            _ => older(id).map(|e| (e, e)),
-        }
+/// The stretch's end in each replay, in one pass over its items: `scenarios[k]` is the fix applied
+/// to one device's commands in replay `k` (`None`: as it is).
+fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>]) -> Vec<u64> {
+    let w = scenarios.len();
+    let ids = items.iter().filter_map(|i| match i {
+        Item::Command { id, .. } => Some(*id),
+        Item::Sync { .. } => None,
+    });
+    let (first, last) = ids.fold((u64::MAX, 0), |(a, b), id| (a.min(id), b.max(id)));
+    // Numbers span at most the graph's window; a wider span (not from the graph) is clipped.
+    let span = last.saturating_sub(first).saturating_add(1).min(1 << 16) as usize;
+    // Per command from `first`: its original end (0: not replayed), then its end in each replay.
+    let mut ends = vec![0u64; span * (w + 1)];
+    // Per thread: how far each replay moved it.
+    let mut shifts: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut shift: Vec<i64> = Vec::new();
+    let mut thread = |tid: u32, shift: &mut Vec<i64>| -> usize {
+        *shifts.entry(tid).or_insert_with(|| {
+            shift.resize(shift.len() + w, 0);
+            shift.len() - w
+        })
+    };
+    let slot = |id: u64| {
+        (id.checked_sub(first))
+            .map(|i| i as usize)
+            .filter(|&i| i < span)
+            .map(|i| i * (w + 1))
     };
     let moved = |t: u64, by: i64| t.saturating_add_signed(by);
+    let mut was_now = vec![0u64; w];
     for item in items {
         match item {
             Item::Command {
@@ -122,19 +131,37 @@ fn run(
                 before,
                 dur,
             } => {
-                let fix = fix.filter(|f| f.0 == *device).map(|f| f.1);
-                let by = shift.get(tid).copied().unwrap_or(0);
-                let (mut was, mut now) = (*begin, moved(*begin, by));
+                let at = thread(*tid, &mut shift);
+                let mut was = *begin;
+                for (k, now) in was_now.iter_mut().enumerate() {
+                    *now = moved(*begin, shift[at + k]);
+                }
                 for &p in before.iter().filter(|&&p| p != 0) {
-                    if let Some((e, e2)) = ended(ends, p) {
-                        was = was.max(e);
-                        now = now.max(e2);
+                    match slot(p).filter(|&s| ends[s] != 0) {
+                        Some(s) => {
+                            was = was.max(ends[s]);
+                            for (k, now) in was_now.iter_mut().enumerate() {
+                                *now = (*now).max(ends[s + 1 + k]);
+                            }
+                        }
+                        None => {
+                            if let Some(e) = older(p) {
+                                was = was.max(e);
+                                for now in was_now.iter_mut() {
+                                    *now = (*now).max(e);
+                                }
+                            }
+                        }
                     }
                 }
                 // Its slack after what allowed it to start (the launch), as it was.
-                let start = now + ran.0.saturating_sub(was);
-                if let Some(slot) = (id.checked_sub(first)).and_then(|i| ends.get_mut(i as usize)) {
-                    *slot = (ran.1, start + dur.under(fix));
+                let slack = ran.0.saturating_sub(was);
+                if let Some(s) = slot(*id) {
+                    ends[s] = ran.1.max(1);
+                    for (k, fix) in scenarios.iter().enumerate() {
+                        let fix = fix.filter(|f| f.0 == *device).map(|f| f.1);
+                        ends[s + 1 + k] = was_now[k] + slack + dur.under(fix);
+                    }
                 }
             }
             Item::Sync {
@@ -143,28 +170,43 @@ fn run(
                 end,
                 ids,
             } => {
-                let by = shift.get(tid).copied().unwrap_or(0);
-                let awaited = (ids.iter()).filter_map(|&id| ended(ends, id)).max();
-                let new_end = match awaited {
-                    // It waited: it ends when they end, after its own tail.
-                    Some((e, e2)) if e > *begin => {
-                        moved(*begin, by).max(e2) + end.saturating_sub(e)
-                    }
-                    _ => moved(*end, by),
-                };
-                shift.insert(*tid, new_end as i64 - *end as i64);
+                let at = thread(*tid, &mut shift);
+                // The awaited command that ended last, as it was.
+                let awaited = (ids.iter())
+                    .filter_map(|&id| match slot(id).filter(|&s| ends[s] != 0) {
+                        Some(s) => Some((ends[s], Some(s))),
+                        None => older(id).map(|e| (e, None)),
+                    })
+                    .max();
+                for k in 0..w {
+                    let by = shift[at + k];
+                    let new_end = match awaited {
+                        // It waited: it ends when that one ends, after its own tail.
+                        Some((e, s)) if e > *begin => {
+                            let e2 = s.map_or(e, |s| ends[s + 1 + k]);
+                            moved(*begin, by).max(e2) + end.saturating_sub(e)
+                        }
+                        _ => moved(*end, by),
+                    };
+                    shift[at + k] = new_end as i64 - *end as i64;
+                }
             }
         }
     }
-    match end {
-        End::Host(tid, t) => moved(t, shift.get(&tid).copied().unwrap_or(0)),
-        End::Command(id) => ended(ends, id).map_or(0, |e| e.1),
-    }
+    (0..w)
+        .map(|k| match end {
+            End::Host(tid, t) => {
+                let by = shifts.get(&tid).map_or(0, |&at| shift[at + k]);
+                moved(t, by)
+            }
+            End::Command(id) => slot(id).map_or(0, |s| ends[s + 1 + k]),
+        })
+        .collect()
 }
 
 /// What each fix takes off the stretch's end, per device: the replay as it is against the
 /// replay with the fix applied to that device's commands, for each (device, fix) some command of
-/// the stretch is covered by; the devices in order.
+/// the stretch is covered by; the devices in order. All replays run in one pass.
 pub fn savings(items: &[Item], end: End, older: Older) -> Vec<(u32, [u64; FIXES])> {
     let mut covered: Vec<(u32, u8)> = Vec::new();
     for i in items {
@@ -181,27 +223,22 @@ pub fn savings(items: &[Item], end: End, older: Older) -> Vec<(u32, [u64; FIXES]
     if covered.is_empty() {
         return Vec::new();
     }
-    let ids = items.iter().filter_map(|i| match i {
-        Item::Command { id, .. } => Some(*id),
-        Item::Sync { .. } => None,
-    });
-    let (first, last) = ids.fold((u64::MAX, 0), |(a, b), id| (a.min(id), b.max(id)));
-    // Numbers span at most the graph's window; a wider span (not from the graph) is clipped.
-    let span = last.saturating_sub(first).saturating_add(1).min(1 << 16) as usize;
-    let mut ends = vec![(0u64, 0u64); span];
-    let base = run(items, end, older, None, (&mut ends, first));
-    (covered.into_iter())
-        .map(|(device, bits)| {
-            let mut saved = [0; FIXES];
-            for (f, s) in saved.iter_mut().enumerate() {
-                if bits & (1 << f) != 0 {
-                    let fixed = run(items, end, older, Some((device, f)), (&mut ends, first));
-                    *s = base.saturating_sub(fixed);
-                }
-            }
-            (device, saved)
-        })
-        .collect()
+    let mut scenarios = vec![None];
+    for &(device, bits) in &covered {
+        for f in (0..FIXES).filter(|f| bits & (1 << f) != 0) {
+            scenarios.push(Some((device, f)));
+        }
+    }
+    let ends = run(items, end, older, &scenarios);
+    let mut out: Vec<(u32, [u64; FIXES])> = covered.iter().map(|c| (c.0, [0; FIXES])).collect();
+    for (fix, fixed) in scenarios.iter().zip(&ends).skip(1) {
+        if let Some((device, f)) = fix
+            && let Some(o) = out.iter_mut().find(|o| o.0 == *device)
+        {
+            o.1[*f] = ends[0].saturating_sub(*fixed);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
