@@ -17,6 +17,9 @@
 //! each a path through its own stretch: exact where the path crosses a stretch's start on the
 //! host thread that synchronised last, an approximation elsewhere. A command whose predecessor
 //! is older than the window charges the rest of its stretch as not followed.
+//!
+//! Each stretch is also replayed before it is walked (`replay.rs`): run forward again with each fix
+//! its commands are covered by, for the findings' savings.
 
 use super::builder::Kind;
 use super::replay::{self, Durations, End, FIXES, Fix, Item};
