@@ -400,17 +400,19 @@ fn the_cost_model_projects_the_h200_example_within_25_percent() {
     // The model's figures come from a size sweep on an H200 (docs/ground-truth.md); the example
     // is another program traced on another visit: for transfers of 1 MiB or more, the projected
     // device time is within 25% of the measured one in every row (issue #26).
-    let example = root().join("docs/examples/h200-trace.json");
-    let r = clxfer_run(&[
-        "report",
-        "--project",
-        "nvidia",
-        "--format",
-        "json",
-        example.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let projected = |trace: &Path| -> Value {
+        let r = clxfer_run(&[
+            "report",
+            "--project",
+            "nvidia",
+            "--format",
+            "json",
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    let report = projected(&root().join("docs/examples/h200-trace.json"));
     let mut rows = 0;
     for d in report["devices"].as_array().unwrap() {
         assert_eq!(d["projection"]["replaces"], false, "{d}");
@@ -434,18 +436,9 @@ fn the_cost_model_projects_the_h200_example_within_25_percent() {
     assert!(rows >= 5, "{rows} rows compared");
     // The demo's trace under forced rules is projected already: --project changes nothing.
     let (_, plain, trace) = live_and_from_trace(&program("demo"), &["2", "1"], "nvidia");
-    let r = clxfer_run(&[
-        "report",
-        "--project",
-        "nvidia",
-        "--format",
-        "json",
-        trace.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let projected: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(projected, plain);
-    assert_eq!(projected["devices"][0]["projection"]["replaces"], true);
+    let again = projected(&trace);
+    assert_eq!(again, plain);
+    assert_eq!(again["devices"][0]["projection"]["replaces"], true);
     // A device the rules do not describe is not projected, and the user is told why.
     let (_, _, trace) = live_and_from_trace(&program("demo"), &["2", "1"], "auto");
     let r = clxfer_run(&["report", "--project", "nvidia", trace.to_str().unwrap()]);

@@ -302,6 +302,13 @@ pub(super) struct Projecting {
     pub replaces: bool,
 }
 
+impl Projecting {
+    /// The transfer's device time by the cost model, where it has a figure for its path.
+    pub fn time(&self, e: &Enqueue) -> Option<u64> {
+        self.cost?.time_ns(e.direction, e.path, e.bytes)
+    }
+}
+
 /// An [`Acc`] per (kind, direction, path) that occurred, by a small integer key (the writer adds
 /// to one per transfer), listed in that order. Sparse: a device read from a trace costs only the
 /// rows it has.
@@ -600,9 +607,7 @@ impl Builder {
         let d = self.device_mut(e.device);
         let replacing = d.projecting.filter(|p| p.replaces);
         let base = match replacing {
-            Some(p) if e.kind != Kind::Kernel => {
-                (p.cost).and_then(|c| c.time_ns(e.direction, e.path, e.bytes))
-            }
+            Some(p) if e.kind != Kind::Kernel => p.time(e),
             _ => Some(ns),
         };
         let Some(base) = base else {
@@ -678,9 +683,7 @@ impl Builder {
         }
         // Under forced rules the projection stands in for this device's time (issue #26).
         let projected = match d.projecting {
-            Some(p) if e.kind != Kind::Kernel => {
-                (p.cost).and_then(|c| c.time_ns(e.direction, e.path, e.bytes))
-            }
+            Some(p) if e.kind != Kind::Kernel => p.time(e),
             _ => None,
         };
         let replaces = d.projecting.is_some_and(|p| p.replaces);

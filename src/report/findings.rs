@@ -214,7 +214,7 @@ pub(super) fn finding(
 fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let set = rules_of(d);
     let dev = d.facts.index;
-    let measured = |s: &Sum, d: &DeviceAcc| shown(s, replacing(d).is_some());
+    let measured = |s: &Sum| shown(s, replacing(d).is_some());
     let on = format!("device #{dev} ({} rules)", set.name);
     // The findings whose saving is always an estimate of time (0 included).
     const TIME: [&str; 5] = [
@@ -273,7 +273,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
         };
         let (saved, how) = replayed(d, graph, (saved, how), fix);
         let mut evidence = vec![
-            measured(s, d),
+            measured(s),
             format!(
                 "the host side is malloc'd (pageable) memory, which {} copies through a bounce \
                  buffer ({}.pageable)",
@@ -313,7 +313,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     // 2. Non-blocking transfers from pageable memory that held the host anyway.
     let s = &d.held_host;
     if s.count > 0 {
-        let mut evidence = vec![measured(s, d)];
+        let mut evidence = vec![measured(s)];
         // This device's time in the calls, where it says something of the rules' devices.
         if replacing(d).is_none() {
             let share = if s.ns > 0 {
@@ -437,7 +437,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                 counted(s.count, "map")
             ),
             vec![
-                measured(s, d),
+                measured(s),
                 "a map for writing only copies the current contents so that the parts the \
                  program does not overwrite stay intact"
                     .into(),
@@ -493,7 +493,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let s = &d.via_host_migrations;
     if s.count > 0 {
         let mut evidence = vec![
-            measured(s, d),
+            measured(s),
             format!(
                 "{} ({}.between-devices)",
                 set.between_devices.says, set.name
@@ -611,7 +611,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                 s.count,
                 bytes(SMALL)
             ),
-            vec![measured(s, d), format!("median size {}", bytes(median))],
+            vec![measured(s), format!("median size {}", bytes(median))],
             "Batch them: gather the pieces into one host buffer and move it with one \
              clEnqueueWriteBuffer/ReadBuffer (or one clEnqueueWriteBufferRect for strided data), \
              or keep the data on the device between kernels."
@@ -634,7 +634,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                 counted(s.count, "transfer") + " used"
             ),
             vec![
-                measured(s, d),
+                measured(s),
                 format!("{} ({}.alignment)", set.alignment.says, set.name),
             ],
             format!(
