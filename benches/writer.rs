@@ -97,6 +97,7 @@ fn records() -> Vec<Record> {
             end: t + 900,
             command: Some(Box::new(Enqueued {
                 flags: Default::default(),
+                sampled: false,
                 id: i as u64 + 1,
                 queue,
                 class: Some(class),

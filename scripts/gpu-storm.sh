@@ -1,38 +1,57 @@
 #!/usr/bin/env bash
-# The storm's cost on NVIDIA (docs/PERFORMANCE.md, "NVIDIA H200"): 200,000 4 KiB enqueues, one
-# thread, through the machine's default loader (CUDA's) with clxfer preloaded, 7 interleaved rounds
-# of: no clxfer, summary, trace, both with CLXFER_DEVICE_TIMING=off, and the storm doing itself what
-# device timing needs (an event per command; a callback per command), with no clxfer. Runs on the
-# device machine in the repository root with .gpu/ packed by `scripts/gpu-truth pack`; prints one
-# line per run ("ROUND CONFIG us_per_enqueue N") and the medians and paired differences to none.
+# The storm's cost on NVIDIA (docs/PERFORMANCE.md, "NVIDIA H200"): 4 KiB write/read/map/unmap
+# enqueues through the machine's default loader (CUDA's) with clxfer preloaded, in interleaved
+# rounds of each configuration; prints one line per run ("ROUND CONFIG us_per_enqueue N
+# cpu_us_per_enqueue C") and, per configuration, the medians and the medians of each round's
+# difference to no clxfer. Runs on the device machine in the repository root with .gpu/ packed by
+# `scripts/gpu-truth pack`.
+#   ROUNDS (7), THREADS (1), ENQUEUES per thread (200000), CONFIGS (below) choose the runs:
+#   none; summary, trace (default sampled device timing); summary-all, trace-all
+#   (CLXFER_DEVICE_TIMING=all); summary-off, trace-off; *-all-nocb (all, no completion callbacks:
+#   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
+#   no clxfer: what the driver charges).
 set -uo pipefail
 G="$PWD/.gpu"
 chmod +x "$G"/* 2>/dev/null
 mkdir -p /tmp/t
 export TEST_PLATFORM=NVIDIA
+ROUNDS=${ROUNDS:-7} THREADS=${THREADS:-1} ENQUEUES=${ENQUEUES:-200000}
+CONFIGS=${CONFIGS:-none summary trace summary-all trace-all summary-off trace-off own-events own-callbacks}
+OUTFILE=${STORM_OUT:-/tmp/storm-$THREADS.txt}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for round in 1 2 3 4 5 6 7; do
-  for cfg in none summary trace summary-off trace-off own-events own-callbacks; do
+for round in $(seq "$ROUNDS"); do
+  for cfg in $CONFIGS; do
+    a=()
     case $cfg in
-      none) e=(); a=();;
-      summary|trace) e=(LD_PRELOAD="$G/libclxfer.so" CLXFER_MODE=$cfg); a=();;
-      *-off) e=(LD_PRELOAD="$G/libclxfer.so" CLXFER_MODE=${cfg%-off} CLXFER_DEVICE_TIMING=off); a=();;
+      none) e=();;
       own-*) e=(); a=("${cfg#own-}");;
+      *-all-nocb) e=(CLXFER_MODE=${cfg%-all-nocb} CLXFER_DEVICE_TIMING=all CLXFER_TEST_CALLBACKS=off);;
+      *-all) e=(CLXFER_MODE=${cfg%-all} CLXFER_DEVICE_TIMING=all);;
+      *-off) e=(CLXFER_MODE=${cfg%-off} CLXFER_DEVICE_TIMING=off);;
+      *) e=(CLXFER_MODE=$cfg);;
     esac
+    [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$G/libclxfer.so" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}")
     rm -f /tmp/t/*
-    r=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" 200000 1 "${a[@]}" 2>/dev/null | grep us_per_enqueue)
-    echo "$round $cfg $r"
+    out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
+    echo "$round $cfg $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
+    [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost" -A4 /tmp/t/report.txt | sed "s/^/  $cfg: /" >&2
   done
-done | tee /tmp/storm.txt
-python3 - <<'PY'
-import collections, statistics
+done | tee "$OUTFILE"
+python3 - "$OUTFILE" <<'PY'
+import collections, statistics, sys
 d = collections.defaultdict(dict)
-for line in open('/tmp/storm.txt'):
+cpu = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
     p = line.split()
-    if len(p) == 4 and p[2] == 'us_per_enqueue':
+    if len(p) >= 4 and p[2] == 'us_per_enqueue':
         d[p[1]][int(p[0])] = float(p[3])
-none = d['none']
+        if len(p) >= 6:
+            cpu[p[1]][int(p[0])] = float(p[5])
+none, cnone = d['none'], cpu['none']
 for cfg, v in d.items():
     paired = statistics.median([v[r] - none[r] for r in v if r in none])
-    print(f"{cfg:15s} median {statistics.median(v.values()):7.2f}  paired {paired:+6.2f}")
+    c = cpu[cfg]
+    cp = statistics.median([c[r] - cnone[r] for r in c if r in cnone]) if c else float('nan')
+    print(f"{cfg:18s} median {statistics.median(v.values()):7.2f}  paired {paired:+6.2f}"
+          f"   caller CPU paired {cp:+6.2f}")
 PY

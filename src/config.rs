@@ -78,11 +78,14 @@ pub const OPTIONS: &[OptSpec] = &[
     },
     OptSpec {
         var: "CLXFER_DEVICE_TIMING",
-        kind: Kind::Choice(&["on", "off"]),
+        kind: Kind::Choice(&["on", "all", "off"]),
         default: "on",
-        doc: "`on` times every command on the device (in summary mode, every transfer): clxfer \
-              turns on `CL_QUEUE_PROFILING_ENABLE` for every queue and reads each command's \
-              profiling timestamps when it completes. \
+        doc: "`on` times commands on the device, sampled: clxfer turns on \
+              `CL_QUEUE_PROFILING_ENABLE` for every queue and reads the profiling timestamps of \
+              every transfer of 1 MiB or more, and of kernels and smaller commands as long as \
+              their timing costs under 1/64 of each queue's time (the report extrapolates the \
+              rest, and says from how many). `all` times every command (in summary mode, every \
+              transfer and kernel), at the driver's price for an event each. \
               `off` leaves queues as the program made them: host timing only.",
     },
     OptSpec {
@@ -138,6 +141,14 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "0",
         doc: "Testing only: the writer thread stalls this long before its first batch, as on a \
               stalled disk, to check that memory stays bounded and dropped records are counted.",
+    },
+    OptSpec {
+        var: "CLXFER_TEST_CALLBACKS",
+        kind: Kind::Choice(&["on", "off"]),
+        default: "on",
+        doc: "Testing only: `off` arms no completion callback, so timed commands are collected \
+              only at the program's waits and at exit: to measure what callbacks cost a driver \
+              (docs/PERFORMANCE.md).",
     },
 ];
 
@@ -206,6 +217,29 @@ impl Setting {
     }
 }
 
+/// Which commands are timed on the device (`CLXFER_DEVICE_TIMING`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceTiming {
+    /// Sampled within a budget per queue (`timing::sample`).
+    Sampled,
+    All,
+    Off,
+}
+
+impl DeviceTiming {
+    pub fn on(self) -> bool {
+        self != DeviceTiming::Off
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceTiming::Sampled => "on",
+            DeviceTiming::All => "all",
+            DeviceTiming::Off => "off",
+        }
+    }
+}
+
 /// The parsed configuration, read once per process.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -218,7 +252,7 @@ pub struct Config {
     pub output: Option<String>,
     /// Where the report goes (`None`: stderr in summary mode, nowhere in trace mode).
     pub report: Option<std::path::PathBuf>,
-    pub device_timing: bool,
+    pub device_timing: DeviceTiming,
     /// The race check (`CLXFER_RACES`).
     pub races: bool,
     pub log: LogLevel,
@@ -226,6 +260,8 @@ pub struct Config {
     pub rules: Option<&'static RuleSet>,
     pub test_panic_at: Option<String>,
     pub test_writer_stall_ms: u64,
+    /// `CLXFER_TEST_CALLBACKS=off`.
+    pub test_no_callbacks: bool,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
     /// One line per bad value, to be printed once.
@@ -316,12 +352,17 @@ impl Config {
         let report = Some(get("CLXFER_REPORT"))
             .filter(|r| !r.is_empty())
             .map(std::path::PathBuf::from);
-        let device_timing = get("CLXFER_DEVICE_TIMING") == "on";
+        let device_timing = match get("CLXFER_DEVICE_TIMING") {
+            "all" => DeviceTiming::All,
+            "off" => DeviceTiming::Off,
+            _ => DeviceTiming::Sampled,
+        };
         let races = get("CLXFER_RACES") == "on";
         let rules = rules::by_name(get("CLXFER_RULES"));
         let panic_at = get("CLXFER_TEST_PANIC_AT");
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
         let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
+        let test_no_callbacks = get("CLXFER_TEST_CALLBACKS") == "off";
         let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
         Config {
             settings,
@@ -336,6 +377,7 @@ impl Config {
             rules,
             test_panic_at,
             test_writer_stall_ms,
+            test_no_callbacks,
             buffer_bytes,
             warnings,
             run_notes: lookup(RUN_NOTES)

@@ -210,6 +210,8 @@ fn a_driver_that_runs_callbacks_under_its_own_lock_cannot_deadlock_clxfer() {
     let env = [
         ("OCL_ICD_VENDORS", vendors.to_str().unwrap()),
         ("TESTICD_MODE", "locked-callbacks"),
+        // Every marker timed: as many callbacks as there can be.
+        ("CLXFER_DEVICE_TIMING", "all"),
     ];
     let runs = same_as_without(&["locked", "20000"], &env);
     assert!(
@@ -236,6 +238,8 @@ fn reference_counts_leave_out_what_clxfer_holds() {
     let env = [
         ("OCL_ICD_VENDORS", vendors.to_str().unwrap()),
         ("TESTICD_MODE", "locked-callbacks"),
+        // Every marker timed: as many callbacks as there can be.
+        ("CLXFER_DEVICE_TIMING", "all"),
     ];
     let runs = same_as_without(&["refcounts"], &env);
     let out = &runs[0].stdout;

@@ -381,7 +381,9 @@ fn device_slices_stream_out_while_a_program_that_never_waits_runs() {
     use std::io::BufRead;
     for rules in ["auto", "nvidia"] {
         let mut cmd = command(program("no_wait"), Load::Layer);
-        cmd.env("CLXFER_RULES", rules);
+        // Every write timed: each one's slice must come.
+        cmd.env("CLXFER_RULES", rules)
+            .env("CLXFER_DEVICE_TIMING", "all");
         let dir = trace_dir(&cmd);
         let mut child = cmd
             .stdout(std::process::Stdio::piped())

@@ -135,15 +135,18 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         return call(f, args);
     }
     crate::sink::counts::record(api, via);
+    // Summary mode needs only enqueues and synchronisation points: the others are neither timed
+    // nor recorded.
+    let recorded = H::ENQUEUES || H::SYNCS || crate::sink::records_every_call();
+    // One recorded call in 64 measures clxfer's own time (`sink::own`).
+    let measured = recorded && crate::sink::own::tick();
+    let entered = if measured { clock::now_ns() } else { 0 };
     let mut edited = args;
     let mut state = guard::protect(api, || {
         guard::injected_panic(api);
         unsafe { H::before(Call { api, via }, &mut edited) }
     });
     let mut used = if state.is_some() { edited } else { args };
-    // Summary mode needs only enqueues and synchronisation points: the others are neither timed
-    // nor recorded.
-    let recorded = H::ENQUEUES || H::SYNCS || crate::sink::records_every_call();
     let begin = if recorded { clock::now_ns() } else { 0 };
     let mut ret = call(f, used);
     if let Some(st) = state.as_mut()
@@ -194,6 +197,10 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         }
         for r in races {
             crate::sink::buffer::push_with(|_| Record::Race(Box::new(r)));
+        }
+        if measured {
+            let driver = end.saturating_sub(begin);
+            crate::sink::own::add(clock::now_ns().saturating_sub(entered + driver));
         }
     }
     ret

@@ -133,6 +133,10 @@ pub struct RuleSet {
     /// Device timing: the least time, µs, between two completion callbacks clxfer arms on one
     /// queue (each collects every command completed by then). 0: whenever the last one has run.
     pub callback_gap_us: u32,
+    /// Device timing: what timing one command costs the program on this driver, µs (its event,
+    /// profiling queries and share of callbacks): the price sampled timing budgets with
+    /// (`timing::sample`), and the report's estimate of what clxfer's timing cost the driver.
+    pub timed_command_us: f64,
     /// The driver reports no real device time for migrations (zero, or another command's): they
     /// are not drawn or counted as measured. `None`: their times are taken as measured.
     pub migrate_time: Option<Row>,
@@ -157,6 +161,13 @@ const fn link(floor_us: f64, gbps: &'static [(u64, f64)], source: &'static str) 
 const SWEEP: &str = "docs/ground-truth.md size sweep (H200, 2026-12-01) [X]";
 
 const MIB: u64 = 1 << 20;
+
+/// What timing a command costs on NVIDIA's OpenCL, µs: the H200 storm with every command timed,
+/// less the storm with none (docs/PERFORMANCE.md, "NVIDIA H200").
+const TIMED_NVIDIA: f64 = 7.0;
+/// The same elsewhere, µs: PoCL's own price for profiling and an event per command on this
+/// project's CPU (docs/PERFORMANCE.md); no GPU vendor's but NVIDIA's has been measured.
+const TIMED_CPU: f64 = 1.0;
 const TR: &str = "transfer-rules.md";
 
 impl RuleSet {
@@ -443,6 +454,7 @@ pub static NVIDIA: RuleSet = RuleSet {
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
     // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
     callback_gap_us: 1000,
+    timed_command_us: TIMED_NVIDIA,
     migrate_time: Some(Rule {
         id: "nvidia.migrate-time",
         value: (),
@@ -540,6 +552,7 @@ pub static AMD: RuleSet = RuleSet {
     cost: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 
@@ -636,6 +649,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 
@@ -749,6 +763,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     }),
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 
@@ -839,6 +854,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 
@@ -925,6 +941,7 @@ pub static CPU: RuleSet = RuleSet {
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 
@@ -1030,6 +1047,7 @@ pub static GENERIC: RuleSet = RuleSet {
     }),
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
+    timed_command_us: TIMED_CPU,
     migrate_time: None,
 };
 

@@ -6,7 +6,9 @@
 use super::bounds::{Graph, Link, Of, On, Sync};
 use super::hist::Hist;
 use super::kernels::{KernelRun, Kernels};
+use super::overhead::{OwnFacts, TimingFacts};
 use super::replay::{Durations, Fix};
+use super::sampled::Moments;
 use super::timeline::{Class, Timeline};
 use super::{DeviceReport, QueueBusy, Report, Row, findings};
 use crate::model::classification::{Direction, Path};
@@ -169,6 +171,9 @@ pub struct Enqueue {
     /// larger value the driver accepted becomes `u32::MAX`). Kept small: the fact travels in
     /// every record of summary mode.
     pub flags: Option<u32>,
+    /// Sampled device timing left it untimed (`timing::sample`): its device time is
+    /// extrapolated, not missing.
+    pub sampled: bool,
 }
 
 /// What a command's completion says: its device time, and when it started after its enqueue call
@@ -222,6 +227,7 @@ pub struct EndFacts {
     pub pinned_peak: u64,
     pub incomplete: u64,
     pub dropped: u64,
+    pub own: OwnFacts,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -231,6 +237,7 @@ pub struct DeviceEndFacts {
     pub resident_peak: u64,
     pub alloc_host_ptr_peak: u64,
     pub alloc_host_ptr_buffers: u64,
+    pub timing: TimingFacts,
 }
 
 /// Count, bytes and time of some transfers.
@@ -242,6 +249,13 @@ pub(super) struct Sum {
     pub ns: u64,
     /// Bytes of those with a time.
     pub timed_bytes: u64,
+    /// How many have a time.
+    pub timed: u64,
+    /// Those without one because sampled device timing left them untimed.
+    pub sampled: u64,
+    /// Calls sampled device timing left untimed, whether or not a time stands in (projected,
+    /// or a blocking call's host time): the command graph lacks them.
+    pub ungraphed: u64,
     pub host_ns: u64,
     /// Under projection: the same calls' projected time over the pinned link (what making the
     /// host side pinned leaves), where the cost model has one.
@@ -254,6 +268,9 @@ impl Sum {
         self.bytes = self.bytes.saturating_add(o.bytes);
         self.ns = self.ns.saturating_add(o.ns);
         self.timed_bytes = self.timed_bytes.saturating_add(o.timed_bytes);
+        self.timed += o.timed;
+        self.sampled += o.sampled;
+        self.ungraphed += o.ungraphed;
         self.host_ns = self.host_ns.saturating_add(o.host_ns);
         self.pinned_ns = self.pinned_ns.saturating_add(o.pinned_ns);
     }
@@ -268,10 +285,24 @@ impl Sum {
         self.count += 1;
         self.bytes = self.bytes.saturating_add(e.bytes);
         self.host_ns = self.host_ns.saturating_add(e.host_ns);
-        if let Some(t) = time {
-            self.ns = self.ns.saturating_add(t);
-            self.timed_bytes = self.timed_bytes.saturating_add(e.bytes);
+        self.ungraphed += u64::from(e.sampled);
+        match time {
+            Some(t) => {
+                self.ns = self.ns.saturating_add(t);
+                self.timed_bytes = self.timed_bytes.saturating_add(e.bytes);
+                self.timed += 1;
+            }
+            None if e.sampled => self.sampled += 1,
+            None => {}
         }
+    }
+
+    /// `timed` of its calls' figure, scaled to all of them where sampling left some untimed.
+    pub(super) fn extrapolated(&self, timed: u64) -> u64 {
+        if self.sampled == 0 || self.timed == 0 {
+            return timed;
+        }
+        (timed as f64 * (self.timed + self.sampled) as f64 / self.timed as f64) as u64
     }
 }
 
@@ -288,6 +319,10 @@ struct Acc {
     projected_ns: u64,
     /// The projection against the measurement, over the calls of 1 MiB or more with both.
     compared: super::Compared,
+    /// Calls with a device time.
+    timed: u64,
+    /// For the calls sampling left untimed.
+    sample: Moments,
 }
 
 /// How a device's transfers are projected onto the devices a rule set describes (issue #26).
@@ -391,7 +426,9 @@ pub(super) struct DeviceAcc {
     /// Its busy time, and each queue's.
     pub timeline: Timeline,
     pub without_device_time: u64,
-    /// Of those, blocking calls whose host time stood in.
+    /// Transfers sampled device timing left untimed (not among those without a device time).
+    pub sampled: u64,
+    /// Of those without a device time, blocking calls whose host time stood in.
     pub host_time_used: u64,
 }
 
@@ -695,8 +732,12 @@ impl Builder {
         };
         let time = time.filter(|&t| t > 0);
         if device_ns.is_none() {
-            d.without_device_time += 1;
-            d.host_time_used += u64::from(time.is_some());
+            if e.sampled {
+                d.sampled += 1;
+            } else {
+                d.without_device_time += 1;
+                d.host_time_used += u64::from(time.is_some());
+            }
         }
         let gbps = time
             .filter(|_| e.bytes > 0)
@@ -705,6 +746,14 @@ impl Builder {
         acc.calls += 1;
         acc.bytes = acc.bytes.saturating_add(e.bytes);
         acc.device_ns = acc.device_ns.saturating_add(device_ns.unwrap_or(0));
+        match device_ns {
+            Some(ns) => {
+                acc.timed += 1;
+                acc.sample.timed(e.bytes, ns);
+            }
+            None if e.sampled => acc.sample.untimed(),
+            None => {}
+        }
         acc.host_ns = acc.host_ns.saturating_add(e.host_ns);
         acc.waited_ns = acc.waited_ns.saturating_add(waited);
         if let Some(g) = gbps {
@@ -815,6 +864,12 @@ impl Builder {
         for f in &mut findings {
             f.minor = (f.weighed || f.saving_ns > 0) && f.saving_ns < minor;
         }
+        let overhead = end.as_ref().map(|e| {
+            let timing: Vec<(String, TimingFacts)> = (self.devices.iter())
+                .filter_map(|(_, d)| Some((d.facts.rules.clone(), d.end.as_ref()?.timing)))
+                .collect();
+            super::Overhead::new(&e.own, &timing)
+        });
         Report {
             program: self.program,
             pid: self.pid,
@@ -831,6 +886,7 @@ impl Builder {
             findings,
             incomplete_at_exit: end.as_ref().map(|e| e.incomplete),
             dropped_records: end.as_ref().map(|e| e.dropped),
+            overhead,
         }
     }
 }
@@ -883,6 +939,8 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         p90_gbps: acc.gbps.quantile(0.9),
         projected_ns: projected.then_some(acc.projected_ns),
         compared: Some(acc.compared).filter(|c| c.calls > 0),
+        timed: acc.timed,
+        sampled: acc.sample.result(),
     };
     let mut by_class: BTreeMap<(Direction, Path), Acc> = BTreeMap::new();
     for ((_, dir, path), acc) in d.rows.iter() {
@@ -895,6 +953,8 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         sum.gbps.merge(&acc.gbps);
         sum.projected_ns = sum.projected_ns.saturating_add(acc.projected_ns);
         sum.compared.merge(&acc.compared);
+        sum.timed += acc.timed;
+        sum.sample.merge(&acc.sample);
     }
     let transfers = by_class
         .iter()
@@ -941,6 +1001,7 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         resident_peak_bytes: d.end.as_ref().map(|e| e.resident_peak),
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
+        sampled_out: d.sampled,
         clock_mapping: d.end.as_ref().map(|e| e.clock.clone()),
     }
 }
@@ -967,6 +1028,7 @@ mod tests {
             locked: false,
             mapped: false,
             flags: None,
+            sampled: false,
         }
     }
 

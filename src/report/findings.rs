@@ -52,7 +52,37 @@ fn replacing(d: &DeviceAcc) -> Option<Projecting> {
 /// replaced by what the command graph, replayed with the fix, says the run's wall time loses
 /// (`replay.rs`): nothing for transfers that overlap others or that nothing waits for. Kept as
 /// it is where the graph saw none of the commands (none had a device time).
-fn replayed(d: &DeviceAcc, graph: &Graph, (ns, how): (u64, String), fix: Fix) -> (u64, String) {
+///
+/// Where sampled device timing left some of the calls untimed, the graph lacks their times: the
+/// calls' own saving, scaled from the timed ones to all of them, stands instead.
+fn replayed(
+    d: &DeviceAcc,
+    graph: &Graph,
+    s: &Sum,
+    (ns, how): (u64, String),
+    fix: Fix,
+) -> (u64, String) {
+    if s.sampled > 0 && s.timed > 0 {
+        return (
+            s.extrapolated(ns),
+            format!(
+                "{how}; scaled from the {} of its {} calls sampled device timing timed (not \
+                 replayed: the others have no device time)",
+                s.timed,
+                s.timed + s.sampled
+            ),
+        );
+    }
+    if s.ungraphed > 0 {
+        return (
+            ns,
+            format!(
+                "{how} (not replayed: sampled device timing left {} of its calls out of the \
+                 command graph)",
+                s.ungraphed
+            ),
+        );
+    }
     match graph.saved(d.facts.index, fix).filter(|_| ns > 0) {
         Some(saved) => (
             saved,
@@ -178,6 +208,12 @@ fn shown(s: &Sum, projected: bool) -> String {
         if s.timed_bytes > 0 {
             t += &format!(" ({} GB/s)", gbps(s.timed_bytes as f64 / s.ns as f64));
         }
+        if s.sampled > 0 {
+            t += &format!(
+                " over the {} timed (sampled device timing left {} untimed)",
+                s.timed, s.sampled
+            );
+        }
     }
     t
 }
@@ -271,7 +307,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             Direction::H2D => Fix::PinnedH2D,
             _ => Fix::PinnedD2H,
         };
-        let (saved, how) = replayed(d, graph, (saved, how), fix);
+        let (saved, how) = replayed(d, graph, s, (saved, how), fix);
         let mut evidence = vec![
             measured(s),
             format!(
@@ -429,7 +465,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             ),
             None => (s.ns, "the map-time copies' own time".into()),
         };
-        let (map_copy, map_how) = replayed(d, graph, (map_copy, map_how), Fix::MapInvalidate);
+        let (map_copy, map_how) = replayed(d, graph, s, (map_copy, map_how), Fix::MapInvalidate);
         push(
             "map-write-copied",
             format!(
@@ -593,7 +629,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             let (bw, how) = pinned(d, Direction::H2D);
             (saving(s, bw), format!("{how}, as one large transfer"))
         });
-        let (saved, how) = replayed(d, graph, (saved, how), Fix::Batched);
+        let (saved, how) = replayed(d, graph, s, (saved, how), Fix::Batched);
         let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
         let mut seen = 0;
         let median = d
@@ -625,7 +661,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     let s = &d.misaligned;
     if s.count > 0 {
         let (bw, how) = pinned(d, Direction::H2D);
-        let saved = saving(s, bw);
+        let saved = s.extrapolated(saving(s, bw));
         let align = set.alignment.value.unwrap_or(64);
         push(
             "misaligned",
@@ -670,7 +706,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                     .into(),
             ],
             "Nothing to change in the program; these rows are less exact. To time every \
-             command, let clxfer enable profiling (CLXFER_DEVICE_TIMING=on) and finish the \
+             command, let clxfer enable profiling (CLXFER_DEVICE_TIMING=all) and finish the \
              queues (clFinish) before exit."
                 .into(),
             0,

@@ -71,6 +71,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         hand_off: cited.hand_off,
         locked: cited.locked,
         flags,
+        sampled: str_of(args, s::DEVICE_TIME) == "sampled",
     })
 }
 
@@ -110,6 +111,7 @@ fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
         queue,
         name: name.into(),
         host_ns,
+        sampled: str_of(args, s::DEVICE_TIME) == "sampled",
     })
 }
 
@@ -216,7 +218,7 @@ impl Reader {
                     || args.get(s::KERNEL.name).is_some() =>
             {
                 // An untimed command (no device slice will come) is reported at once.
-                let untimed = str_of(args, s::DEVICE_TIME) == "untimed";
+                let untimed = matches!(str_of(args, s::DEVICE_TIME), "untimed" | "sampled");
                 let command = u64_of(args, s::COMMAND);
                 let id = if untimed { 0 } else { command };
                 let dur = ns(e.get("dur"));
@@ -392,6 +394,12 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                     resident_peak: u64_of(d, s::RESIDENT_PEAK),
                     alloc_host_ptr_peak: u64_of(d, s::AHP_PEAK),
                     alloc_host_ptr_buffers: u64_of(d, s::AHP_BUFFERS),
+                    timing: crate::report::TimingFacts {
+                        timed: u64_of(d, s::TIMED),
+                        own_events: u64_of(d, s::OWN_EVENTS),
+                        callbacks: u64_of(d, s::CALLBACKS),
+                        sampled: u64_of(d, s::SAMPLED),
+                    },
                 })
                 .collect()
         })
@@ -405,6 +413,16 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
         devices,
         pinned_peak: u64_of(args, s::PINNED_PEAK),
         incomplete: u64_of(args, s::INCOMPLETE),
+        own: {
+            let measured = args.get(s::OWN_MEASURED.name).and_then(Value::as_array);
+            let at = |i: usize| measured.and_then(|m| m.get(i)?.as_u64()).unwrap_or(0);
+            crate::report::OwnFacts {
+                calls: u64_of(args, s::OWN_CALLS),
+                measured: at(0),
+                measured_ns: at(1),
+                writer_cpu_ns: u64_of(args, s::WRITER_CPU),
+            }
+        },
         dropped,
     }
 }

@@ -2,6 +2,7 @@
 //! and time inside the enqueue calls. Bounded: past [`NAMES`] distinct names, the rest are one row.
 
 use super::hist::Hist;
+use super::sampled::{Moments, Sampled};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,6 +20,8 @@ pub struct KernelRun {
     pub name: Arc<str>,
     /// Time inside the enqueue call.
     pub host_ns: u64,
+    /// Sampled device timing left it untimed.
+    pub sampled: bool,
 }
 
 /// One row of the kernels table.
@@ -32,8 +35,11 @@ pub struct KernelRow {
     pub median_ns: Option<u64>,
     /// Summed time inside the enqueue calls.
     pub host_ns: u64,
-    /// Launches without a device time.
+    /// Launches without a device time (sampled ones included).
     pub untimed: u64,
+    /// How the launches sampled device timing left untimed were extrapolated; `null` when it
+    /// left none.
+    pub sampled: Option<Sampled>,
 }
 
 #[derive(Debug, Default)]
@@ -43,6 +49,7 @@ struct Acc {
     host_ns: u64,
     untimed: u64,
     durations: Hist,
+    sample: Moments,
 }
 
 /// A device's kernels.
@@ -64,8 +71,14 @@ impl Kernels {
             Some(ns) => {
                 acc.device_ns = acc.device_ns.saturating_add(ns);
                 acc.durations.add(ns as f64);
+                acc.sample.launch(ns);
             }
-            None => acc.untimed += 1,
+            None => {
+                acc.untimed += 1;
+                if k.sampled {
+                    acc.sample.untimed();
+                }
+            }
         }
     }
 
@@ -81,6 +94,7 @@ impl Kernels {
                 median_ns: a.durations.quantile(0.5).map(|m| m.round() as u64),
                 host_ns: a.host_ns,
                 untimed: a.untimed,
+                sampled: a.sample.result(),
             })
             .collect();
         rows.sort_by(|a, b| b.device_ns.cmp(&a.device_ns).then(a.name.cmp(&b.name)));
@@ -98,6 +112,7 @@ mod tests {
             queue: 1,
             name: name.into(),
             host_ns: 10,
+            sampled: false,
         }
     }
 

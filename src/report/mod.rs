@@ -9,9 +9,11 @@ mod findings;
 pub mod from_trace;
 mod hist;
 mod kernels;
+mod overhead;
 pub mod races;
 mod render;
 mod replay;
+mod sampled;
 mod timeline;
 
 pub use bounds::{Bounds, Contributor, Link, On, Sync};
@@ -20,8 +22,10 @@ pub use builder::{
     cited, kind, kind_of, small_flags,
 };
 pub use kernels::{KernelRow, KernelRun};
+pub use overhead::{Overhead, OwnFacts, TimingFacts};
 pub use races::{RaceFact, RaceSide};
 pub use render::Format;
+pub use sampled::Sampled;
 pub use timeline::Busy;
 
 /// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
@@ -55,6 +59,8 @@ pub struct Report {
     pub incomplete_at_exit: Option<u64>,
     /// Records lost because the writer fell behind (0 normally).
     pub dropped_records: Option<u64>,
+    /// What clxfer itself cost the run; `null` when not known (a trace cut short).
+    pub overhead: Option<Overhead>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -90,6 +96,9 @@ pub struct DeviceReport {
     /// Transfers whose device time was unavailable (failed query, 0 duration, untimed queue,
     /// device timing off, or not complete at the end).
     pub without_device_time: u64,
+    /// Transfers sampled device timing left untimed: each table row says how it extrapolated
+    /// them (`sampled`).
+    pub sampled_out: u64,
     pub clock_mapping: Option<String>,
 }
 
@@ -127,6 +136,11 @@ pub struct Row {
     /// Projected against measured device time, over the calls of 1 MiB or more that have both;
     /// `null` when none has.
     pub compared: Option<Compared>,
+    /// Calls with a device time (of `device_ns`).
+    pub timed: u64,
+    /// How the calls sampled device timing left untimed were extrapolated; `null` when it left
+    /// none.
+    pub sampled: Option<Sampled>,
 }
 
 /// A projection onto a rule set's cost model (`model/cost.rs`).

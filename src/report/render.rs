@@ -373,6 +373,29 @@ fn known(figure: Option<String>) -> String {
     figure.unwrap_or_else(|| "unknown".into())
 }
 
+/// How the rows with calls sampled device timing left untimed were extrapolated: one line each.
+fn sampled(d: &DeviceReport) -> Vec<String> {
+    let rows = d.transfers.iter().chain(&d.operations);
+    let rows = rows.filter_map(|r| {
+        let s = r.sampled?;
+        let kind = r.kind.as_deref().map_or(String::new(), |k| format!("{k} "));
+        Some(format!(
+            "sampled {kind}{} {}: {}",
+            r.direction,
+            r.path,
+            s.line()
+        ))
+    });
+    let kernels = (d.kernels.iter()).filter_map(|k| {
+        Some(format!(
+            "sampled kernel {}: {}",
+            clip(&k.name, 40),
+            k.sampled?.line()
+        ))
+    });
+    rows.chain(kernels).collect()
+}
+
 fn timing(d: &DeviceReport) -> String {
     let clock = known(d.clock_mapping.clone().filter(|c| !c.is_empty()));
     let beyond = if d.clock_mapping.is_none() {
@@ -380,8 +403,14 @@ fn timing(d: &DeviceReport) -> String {
     } else {
         ""
     };
+    let sampled = match d.sampled_out {
+        0 => String::new(),
+        n => format!(
+            "; {n} untimed by sampling (CLXFER_DEVICE_TIMING=on; `all` times every command)"
+        ),
+    };
     format!(
-        "timing: clock mapping {clock}; {} transfers without device time{beyond}",
+        "timing: clock mapping {clock}; {} transfers without device time{beyond}{sampled}",
         d.without_device_time
     )
 }
@@ -444,6 +473,9 @@ fn text(r: &Report) -> String {
         if !d.kernels.is_empty() {
             kernels_table(&d.kernels, &mut out);
         }
+        for line in sampled(d) {
+            wrapped("  ", &line, &mut out);
+        }
         if let Some(b) = busy(d) {
             wrapped("  ", &b, &mut out);
         }
@@ -470,6 +502,9 @@ fn text(r: &Report) -> String {
             );
         }
         _ => out.push_str("commands incomplete at the end and records dropped: unknown\n"),
+    }
+    if let Some(o) = &r.overhead {
+        wrapped("", &o.line(), &mut out);
     }
     if let Some((head, lines)) = bounds(r) {
         out.push('\n');
@@ -594,6 +629,13 @@ fn markdown(r: &Report) -> String {
             out.push_str("\nKernels:\n\n");
             md_kernels(&d.kernels, &mut out);
         }
+        let lines = sampled(d);
+        if !lines.is_empty() {
+            out.push('\n');
+        }
+        for line in lines {
+            let _ = writeln!(out, "- {}", upper(&line));
+        }
         if let Some(b) = busy(d) {
             let _ = writeln!(out, "\n{}.", upper(&b));
         }
@@ -610,6 +652,9 @@ fn markdown(r: &Report) -> String {
         "\nHost: pinned or registered memory peaked at {}.",
         known(r.pinned_host_peak_bytes.map(bytes))
     );
+    if let Some(o) = &r.overhead {
+        let _ = writeln!(out, "\n{}.", upper(&o.line()));
+    }
     if let Some((head, lines)) = bounds(r) {
         let _ = writeln!(out, "\n## {}\n", upper(&head));
         for line in lines {

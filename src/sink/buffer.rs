@@ -104,6 +104,7 @@ pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
         Enqueued {
             id: 0,
             timed: false,
+            sampled: false,
             deps: crate::graph::Deps::default(),
             queue,
             class: None,

@@ -384,7 +384,8 @@ impl<W: Write + Send> Chrome<W> {
             j.field(s::KERNEL).str(k);
         }
         if !e.timed {
-            j.field(s::DEVICE_TIME).word("untimed");
+            j.field(s::DEVICE_TIME)
+                .word(if e.sampled { "sampled" } else { "untimed" });
         }
         if !e.deps.waits.is_empty() {
             j.field(s::WAITS).open_array();
@@ -720,6 +721,10 @@ impl<W: Write + Send> Output for Chrome<W> {
             j.field(s::CORRECTIONS).u64(d.corrections);
             j.field(s::UNAVAILABLE).u64(d.unavailable);
             j.field(s::UNTIMED).u64(d.untimed);
+            j.field(s::TIMED).u64(d.timing.timed);
+            j.field(s::OWN_EVENTS).u64(d.timing.own_events);
+            j.field(s::CALLBACKS).u64(d.timing.callbacks);
+            j.field(s::SAMPLED).u64(d.timing.sampled);
             j.field(s::RESIDENT_PEAK).u64(d.resident_peak);
             j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);
             j.field(s::AHP_BUFFERS).u64(d.alloc_host_ptr_buffers);
@@ -728,6 +733,12 @@ impl<W: Write + Send> Output for Chrome<W> {
         j.close_array();
         j.field(s::PINNED_PEAK).u64(end.pinned_peak);
         j.field(s::INCOMPLETE).u64(end.incomplete);
+        j.field(s::OWN_CALLS).u64(end.own.calls);
+        j.field(s::OWN_MEASURED).open_array();
+        j.u64(end.own.measured);
+        j.u64(end.own.measured_ns);
+        j.close_array();
+        j.field(s::WRITER_CPU).u64(end.own.writer_cpu_ns);
         j.field(s::DROPPED).open();
         for (kind, n) in KINDS.iter().zip(dropped) {
             j.key(kind).u64(n);

@@ -8,6 +8,7 @@ pub mod chrome;
 pub mod counters;
 pub mod counts;
 pub mod json;
+pub mod own;
 pub mod record;
 pub mod summary;
 pub mod trace_file;

@@ -76,6 +76,8 @@ pub struct Enqueued {
     pub id: u64,
     /// Timed on the device: a device slice will come.
     pub timed: bool,
+    /// Sampled device timing left it untimed.
+    pub sampled: bool,
     /// What it waits for (`graph`).
     pub deps: crate::graph::Deps,
     pub queue: QueueRef,
@@ -225,6 +227,8 @@ pub struct End {
     pub incomplete: u64,
     /// The most pinned or registered host memory at once.
     pub pinned_peak: u64,
+    /// clxfer's own cost on the program's threads and its writer's.
+    pub own: crate::report::OwnFacts,
 }
 
 #[derive(Debug)]
@@ -236,6 +240,8 @@ pub struct DeviceEnd {
     pub corrections: u64,
     pub unavailable: u64,
     pub untimed: u64,
+    /// What device timing added.
+    pub timing: crate::report::TimingFacts,
     /// The most device memory the device's buffers took at once, by its vendor's rules, and
     /// the part of it that ALLOC_HOST_PTR buffers took.
     pub resident_peak: u64,

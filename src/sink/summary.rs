@@ -45,6 +45,7 @@ pub fn facts(
             CallFlags::None => None,
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(crate::report::small_flags(f)),
         },
+        sampled: false,
     }
 }
 
@@ -96,13 +97,16 @@ impl Summary {
                     before: Link::before(e.deps.after.unwrap_or(0), e.deps.waits.iter().copied()),
                 };
                 let work = if let Some(c) = &e.class {
-                    Work::Transfer(facts(call.api, e.queue, c, e.flags, host_ns))
+                    let mut f = facts(call.api, e.queue, c, e.flags, host_ns);
+                    f.sampled = e.sampled;
+                    Work::Transfer(f)
                 } else if let Some(name) = &e.kernel {
                     Work::Kernel(KernelRun {
                         device: e.queue.device,
                         queue: e.queue.queue,
                         name: name.clone(),
                         host_ns,
+                        sampled: e.sampled,
                     })
                 } else {
                     return;
@@ -144,11 +148,13 @@ impl Summary {
                     resident_peak: d.resident_peak,
                     alloc_host_ptr_peak: d.alloc_host_ptr_peak,
                     alloc_host_ptr_buffers: d.alloc_host_ptr_buffers,
+                    timing: d.timing,
                 })
                 .collect(),
             pinned_peak: end.pinned_peak,
             incomplete: end.incomplete,
             dropped: dropped.iter().sum(),
+            own: end.own,
         });
         let report = b.report();
         match &self.to {

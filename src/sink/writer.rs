@@ -37,11 +37,21 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
                 output.write(&mut records);
                 shared.recycle(records);
             }
-            Next::Msg(Msg::Finish(end, ack)) => {
+            Next::Msg(Msg::Finish(mut end, ack)) => {
                 while let Ok(Msg::Batch(mut records)) = rx.try_recv() {
                     output.write(&mut records);
                 }
-                output.finish(&end, shared.dropped());
+                end.own.writer_cpu_ns = super::own::thread_cpu_ns();
+                let dropped = shared.dropped();
+                // A fault of clxfer's own here would lose the end silently: say so instead.
+                let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    output.finish(&end, dropped)
+                }));
+                if finished.is_err() {
+                    crate::warn!(
+                        "internal error while writing the end: the trace or report is incomplete"
+                    );
+                }
                 let _ = ack.send(());
                 return;
             }

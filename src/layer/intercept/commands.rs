@@ -6,6 +6,7 @@ use super::{Command, WORLD, kernel_args};
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
+use crate::timing::sample::Sample;
 use opencl_sys::*;
 use std::ffi::c_void;
 
@@ -58,11 +59,19 @@ unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
     .bytes
 }
 
+/// An unmap, to the sampler: the size of the mapping it ends (unknown: timed).
+fn mapped(handle: usize, ptr: usize) -> Sample {
+    match WORLD.memory.lock().mapping(handle, ptr) {
+        Some(m) => Sample::Bytes(m.len),
+        None => Sample::Always,
+    }
+}
+
 /// One `Command` impl; `[generics]` first when the impl needs them.
 macro_rules! command {
     ([$($gen:tt)*] $name:ty, $args:ty,
         |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
-        $(, touches: $touches:expr)?) => {
+        $(, touches: $touches:expr)? $(, sample: $sample:expr)?) => {
         impl<$($gen)*> Command<$args> for $name {
             fn blocking($a: &$args) -> bool {
                 let _ = $a;
@@ -84,11 +93,15 @@ macro_rules! command {
                     $touches
                 }
             })?
+            $(fn sample($a: &$args) -> Sample {
+                let _ = $a;
+                $sample
+            })?
         }
     };
     ($name:ty, $args:ty, |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
-        $(, touches: $touches:expr)?) => {
-        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)? $(, touches: $touches)?);
+        $(, touches: $touches:expr)? $(, sample: $sample:expr)?) => {
+        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)? $(, touches: $touches)? $(, sample: $sample)?);
     };
 }
 
@@ -150,7 +163,8 @@ op: {
 touches: {
     let use_ = if TO_DEVICE { Use::Write } else { Use::Read };
     [touch(a.1, a.3, a.4, use_)].into_iter().collect()
-});
+},
+sample: Sample::Bytes(a.4 as u64));
 
 /// `clEnqueueReadBufferRect`, `clEnqueueWriteBufferRect`.
 pub struct HostRect<const TO_DEVICE: bool>;
@@ -209,7 +223,8 @@ op: {
 pub struct CopyBuffer;
 command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }),
-    touches: [touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)].into_iter().collect());
+    touches: [touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)].into_iter().collect(),
+    sample: Sample::Bytes(a.5 as u64));
 
 pub struct CopyBufferRect;
 command!(CopyBufferRect, (
@@ -236,7 +251,8 @@ command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usi
 pub struct FillBuffer;
 command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }),
-    touches: [touch(a.1, a.4, a.5, Use::Write)].into_iter().collect());
+    touches: [touch(a.1, a.4, a.5, Use::Write)].into_iter().collect(),
+    sample: Sample::Bytes(a.5 as u64));
 
 pub struct FillImage;
 command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
@@ -244,7 +260,8 @@ command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *con
 
 pub struct Unmap;
 command!(Unmap, (cl_command_queue, cl_mem, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }));
+    |a| blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }),
+    sample: mapped(a.1 as usize, a.2 as usize));
 
 pub struct Migrate;
 command!(Migrate, (cl_command_queue, cl_uint, *const cl_mem, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
@@ -265,28 +282,33 @@ touches: {
 pub struct PtrCopy;
 command!(PtrCopy, (cl_command_queue, cl_bool, *mut c_void, *const c_void, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: a.1 != 0,
-    op: Some(Op::PtrCopy { dst: a.2 as usize, src: a.3 as usize, bytes: a.4 as u64 }));
+    op: Some(Op::PtrCopy { dst: a.2 as usize, src: a.3 as usize, bytes: a.4 as u64 }),
+    sample: Sample::Bytes(a.4 as u64));
 
 /// `clEnqueueSVMMemFill`, `clEnqueueSVMMemFillARM`, `clEnqueueMemFillINTEL`.
 pub struct PtrFill;
 command!(PtrFill, (cl_command_queue, *mut c_void, *const c_void, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }));
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }),
+    sample: Sample::Bytes(a.4 as u64));
 
 /// `clEnqueueMemsetINTEL`.
 pub struct Memset;
 command!(Memset, (cl_command_queue, *mut c_void, cl_int, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }));
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }),
+    sample: Sample::Bytes(a.3 as u64));
 
 /// `clEnqueueSVMMap`, `clEnqueueSVMMapARM`.
 pub struct SvmMap;
 command!(SvmMap, (cl_command_queue, cl_bool, cl_map_flags, *mut c_void, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: a.1 != 0,
-    op: Some(Op::PtrMap { ptr: a.3 as usize, flags: a.2, bytes: a.4 as u64 }));
+    op: Some(Op::PtrMap { ptr: a.3 as usize, flags: a.2, bytes: a.4 as u64 }),
+    sample: Sample::Bytes(a.4 as u64));
 
 /// `clEnqueueSVMUnmap`, `clEnqueueSVMUnmapARM`.
 pub struct SvmUnmap;
 command!(SvmUnmap, (cl_command_queue, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }));
+    |a| blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }),
+    sample: mapped(crate::model::classify::SVM_MAPPINGS, a.1 as usize));
 
 /// `clEnqueueSVMMigrateMem`: a size of 0 (or no sizes) means the whole allocation.
 pub struct SvmMigrate;
@@ -309,7 +331,8 @@ op: {
 pub struct UsmMigrate;
 command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false,
-    op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }));
+    op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }),
+    sample: Sample::Bytes(a.2 as u64));
 
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
 /// The first two name their arguments once, as touches; the op's objects and which of them it
@@ -317,10 +340,10 @@ command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_f
 pub struct Kernel;
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
-    touches: kernel_touches(a.1));
+    touches: kernel_touches(a.1), sample: Sample::Kernel);
 command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
-    touches: kernel_touches(a.1));
+    touches: kernel_touches(a.1), sample: Sample::Kernel);
 type NativeArgs = (
     cl_command_queue,
     Option<unsafe extern "C" fn(*mut c_void)>,
@@ -337,4 +360,5 @@ command!(Kernel, NativeArgs, |a| blocking: false,
 op: {
     let mems = if a.5.is_null() { &[][..] } else { std::slice::from_raw_parts(a.5, a.4 as usize) };
     Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect(), reads: 0 })
-});
+},
+sample: Sample::Kernel);

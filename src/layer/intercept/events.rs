@@ -6,11 +6,13 @@
 //! pile up. Where the vendor's callbacks are dear, they are rate-limited per queue and a timer
 //! thread arms the deferred ones ([`Waiting`]). Summary mode times only transfers, reads START
 //! and END only, and hands the writer the transfer's report facts with its device duration
-//! instead of a device record.
+//! instead of a device record. Which commands are timed at all is the sampler's to say
+//! ([`capture`], `timing::sample`).
 
 use super::Device;
 use super::collect::{self, OVER, Request};
-use super::queues::QueueInfo;
+use super::queues::{self, QueueInfo};
+use crate::config::DeviceTiming;
 use crate::layer::driver;
 use crate::layer::{Api, Span};
 use crate::model::classification::{Direction, Path};
@@ -18,6 +20,7 @@ use crate::sink::buffer;
 use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::sync::Mutex;
+use crate::timing::sample::Sample;
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
 use std::cell::Cell;
@@ -75,10 +78,12 @@ thread_local! {
     static SLOT: Cell<cl_event> = const { Cell::new(std::ptr::null_mut()) };
 }
 
-/// Taken before the call: whether clxfer supplied the event out-pointer.
+/// Taken before the call: whether clxfer supplied the event out-pointer, and whether sampling
+/// left the command untimed.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Capture {
     supplied: bool,
+    sampled_out: bool,
 }
 
 impl Capture {
@@ -86,20 +91,53 @@ impl Capture {
     pub fn supplied(self) -> bool {
         self.supplied
     }
+
+    /// Sampled device timing left the command untimed (`timing::sample`).
+    pub fn sampled_out(self) -> bool {
+        self.sampled_out
+    }
 }
 
-/// Before an enqueue: make sure the driver hands back an event.
-pub fn capture(event: &mut *mut cl_event) -> Capture {
-    if !crate::config::global().device_timing || !event.is_null() {
+/// Before an enqueue on `queue` of a command of kind `sample`: whether to time it, and if so make
+/// sure the driver hands back an event.
+pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
+    let timed = match crate::config::global().device_timing {
+        DeviceTiming::Off => return Capture::default(),
+        // Summary mode reports transfers and kernels: other commands need no device time.
+        _ if sample == Sample::Other && !crate::sink::records_every_call() => {
+            return Capture::default();
+        }
+        DeviceTiming::All => true,
+        DeviceTiming::Sampled => match queues::cached(queue as usize) {
+            Some(q) if q.timing != Timing::Untimed => q.sampler.decide(sample, price_ns(&q)),
+            // A queue clxfer does not know yet: decided after the call (`track`).
+            _ => true,
+        },
+    };
+    if !timed {
+        return Capture {
+            supplied: false,
+            sampled_out: true,
+        };
+    }
+    if !event.is_null() {
         return Capture::default();
     }
     match SLOT.try_with(|slot| slot.as_ptr()) {
         Ok(slot) => {
             *event = slot;
-            Capture { supplied: true }
+            Capture {
+                supplied: true,
+                sampled_out: false,
+            }
         }
         Err(_) => Capture::default(),
     }
+}
+
+/// What timing one command costs on the queue's driver, ns (its rules' `timed_command_us`).
+fn price_ns(q: &QueueInfo) -> i64 {
+    (q.device.rules.timed_command_us * 1000.0) as i64
 }
 
 /// The time, read from the clock once, and only if asked (most completions never need it).
@@ -179,6 +217,10 @@ pub(super) unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Opti
 /// The queue's gap between callbacks, ns: its vendor's, if the timer thread can run (0 otherwise:
 /// every callback armed at once, as commands complete).
 pub(super) fn gap(queue: &QueueInfo) -> u64 {
+    if crate::config::global().test_no_callbacks {
+        // Never due: collected at the program's waits only.
+        return u64::MAX;
+    }
     let us = queue.device.rules.callback_gap_us;
     if us == 0 || !timer::available() {
         return 0;
@@ -363,11 +405,16 @@ pub unsafe fn track(
     if cap.supplied {
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
     }
+    queue.sampler.seen(span.end);
+    if cap.sampled_out {
+        queue.device.sampled.fetch_add(1, Ordering::Relaxed);
+        return false;
+    }
     if handle.is_null() {
         return false;
     }
-    let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing;
-    // Summary mode reports transfers only: other commands need no device time.
+    let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing.on();
+    // Summary mode reports transfers and kernels only: other commands need no device time.
     let unreported = facts.is_none() && !crate::sink::records_every_call();
     if untimed || unreported {
         if untimed {
@@ -381,6 +428,11 @@ pub unsafe fn track(
     // The program's event: hold a reference of clxfer's own until the command completes.
     if !cap.supplied && !unsafe { driver::retain_event(handle) } {
         return false;
+    }
+    let own = &queue.device.own;
+    own.timed.fetch_add(1, Ordering::Relaxed);
+    if cap.supplied {
+        own.supplied.fetch_add(1, Ordering::Relaxed);
     }
     what.facts = facts.take();
     counters::in_flight_add(what.bytes as i64, || span.end);
@@ -409,6 +461,7 @@ pub unsafe fn track(
 /// the driver may run the callback at once, on this thread.
 unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
     let user = Arc::into_raw(queue.clone());
+    queue.device.own.callbacks.fetch_add(1, Ordering::Relaxed);
     // From here the callback may run at any time, on any thread, and owns `user`.
     if !unsafe { driver::on_complete(event, completed, user as *mut c_void) } {
         // SAFETY: the driver refused the callback, so `user` was never handed out.

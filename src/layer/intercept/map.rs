@@ -9,6 +9,7 @@ use crate::graph::race::Use;
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
+use crate::timing::sample::Sample;
 use opencl_sys::*;
 use std::ffi::c_void;
 
@@ -39,7 +40,7 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, a: &mut MapBufferArgs) -> (Call, Capture) {
-        (call, capture(&mut a.8))
+        (call, capture(&mut a.8, a.0, Sample::Bytes(a.5 as u64)))
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
@@ -97,7 +98,7 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, a: &mut MapImageArgs) -> (Call, Capture) {
-        (call, capture(&mut a.10))
+        (call, capture(&mut a.10, a.0, Sample::Always))
     }
     unsafe fn after(
         (call, cap): (Call, Capture),

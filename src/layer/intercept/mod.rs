@@ -39,6 +39,7 @@ use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Recor
 use crate::sink::{buffer, counters, summary};
 use crate::sync::{Mutex, RwLock};
 use crate::timing::mapping::ClockMap;
+use crate::timing::sample::Sample;
 use crate::units;
 use events::{Capture, What};
 use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel, cl_uint};
@@ -61,6 +62,19 @@ pub struct Device {
     pub unavailable: AtomicU64,
     /// Commands on queues that are not timed.
     pub untimed: AtomicU64,
+    /// Commands sampled device timing left untimed.
+    pub sampled: AtomicU64,
+    /// What timing its commands added.
+    pub own: OwnCounts,
+}
+
+/// What device timing added on one device: the commands it timed, of them those whose event was
+/// clxfer's own, and the completion callbacks it armed.
+#[derive(Default)]
+pub struct OwnCounts {
+    pub timed: AtomicU64,
+    pub supplied: AtomicU64,
+    pub callbacks: AtomicU64,
 }
 
 /// Queues, contexts, kernels and devices beyond this many are forgotten (the map is cleared and
@@ -156,6 +170,8 @@ fn device(device: usize) -> Option<Arc<Device>> {
         clock,
         unavailable: AtomicU64::new(0),
         untimed: AtomicU64::new(0),
+        sampled: AtomicU64::new(0),
+        own: OwnCounts::default(),
     });
     devices.insert(device, entry.clone());
     drop(devices);
@@ -329,6 +345,7 @@ unsafe fn enqueued(
         before: [0; 3],
     };
     e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
+    e.sampled = cap.sampled_out();
     // After `track`: the trace's race arrow needs to know what its enqueue slice will be.
     span.races = race(&deps, e.timed);
     e.deps = deps;
@@ -369,9 +386,13 @@ unsafe fn summarized(
             queue: q.r.queue,
             name,
             host_ns,
+            sampled: cap.sampled_out(),
         })),
         (None, None) => None,
     };
+    if let Some(Work::Transfer(t)) = &mut work {
+        t.sampled = cap.sampled_out();
+    }
     let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
     // A timed command's facts take its place in the graph along.
     let what = What {
@@ -422,6 +443,11 @@ pub trait Command<A> {
     unsafe fn touches(_args: &A) -> races::Touches {
         races::Touches::new()
     }
+    /// What it is to the sampled device timing, from its arguments before the call (not read
+    /// through pointers: the driver has not checked them yet).
+    fn sample(_args: &A) -> Sample {
+        Sample::Always
+    }
 }
 
 /// The hook of every classified enqueue that returns a `cl_int`: classify and time on success,
@@ -432,7 +458,8 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
-        (call, events::capture(args.event_mut()))
+        let (sample, queue) = (C::sample(args), args.queue());
+        (call, events::capture(args.event_mut(), queue, sample))
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
@@ -492,7 +519,11 @@ impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
         if EVENT_REQUIRED {
             return (call, Capture::default());
         }
-        (call, events::capture(args.event_mut()))
+        let queue = args.queue();
+        (
+            call,
+            events::capture(args.event_mut(), queue, Sample::Other),
+        )
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
@@ -670,6 +701,12 @@ pub fn end() -> End {
                     corrections: clock.corrections(),
                     unavailable: d.unavailable.load(Relaxed),
                     untimed: d.untimed.load(Relaxed),
+                    timing: crate::report::TimingFacts {
+                        timed: d.own.timed.load(Relaxed),
+                        own_events: d.own.supplied.load(Relaxed),
+                        callbacks: d.own.callbacks.load(Relaxed),
+                        sampled: d.sampled.load(Relaxed),
+                    },
                     resident_peak: memory.device_bytes(*handle).peak,
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
                     alloc_host_ptr_buffers: memory.alloc_host_ptr_buffers(*handle).peak,
@@ -677,6 +714,16 @@ pub fn end() -> End {
             })
             .collect(),
         incomplete,
+        own: {
+            let (calls, measured, measured_ns) = crate::sink::own::totals();
+            crate::report::OwnFacts {
+                calls,
+                measured,
+                measured_ns,
+                // The writer's, filled in on its thread.
+                writer_cpu_ns: 0,
+            }
+        },
     }
 }
 

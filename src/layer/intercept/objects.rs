@@ -273,7 +273,10 @@ impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut EnqueueSvmFreeArgs<F>) -> (Call, Capture) {
-        (call, capture(&mut args.7))
+        (
+            call,
+            capture(&mut args.7, args.0, crate::timing::sample::Sample::Other),
+        )
     }
     unsafe fn after(
         (call, cap): (Call, Capture),

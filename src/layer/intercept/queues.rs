@@ -30,6 +30,8 @@ pub struct QueueInfo {
     pub collected: std::sync::Condvar,
     /// The order the queue imposes on its commands (`graph::order`).
     pub order: crate::graph::order::Shared,
+    /// Which of its commands are timed (`timing::sample`).
+    pub sampler: crate::timing::sample::Sampler,
 }
 
 impl QueueInfo {
@@ -46,6 +48,7 @@ impl QueueInfo {
             collected: std::sync::Condvar::new(),
             // The parent's last command is not the child's to wait for.
             order: crate::graph::order::Shared::new(!old.in_order),
+            sampler: Default::default(),
         }
     }
 }
@@ -102,6 +105,7 @@ fn add(
         order: crate::graph::order::Shared::new(
             props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
         ),
+        sampler: Default::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     GENERATION.fetch_add(1, Ordering::Release);
@@ -117,6 +121,22 @@ fn add(
 
 /// The queue's info; a queue clxfer did not see created is asked about (it was accepted).
 pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
+    if let Some(info) = cached(queue) {
+        return Some(info);
+    }
+    // SAFETY: the driver accepted a call on this queue.
+    let (device, props) = unsafe { driver::queue_info(queue as cl_command_queue) }?;
+    let timing = if props & CL_QUEUE_PROFILING_ENABLE != 0 {
+        Timing::Program
+    } else {
+        Timing::Untimed
+    };
+    add(queue, device, props, timing, Asked::default())
+}
+
+/// The queue's info, if clxfer knows the queue; the driver is not asked (before a call, the
+/// handle may be invalid).
+pub(super) fn cached(queue: usize) -> Option<Arc<QueueInfo>> {
     let generation = GENERATION.load(Ordering::Acquire);
     let cached = LAST.try_with(|last| match &*last.try_borrow().ok()? {
         Some((q, g, info)) if *q == queue && *g == generation => Some(info.clone()),
@@ -132,16 +152,8 @@ pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
                 *last = Some((queue, generation, info.clone()));
             }
         });
-        return known;
     }
-    // SAFETY: the driver accepted a call on this queue.
-    let (device, props) = unsafe { driver::queue_info(queue as cl_command_queue) }?;
-    let timing = if props & CL_QUEUE_PROFILING_ENABLE != 0 {
-        Timing::Program
-    } else {
-        Timing::Untimed
-    };
-    add(queue, device, props, timing, Asked::default())
+    known
 }
 
 /// Every queue clxfer knows.
@@ -207,7 +219,7 @@ impl Edit {
 }
 
 fn timing_on() -> bool {
-    crate::config::global().device_timing
+    crate::config::global().device_timing.on()
 }
 
 pub struct QueueCreated;

@@ -37,6 +37,7 @@ fn host(id: u64, start: u64) -> Record {
         end: base + start - 100,
         command: Some(Box::new(Enqueued {
             flags: Default::default(),
+            sampled: false,
             id,
             queue: QueueRef {
                 device: 1,

@@ -1,0 +1,171 @@
+//! Figures for calls that sampled device timing left untimed (`timing::sample`): a row's untimed
+//! calls are estimated from its timed calls that the sampler chose among (those under
+//! [`ALWAYS_BYTES`] for transfers; every launch for kernels), per call, since a sampled
+//! command's time is mostly the enqueue's floor, the same for every one of its size.
+
+use crate::timing::sample::ALWAYS_BYTES;
+use crate::units::duration;
+use serde::Serialize;
+
+/// How a row's untimed calls were extrapolated.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Sampled {
+    /// Calls sampling left untimed.
+    pub calls: u64,
+    /// The timed calls they are extrapolated from (0: none, and no estimate).
+    pub sample: u64,
+    /// The sample's mean and standard deviation per call, ns.
+    pub mean_ns: f64,
+    pub sd_ns: f64,
+    /// The untimed calls' device time: `calls × mean_ns`; `null` without a sample.
+    pub estimated_ns: Option<u64>,
+}
+
+impl Sampled {
+    /// The estimate's 95% margin, relative to it (the sample mean's standard error).
+    pub fn margin(&self) -> Option<f64> {
+        (self.sample >= 2 && self.mean_ns > 0.0)
+            .then(|| 1.96 * self.sd_ns / (self.sample as f64).sqrt() / self.mean_ns)
+    }
+
+    /// `~4.10 ms more for 800 untimed calls, from 20 timed: 5.12 µs each (sd 0.80 µs, ±3%)`.
+    pub fn line(&self) -> String {
+        let Some(ns) = self.estimated_ns else {
+            return format!(
+                "{} untimed by sampling, none of its size timed: not estimated",
+                self.calls
+            );
+        };
+        let margin = self.margin().map_or(String::new(), |m| {
+            format!(", ±{:.0}%", (m * 100.0).max(1.0).round())
+        });
+        format!(
+            "~{} more for {} untimed calls, from {} timed: {} each (sd {}{margin})",
+            duration(ns),
+            self.calls,
+            self.sample,
+            duration(self.mean_ns.round() as u64),
+            duration(self.sd_ns.round() as u64)
+        )
+    }
+}
+
+/// What a row gathers for [`Sampled`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Moments {
+    untimed: u64,
+    n: u64,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Moments {
+    /// A timed transfer of `bytes` that took `ns`: part of the sample when sampling chose it.
+    pub fn timed(&mut self, bytes: u64, ns: u64) {
+        if bytes < ALWAYS_BYTES {
+            self.launch(ns);
+        }
+    }
+
+    /// A timed kernel launch (every launch is sampled).
+    pub fn launch(&mut self, ns: u64) {
+        let x = ns as f64;
+        self.n += 1;
+        self.sum += x;
+        self.sum_sq += x * x;
+    }
+
+    /// A call sampling left untimed.
+    pub fn untimed(&mut self) {
+        self.untimed += 1;
+    }
+
+    pub fn merge(&mut self, o: &Moments) {
+        self.untimed += o.untimed;
+        self.n += o.n;
+        self.sum += o.sum;
+        self.sum_sq += o.sum_sq;
+    }
+
+    /// `None` when sampling left no call untimed.
+    pub fn result(&self) -> Option<Sampled> {
+        if self.untimed == 0 {
+            return None;
+        }
+        let n = self.n as f64;
+        let mean = if self.n > 0 { self.sum / n } else { 0.0 };
+        let var = if self.n > 1 {
+            ((self.sum_sq - n * mean * mean) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        Some(Sampled {
+            calls: self.untimed,
+            sample: self.n,
+            mean_ns: mean,
+            sd_ns: var.sqrt(),
+            estimated_ns: (self.n > 0).then(|| (mean * self.untimed as f64).round() as u64),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untimed_calls_are_estimated_from_the_sampled_sizes_only() {
+        // (timed (bytes, ns), untimed calls) → (sample, mean, estimate)
+        type Case<'a> = (&'a [(u64, u64)], u64, Option<(u64, f64, u64)>);
+        let table: &[Case] = &[
+            // Nothing sampled out: no estimate at all.
+            (&[(4096, 10_000)], 0, None),
+            (
+                &[(4096, 10_000), (4096, 14_000)],
+                8,
+                Some((2, 12_000.0, 96_000)),
+            ),
+            // A large transfer is always timed: it says nothing of the sampled ones.
+            (
+                &[(4096, 10_000), (ALWAYS_BYTES, 900_000)],
+                3,
+                Some((1, 10_000.0, 30_000)),
+            ),
+        ];
+        for (timed, untimed, want) in table {
+            let mut m = Moments::default();
+            for &(b, ns) in *timed {
+                m.timed(b, ns);
+            }
+            for _ in 0..*untimed {
+                m.untimed();
+            }
+            let got = m
+                .result()
+                .map(|s| (s.sample, s.mean_ns, s.estimated_ns.unwrap()));
+            assert_eq!(got, *want, "{timed:?}");
+        }
+        // Untimed calls and no sample of their size: counted, not estimated.
+        let mut m = Moments::default();
+        m.timed(ALWAYS_BYTES, 1);
+        m.untimed();
+        let s = m.result().unwrap();
+        assert_eq!((s.calls, s.sample, s.estimated_ns), (1, 0, None));
+        assert!(s.line().contains("not estimated"), "{}", s.line());
+    }
+
+    #[test]
+    fn the_spread_and_margin_are_the_samples() {
+        let mut m = Moments::default();
+        for ns in [9_000, 10_000, 11_000, 10_000] {
+            m.launch(ns);
+        }
+        m.untimed();
+        let s = m.result().unwrap();
+        assert_eq!(s.mean_ns, 10_000.0);
+        assert!((s.sd_ns - 816.5).abs() < 0.1, "{}", s.sd_ns);
+        // 1.96 × 816.5 / √4 / 10000 = 8%.
+        assert!((s.margin().unwrap() - 0.080).abs() < 0.001);
+        assert!(s.line().contains("±8%"), "{}", s.line());
+    }
+}

@@ -1,0 +1,178 @@
+//! Sampled device timing (`CLXFER_DEVICE_TIMING=on`, the default): which commands get an event
+//! and their profiling timestamps read. Timing a command costs the driver an event, profiling
+//! queries and a share of a completion callback (on NVIDIA's OpenCL about as much as the enqueue
+//! itself, docs/PERFORMANCE.md), so only some are timed; what each command is (its classification)
+//! comes from the API state and is never sampled.
+//!
+//! - A transfer of [`ALWAYS_BYTES`] or more, and a command whose size the arguments do not give
+//!   (rect and image transfers, migrations), is always timed: there the transfer's own time, not
+//!   the enqueue's floor, is what varies by memory kind.
+//! - Every other command is timed while its queue's budget allows: each queue earns credit at
+//!   1/[`BUDGET_DIV`] of the time that passes between its enqueues, up to [`CAP_NS`], and a timed
+//!   command spends its driver's price (`timed_command_us` in the vendor rules). So the timing
+//!   of small commands costs at most ~1.6% of a queue's time, whatever its enqueue rate: a queue
+//!   that enqueues one command a millisecond has all of them timed, a storm one in tens.
+//! - Kernels come first: one may overdraw the credit by up to [`CAP_NS`], so small transfers are
+//!   sampled away before kernels are.
+//!
+//! The state is two atomics per queue, updated without a lock: threads sharing a queue may lose
+//! an update between them, which moves the budget by one command's price, never more.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+
+/// A transfer this large or larger is always timed: the size where a transfer's own time passes
+/// the enqueue's floor on the H200 (54 GB/s × 9.4 µs ≈ 0.5 MB, docs/ground-truth.md size sweep),
+/// rounded up to a power of two.
+pub const ALWAYS_BYTES: u64 = 1 << 20;
+
+/// Credit is earned at one part in this many of the queue's elapsed time.
+pub const BUDGET_DIV: u64 = 64;
+
+/// The most credit a queue saves up, ns, and the most a kernel may overdraw it: after a quiet
+/// spell, a burst of this much timing (about 28 commands at NVIDIA's price) is timed in full.
+pub const CAP_NS: i64 = 200_000;
+
+/// What a command is to the sampler, as its arguments say before the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sample {
+    /// A transfer of this many bytes.
+    Bytes(u64),
+    Kernel,
+    /// A command whose size is not known before the call: always timed.
+    Always,
+    /// A command that moves nothing (a marker, a barrier): sampled like a small transfer.
+    Other,
+}
+
+/// One queue's budget.
+#[derive(Debug)]
+pub struct Sampler {
+    credit: AtomicI64,
+    /// The host time credit has been earned up to, ns.
+    earned_to: AtomicU64,
+    /// When the queue's last enqueue ended, ns.
+    seen: AtomicU64,
+}
+
+impl Default for Sampler {
+    /// A new queue starts with full credit: its first commands are timed.
+    fn default() -> Sampler {
+        Sampler {
+            credit: AtomicI64::new(CAP_NS),
+            earned_to: AtomicU64::new(0),
+            seen: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Sampler {
+    /// An enqueue on the queue ended at `end` (host clock, ns).
+    #[inline]
+    pub fn seen(&self, end: u64) {
+        self.seen.fetch_max(end, Relaxed);
+    }
+
+    /// Whether to time a command of kind `s`, whose timing costs `price_ns`; a timed one spends
+    /// its price.
+    #[inline]
+    pub fn decide(&self, s: Sample, price_ns: i64) -> bool {
+        let seen = self.seen.load(Relaxed);
+        let from = self.earned_to.swap(seen, Relaxed);
+        let earned = if from == 0 {
+            0
+        } else {
+            (seen.saturating_sub(from) / BUDGET_DIV).min(2 * CAP_NS as u64) as i64
+        };
+        let credit = (self.credit.load(Relaxed) + earned).min(CAP_NS);
+        let after = credit - price_ns;
+        let timed = match s {
+            Sample::Always => true,
+            Sample::Bytes(b) if b >= ALWAYS_BYTES => true,
+            Sample::Kernel => after >= -CAP_NS,
+            Sample::Bytes(_) | Sample::Other => after >= 0,
+        };
+        let left = if timed { after.max(-CAP_NS) } else { credit };
+        self.credit.store(left, Relaxed);
+        timed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRICE: i64 = 10_000;
+
+    /// Runs `steps` of (ns since the last enqueue, command), returning how many were timed.
+    fn timed(s: &Sampler, start: u64, steps: impl IntoIterator<Item = (u64, Sample)>) -> usize {
+        let mut t = start;
+        let mut n = 0;
+        for (gap, kind) in steps {
+            t += gap;
+            n += usize::from(s.decide(kind, PRICE));
+            s.seen(t);
+        }
+        n
+    }
+
+    #[test]
+    fn large_and_unsized_transfers_are_always_timed_small_ones_within_the_budget() {
+        let table = [
+            (Sample::Bytes(ALWAYS_BYTES), 1000),
+            (Sample::Bytes(64 << 20), 1000),
+            (Sample::Always, 1000),
+            // 1000 small commands 1 µs apart: the 200 µs of credit a queue starts with times 20
+            // of them, and the 15.6 µs they earn (1000 × 1000 / 64 ns) one more.
+            (Sample::Bytes(4096), 21),
+            (Sample::Other, 21),
+            (Sample::Bytes(ALWAYS_BYTES - 1), 21),
+        ];
+        for (kind, want) in table {
+            let s = Sampler::default();
+            let got = timed(&s, 1, (0..1000).map(|_| (1000, kind)));
+            assert_eq!(got, want, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn the_share_timed_follows_the_enqueue_rate() {
+        // After the saved-up credit is spent: one in PRICE × 64 / gap commands is timed.
+        for gap in [1_000, 10_000, 100_000, 640_000, 5_000_000] {
+            let s = Sampler::default();
+            timed(&s, 1, (0..100).map(|_| (gap, Sample::Bytes(4096))));
+            let got = timed(
+                &s,
+                100 * gap + 1,
+                (0..1000).map(|_| (gap, Sample::Bytes(4096))),
+            );
+            let want = ((gap / BUDGET_DIV) as usize * 1000 / PRICE as usize).min(1000);
+            assert!(
+                got.abs_diff(want) <= 1,
+                "gap {gap}: {got} timed, want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn kernels_are_timed_before_small_transfers_and_always_timed_ones_cannot_starve_forever() {
+        let s = Sampler::default();
+        // The credit spent, 4 KiB transfers are no longer timed; kernels still are, for one
+        // more cap's worth.
+        assert_eq!(timed(&s, 1, (0..20).map(|_| (1, Sample::Bytes(4096)))), 20);
+        assert_eq!(timed(&s, 100, [(1, Sample::Bytes(4096))]), 0);
+        assert_eq!(timed(&s, 200, (0..30).map(|_| (1, Sample::Kernel))), 20);
+        // A run of large transfers overdraws the credit at most by the cap: a quiet spell that
+        // earns one cap brings it back to 0, a second one to full.
+        timed(&s, 300, (0..100).map(|_| (1, Sample::Bytes(8 << 20))));
+        // (A quiet spell is earned by the enqueue after the one that ends it.)
+        let half = CAP_NS as u64 * BUDGET_DIV;
+        assert_eq!(
+            timed(&s, 400, [(half, Sample::Other), (1, Sample::Other)]),
+            0
+        );
+        assert_eq!(
+            timed(&s, 500 + half, [(half, Sample::Other), (1, Sample::Other)]),
+            1
+        );
+    }
+}

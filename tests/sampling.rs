@@ -1,0 +1,189 @@
+//! Sampled device timing (issue #27) on PoCL: every command classified whether timed or not,
+//! every transfer of 1 MiB or more timed, the untimed ones said so in the trace and extrapolated
+//! in the report, and clxfer's own cost stated; `CLXFER_DEVICE_TIMING=all` times every command.
+
+mod common;
+
+use clxfer::vocab::schema;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn events(path: &Path) -> Vec<Value> {
+    clxfer::trace::read::read_file(path).unwrap().events
+}
+
+/// The storm's enqueues: host slices with a `command`.
+fn enqueues(ev: &[Value]) -> Vec<&Value> {
+    ev.iter()
+        .filter(|e| e["ph"] == "X" && e["args"][schema::COMMAND.name].is_u64())
+        .filter(|e| e["pid"].as_u64() < Some(1 << 31))
+        .collect()
+}
+
+fn device_slices(ev: &[Value]) -> usize {
+    ev.iter()
+        .filter(|e| e["ph"] == "X" && e["pid"].as_u64() >= Some(1 << 31))
+        .count()
+}
+
+fn end_device(ev: &[Value]) -> &Value {
+    let end = ev.iter().find(|e| e["name"] == schema::TRACE_END).unwrap();
+    &end["args"][schema::DEVICES.name][0]
+}
+
+fn report_of(trace: &Path) -> Value {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_clxfer"));
+    cmd.args(["report", "--format", "json"]).arg(trace);
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// The storm (20,000 small enqueues on one thread, far more than the budget times).
+fn run_storm(timing: &str) -> Run {
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.args(["20000", "1"]).env("CLXFER_DEVICE_TIMING", timing);
+    run_cmd(cmd, Duration::from_secs(180))
+}
+
+fn storm(timing: &str) -> (Vec<Value>, Value) {
+    let r = run_storm(timing);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let trace = &r.traces[0];
+    (events(trace), report_of(trace))
+}
+
+#[test]
+fn a_storm_is_sampled_every_command_classified_and_the_rest_extrapolated() {
+    let r = run_storm("on");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let host = enqueues(&ev);
+    let sampled = host
+        .iter()
+        .filter(|e| e["args"][schema::DEVICE_TIME.name] == "sampled")
+        .count();
+    let d = end_device(&ev);
+    let timed = d[schema::TIMED.name].as_u64().unwrap() as usize;
+    assert_eq!(d[schema::SAMPLED.name].as_u64().unwrap() as usize, sampled);
+    // Every enqueue is timed or sampled out, and each timed one has its device slice.
+    assert_eq!(timed + sampled, host.len());
+    assert_eq!(device_slices(&ev), timed);
+    // Within the budget: the timed commands' price is at most what 1/64 of the run's time
+    // earned and the credit a queue starts with (less where a stall filled the credit up).
+    use clxfer::timing::sample::{BUDGET_DIV, CAP_NS};
+    let price = clxfer::model::rules::CPU.timed_command_us * 1e3;
+    let ts = |e: &Value| (e["ts"].as_f64().unwrap() * 1e3) as i64;
+    let elapsed = ts(host.last().unwrap()) - ts(host[0]);
+    let earned = elapsed / BUDGET_DIV as i64;
+    let spent = (timed as f64 * price) as i64;
+    assert!(
+        spent <= earned + CAP_NS + price as i64 && timed > 0,
+        "{timed} timed at {price} ns: {spent} ns spent, {earned} ns earned in {elapsed} ns"
+    );
+    assert!(sampled > 0, "{timed} timed, {sampled} sampled");
+    // The classification does not depend on timing: every enqueue has its path.
+    assert!(
+        host.iter()
+            .all(|e| e["args"][schema::PATH.name].is_string())
+    );
+
+    let report = report_of(&r.traces[0]);
+    let dev = &report["devices"][0];
+    assert_eq!(dev["sampled_out"].as_u64().unwrap() as usize, sampled);
+    let mut extrapolated = 0;
+    for row in dev["transfers"].as_array().unwrap() {
+        let s = &row["sampled"];
+        let calls = row["calls"].as_u64().unwrap();
+        let (t, n) = (row["timed"].as_u64().unwrap(), s["calls"].as_u64().unwrap());
+        assert_eq!(t + n, calls, "{row}");
+        // From the timed calls of the row, at their mean.
+        let mean = s["mean_ns"].as_f64().unwrap();
+        assert!(s["sample"].as_u64().unwrap() > 0 && mean > 0.0, "{row}");
+        let est = s["estimated_ns"].as_u64().unwrap() as f64;
+        assert!((est - mean * n as f64).abs() <= 1.0, "{row}");
+        extrapolated += n;
+    }
+    assert!(extrapolated > 0);
+    // clxfer's own cost, with the same counts as the trace's end.
+    let o = &report["overhead"];
+    assert_eq!(o["timed_commands"].as_u64().unwrap() as usize, timed);
+    assert_eq!(o["sampled_out"].as_u64().unwrap() as usize, sampled);
+    assert!(o["layer_ns"].as_u64().unwrap() > 0 && o["measured_calls"].as_u64().unwrap() > 0);
+    assert!(o["writer_cpu_ns"].as_u64().unwrap() > 0);
+    assert!(o["driver_ns"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn all_times_every_command_and_off_none() {
+    let (ev, report) = storm("all");
+    let host = enqueues(&ev);
+    let d = end_device(&ev);
+    assert_eq!(d[schema::SAMPLED.name], 0);
+    assert_eq!(d[schema::TIMED.name].as_u64().unwrap() as usize, host.len());
+    assert_eq!(device_slices(&ev), host.len());
+    let dev = &report["devices"][0];
+    assert_eq!(dev["sampled_out"], 0);
+    assert!(
+        dev["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["sampled"].is_null())
+    );
+    let (ev, report) = storm("off");
+    assert_eq!(device_slices(&ev), 0);
+    assert_eq!(end_device(&ev)[schema::TIMED.name], 0);
+    assert_eq!(report["overhead"]["timed_commands"], 0);
+}
+
+#[test]
+fn every_transfer_of_a_mebibyte_or_more_keeps_its_device_time() {
+    // The demo: 256 small staged writes among 16 MiB transfers (always timed).
+    for (rules, mode) in [
+        ("auto", "trace"),
+        ("nvidia", "trace"),
+        ("nvidia", "summary"),
+    ] {
+        let dir = fresh_dir("sampling-demo");
+        let report = dir.join("report.json");
+        let r = run(
+            program("demo"),
+            Load::Layer,
+            &[
+                ("CLXFER_RULES", rules),
+                ("CLXFER_MODE", mode),
+                ("CLXFER_REPORT", report.to_str().unwrap()),
+            ],
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        if mode == "trace" {
+            let ev = events(&r.traces[0]);
+            let large: Vec<&Value> = enqueues(&ev)
+                .into_iter()
+                .filter(|e| e["args"][schema::BYTES.name].as_u64() >= Some(1 << 20))
+                .collect();
+            assert!(large.len() >= 8);
+            for e in large {
+                assert!(
+                    e["args"][schema::DEVICE_TIME.name].is_null(),
+                    "{rules}: {e}"
+                );
+            }
+        }
+        let live: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        let dev = &live["devices"][0];
+        // Sampled: the small writes' row says how many were extrapolated.
+        let staged: Vec<&Value> = (dev["transfers"].as_array().unwrap().iter())
+            .filter(|r| r["sampled"].is_object())
+            .collect();
+        // (At PoCL's price all 256 fit the budget; at NVIDIA's some are sampled out.)
+        assert_eq!(
+            !staged.is_empty(),
+            rules == "nvidia",
+            "{rules} {mode}: {dev}"
+        );
+    }
+}
