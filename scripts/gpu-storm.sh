@@ -34,6 +34,7 @@ for round in $(seq "$ROUNDS"); do
     rm -f /tmp/t/*
     out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
     echo "$round $cfg $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
+    [[ $round == 1 ]] && echo "$out" | grep "^toggle" >&2
     [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost" -A4 /tmp/t/report.txt | sed "s/^/  $cfg: /" >&2
   done
 done | tee "$OUTFILE"

@@ -23,6 +23,8 @@ pub enum Kind {
     Millis,
     /// A whole number of MiB, 1 to 4096.
     Mebibytes,
+    /// A whole number.
+    Count,
 }
 
 /// One row of the options table.
@@ -150,6 +152,15 @@ pub const OPTIONS: &[OptSpec] = &[
               only at the program's waits and at exit: to measure what callbacks cost a driver \
               (docs/PERFORMANCE.md).",
     },
+    OptSpec {
+        var: "CLXFER_TEST_SAMPLE_EVERY",
+        kind: Kind::Count,
+        default: "0",
+        doc: "Testing only: with `CLXFER_DEVICE_TIMING=on`, time one small command in N per queue \
+              instead of by the time budget, so that a run under valgrind (many times slower, \
+              which the budget would take for a quiet program) is sampled as the same run is \
+              natively (`scripts/bench`). 0: by the budget.",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,6 +273,8 @@ pub struct Config {
     pub test_writer_stall_ms: u64,
     /// `CLXFER_TEST_CALLBACKS=off`.
     pub test_no_callbacks: bool,
+    /// `CLXFER_TEST_SAMPLE_EVERY` (0: by the budget).
+    pub test_sample_every: u64,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
     /// One line per bad value, to be printed once.
@@ -363,6 +376,7 @@ impl Config {
         let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
         let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
         let test_no_callbacks = get("CLXFER_TEST_CALLBACKS") == "off";
+        let test_sample_every = get("CLXFER_TEST_SAMPLE_EVERY").parse().unwrap_or(0);
         let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
         Config {
             settings,
@@ -378,6 +392,7 @@ impl Config {
             test_panic_at,
             test_writer_stall_ms,
             test_no_callbacks,
+            test_sample_every,
             buffer_bytes,
             warnings,
             run_notes: lookup(RUN_NOTES)
@@ -437,6 +452,10 @@ fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
             .parse::<u64>()
             .map(|n| n.to_string())
             .map_err(|_| "a whole number of milliseconds".into()),
+        Kind::Count => value
+            .parse::<u64>()
+            .map(|n| n.to_string())
+            .map_err(|_| "a whole number".into()),
         Kind::Mebibytes => value
             .parse::<u64>()
             .ok()
@@ -457,6 +476,7 @@ pub fn accepted(spec: &OptSpec) -> String {
         Kind::Path => "path".into(),
         Kind::EntryPoint => "entry point name".into(),
         Kind::Millis => "milliseconds".into(),
+        Kind::Count => "a whole number".into(),
         Kind::Mebibytes => "MiB (1–4096)".into(),
     }
 }

@@ -309,6 +309,8 @@ fn sixteen_threads_and_a_million_calls_lose_nothing() {
             release("libclxfer.so").display()
         ))
         .arg("CLXFER_LOG=info")
+        // Every command timed: one device slice per enqueue, none lost.
+        .arg("CLXFER_DEVICE_TIMING=all")
         .arg(program("stress"));
     for (k, _) in std::env::vars() {
         if k.starts_with("CLXFER_") || k == "OPENCL_LAYERS" || k == "LD_PRELOAD" {

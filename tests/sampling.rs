@@ -187,3 +187,50 @@ fn every_transfer_of_a_mebibyte_or_more_keeps_its_device_time() {
         );
     }
 }
+
+#[test]
+fn where_profiling_costs_every_command_it_is_turned_on_only_for_those_timed() {
+    // The test ICD honours clSetCommandQueueProperty and gives profiling times only to commands
+    // enqueued while the queue profiles; NVIDIA's rules say to toggle. The USM storm there.
+    let vendors = vendors_dir(true);
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.args(["20000", "1", "usm"])
+        .env("OCL_ICD_VENDORS", &vendors)
+        .env("TEST_PLATFORM", "clxfer test ICD")
+        .env("CLXFER_RULES", "nvidia");
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let queue = ev
+        .iter()
+        .find(|e| e["name"] == "thread_name" && e["pid"].as_u64() >= Some(1 << 31))
+        .unwrap();
+    assert!(
+        queue["args"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("profiling per timed command"),
+        "{queue}"
+    );
+    let d = end_device(&ev);
+    let (timed, sampled) = (
+        d[schema::TIMED.name].as_u64().unwrap(),
+        d[schema::SAMPLED.name].as_u64().unwrap(),
+    );
+    assert!(
+        timed > 0 && sampled > timed,
+        "{timed} timed, {sampled} sampled"
+    );
+    // Every timed command had its profiling on: a measured device slice each.
+    let device: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"].as_u64() >= Some(1 << 31))
+        .collect();
+    assert_eq!(device.len() as u64, timed);
+    assert!(
+        device
+            .iter()
+            .all(|e| e["args"][schema::DEVICE_TIME.name].is_null())
+    );
+    assert_eq!(d[schema::UNAVAILABLE.name], 0);
+}

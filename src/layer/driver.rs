@@ -160,6 +160,21 @@ pub unsafe fn queue_info(queue: cl_command_queue) -> Option<(usize, cl_command_q
     Some((device, props))
 }
 
+/// Turns `CL_QUEUE_PROFILING_ENABLE` on or off for the commands enqueued from now on
+/// (`clSetCommandQueueProperty`, OpenCL 1.0; NVIDIA's driver still honours it). Whether the
+/// driver did.
+///
+/// # Safety
+/// `queue` is a live queue.
+pub unsafe fn set_profiling(queue: cl_command_queue, on: bool) -> bool {
+    let Some(f) = unsafe { icd(queue) }.and_then(|t| t.clSetCommandQueueProperty) else {
+        return false;
+    };
+    let enable = if on { CL_TRUE } else { CL_FALSE };
+    let mut old = 0;
+    unsafe { f(queue, CL_QUEUE_PROFILING_ENABLE, enable, &mut old) == CL_SUCCESS }
+}
+
 /// How the driver answers `CL_QUEUE_PROPERTIES_ARRAY` for a queue made with an empty list (`{0}`):
 /// the spec says with the list (its terminating 0, 8 bytes), NVIDIA's driver says nothing (0
 /// bytes). Asked of a queue made for the purpose and released at once; `None` if it cannot be made.

@@ -137,6 +137,10 @@ pub struct RuleSet {
     /// profiling queries and share of callbacks): the price sampled timing budgets with
     /// (`timing::sample`), and the report's estimate of what clxfer's timing cost the driver.
     pub timed_command_us: f64,
+    /// Device timing: a queue with profiling on costs every command, timed or not, and the
+    /// driver honours `clSetCommandQueueProperty`: sampled timing turns profiling on only around
+    /// the commands it times.
+    pub toggle_profiling: bool,
     /// The driver reports no real device time for migrations (zero, or another command's): they
     /// are not drawn or counted as measured. `None`: their times are taken as measured.
     pub migrate_time: Option<Row>,
@@ -452,9 +456,13 @@ pub static NVIDIA: RuleSet = RuleSet {
         ),
     }),
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
-    // NVIDIA's OpenCL charges tens of µs per callback (docs/PERFORMANCE.md, measured on an H200).
-    callback_gap_us: 1000,
+    // A completion callback armed on NVIDIA's OpenCL slows every enqueue while it waits: one per
+    // queue per millisecond cost the H200 storm +5 µs per enqueue, none +0 (docs/PERFORMANCE.md),
+    // and a thread polling an event's status every millisecond +2 µs. So the program's waits
+    // collect, and a callback comes at most every 100 ms, for programs that never wait.
+    callback_gap_us: 100_000,
     timed_command_us: TIMED_NVIDIA,
+    toggle_profiling: true,
     migrate_time: Some(Rule {
         id: "nvidia.migrate-time",
         value: (),
@@ -553,6 +561,7 @@ pub static AMD: RuleSet = RuleSet {
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 
@@ -650,6 +659,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 
@@ -764,6 +774,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 
@@ -855,6 +866,7 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 
@@ -942,6 +954,7 @@ pub static CPU: RuleSet = RuleSet {
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 
@@ -1048,6 +1061,7 @@ pub static GENERIC: RuleSet = RuleSet {
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    toggle_profiling: false,
     migrate_time: None,
 };
 

@@ -166,6 +166,10 @@ pub struct DeviceTrack {
 pub enum Timing {
     /// clxfer added `CL_QUEUE_PROFILING_ENABLE`.
     Forced,
+    /// clxfer turns `CL_QUEUE_PROFILING_ENABLE` on around each command it times, and off again
+    /// (sampled timing where the driver's profiling costs every command, `toggle_profiling` in
+    /// the vendor rules).
+    Toggled,
     /// The program asked for profiling itself.
     Program,
     /// The driver refused profiling: no device slices.
@@ -176,6 +180,7 @@ impl Timing {
     pub fn as_str(self) -> &'static str {
         match self {
             Timing::Forced => "profiling forced",
+            Timing::Toggled => "profiling per timed command",
             Timing::Program => "profiling by the program",
             Timing::Untimed => "untimed",
         }

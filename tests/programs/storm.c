@@ -15,13 +15,20 @@
  * "spin:NS" makes the program itself busy for NS nanoseconds after each enqueue, with no device
  * timing: what any work between enqueues costs on this driver (PoCL's workers go idle in the gap
  * and each enqueue must wake them), to read clxfer's figures against.
+ * "poll" is "events" with a thread that asks the newest event's status every millisecond (what
+ * collecting completions by polling instead of callbacks costs the enqueuing thread); "toggle"
+ * leaves profiling off and turns it on around every 64th command with the OpenCL 1.0
+ * clSetCommandQueueProperty, timing only those (prints how many calls the driver accepted and
+ * how many timed commands had profiling times).
  * "usm" runs the storm as USM memcpys (4 KiB, host to device and back, non-blocking) on the first
  * platform offering cl_intel_unified_shared_memory (the test ICD, whose commands complete at once
  * and whose driver does nothing else): what is left is clxfer's own cost per enqueue, without
  * PoCL's worker threads.
  * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | profiling | spin:NS | usm] */
 #define _POSIX_C_SOURCE 200809L
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #include "common.h"
+#include <CL/cl_icd.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -36,7 +43,11 @@ static pthread_barrier_t g_start;
 static double g_cpu_us; /* CPU time of the storm threads themselves, summed */
 static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int g_callbacks, g_events, g_profiling;
+static int g_callbacks, g_events, g_profiling, g_poll, g_toggle;
+static int g_toggled, g_toggle_ok, g_toggle_timed; /* toggle: calls accepted, commands timed */
+static pthread_mutex_t g_held_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_event g_newest; /* poll: the newest event, under g_held_lock */
+static volatile int g_polling;
 
 static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
     (void)status, (void)user;
@@ -47,7 +58,7 @@ static void CL_CALLBACK completed(cl_event e, cl_int status, void *user) {
 }
 
 /* The event out-parameter: one the program times, or none. */
-static cl_event *event_of(cl_event *slot) { return g_callbacks || g_events ? slot : NULL; }
+static cl_event *event_of(cl_event *slot) { return g_callbacks || g_events || g_poll ? slot : NULL; }
 
 /* "events": the events of the commands since the last clFinish. */
 static __thread cl_event t_held[64];
@@ -63,10 +74,69 @@ static void track(cl_event e) {
     }
     if (g_callbacks) CHECK(clSetEventCallback(e, CL_COMPLETE, completed, NULL));
     if (g_events) t_held[t_nheld++] = e;
+    if (g_poll) {
+        pthread_mutex_lock(&g_held_lock);
+        t_held[t_nheld++] = e;
+        g_newest = e;
+        pthread_mutex_unlock(&g_held_lock);
+    }
 }
 
 static void finished(void) {
+    if (g_poll) pthread_mutex_lock(&g_held_lock);
     for (int i = 0; i < t_nheld; i++) completed(t_held[i], CL_COMPLETE, NULL);
+    t_nheld = 0;
+    g_newest = NULL;
+    if (g_poll) pthread_mutex_unlock(&g_held_lock);
+}
+
+/* "poll": every millisecond, the newest event's status. */
+static void *poller(void *arg) {
+    (void)arg;
+    struct timespec ms = {0, 1000000};
+    while (g_polling) {
+        pthread_mutex_lock(&g_held_lock);
+        if (g_newest) {
+            cl_int st;
+            clGetEventInfo(g_newest, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        }
+        pthread_mutex_unlock(&g_held_lock);
+        nanosleep(&ms, NULL);
+    }
+    return NULL;
+}
+
+/* "toggle": profiling on for this one command's enqueue; its event, or none. */
+/* The driver's clSetCommandQueueProperty, from the queue's dispatch table: a loader forwards to
+ * the slot unchecked, and drivers that dropped the call (PoCL) leave it empty. */
+static cl_int set_property(cl_command_queue q, cl_bool on) {
+    struct _cl_icd_dispatch *d = *(struct _cl_icd_dispatch **)q;
+    if (!d->clSetCommandQueueProperty) return CL_INVALID_OPERATION;
+    return d->clSetCommandQueueProperty(q, CL_QUEUE_PROFILING_ENABLE, on, NULL);
+}
+
+static cl_event *toggle_on(cl_command_queue q, int i, cl_event *slot) {
+    if (!g_toggle || i % 64 != 0) return NULL;
+    if (set_property(q, CL_TRUE) == CL_SUCCESS) g_toggled++;
+    return slot;
+}
+
+static void toggle_off(cl_command_queue q, cl_event *e) {
+    if (!e) return;
+    set_property(q, CL_FALSE);
+    t_held[t_nheld++] = *e;
+}
+
+/* "toggle": after clFinish, which of the toggled commands have profiling times. */
+static void toggle_collect(void) {
+    for (int i = 0; i < t_nheld; i++) {
+        cl_ulong a = 0, b = 0;
+        if (clGetEventProfilingInfo(t_held[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(t_held[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b > a)
+            g_toggle_ok++;
+        g_toggle_timed++;
+        clReleaseEvent(t_held[i]);
+    }
     t_nheld = 0;
 }
 
@@ -136,7 +206,8 @@ static void *storm(void *arg) {
     (void)arg;
     if (g_usm) return usm_storm();
     cl_int err;
-    cl_command_queue q = make_queue(g_callbacks || g_events || g_profiling ? CL_QUEUE_PROFILING_ENABLE : 0);
+    cl_command_queue q =
+        make_queue(g_callbacks || g_events || g_profiling || g_poll ? CL_QUEUE_PROFILING_ENABLE : 0);
     static __thread char host[4096];
     cl_event e = NULL;
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
@@ -146,7 +217,9 @@ static void *storm(void *arg) {
     pthread_barrier_wait(&g_start);
     double cpu0 = thread_cpu();
     for (int i = 0; i < g_enqueues / 4; i++) {
-        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, event_of(&e)));
+        cl_event *t = toggle_on(q, i, &e);
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, t ? t : event_of(&e)));
+        toggle_off(q, t);
         track(e);
         CHECK(clEnqueueReadBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, event_of(&e)));
         track(e);
@@ -157,10 +230,12 @@ static void *storm(void *arg) {
         track(e);
         if (i % 16 == 15) {
             CHECK(clFinish(q));
+            if (g_toggle) toggle_collect();
             finished();
         }
     }
     CHECK(clFinish(q));
+    if (g_toggle) toggle_collect();
     finished();
     add_cpu(cpu0);
     CHECK(clReleaseMemObject(buf));
@@ -188,15 +263,26 @@ int main(int argc, char **argv) {
     g_callbacks = argc > 3 && !strcmp(argv[3], "callbacks");
     g_events = argc > 3 && !strcmp(argv[3], "events");
     g_profiling = argc > 3 && !strcmp(argv[3], "profiling");
+    g_poll = argc > 3 && !strcmp(argv[3], "poll");
+    g_toggle = argc > 3 && !strcmp(argv[3], "toggle");
     g_spin_ns = argc > 3 && !strncmp(argv[3], "spin:", 5) ? atol(argv[3] + 5) : 0;
     g_usm = argc > 3 && !strcmp(argv[3], "usm");
     g_enqueues = n;
     pthread_t t[64];
     pthread_barrier_init(&g_start, NULL, threads + 1);
     for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, storm, NULL);
+    pthread_t poll_thread;
+    g_polling = g_poll;
+    if (g_poll) pthread_create(&poll_thread, NULL, poller, NULL);
     pthread_barrier_wait(&g_start);
     double t0 = now();
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    if (g_poll) {
+        g_polling = 0;
+        pthread_join(poll_thread, NULL);
+    }
+    if (g_toggle) printf("toggle: %d of %d property changes accepted, %d of %d commands had times\n", g_toggled,
+                         g_toggle_timed, g_toggle_ok, g_toggle_timed);
     double us = (now() - t0) * 1e6 / ((double)(g_enqueues / 4 * 4) * threads);
     printf("us_per_enqueue %.3f\nmax_rss_kib %ld\ncpu_us_per_enqueue %.3f\n", us, peak_rss_kib(),
            g_cpu_us / ((double)(g_enqueues / 4 * 4) * threads));

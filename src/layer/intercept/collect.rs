@@ -10,7 +10,8 @@
 //! only at the end) would keep its callback, and with it every later command, waiting: so once
 //! [`REARM`] commands have been listed since the last arming, another callback is armed on the
 //! newest, whatever is still armed, if [`REARM_AFTER`] (10 ms) has passed since the last
-//! arming. At most 256 completed commands per queue, or those the program enqueues in 10 ms if
+//! arming. At most 256 completed commands per queue, or those the program enqueues between two
+//! callbacks (the vendor's gap, or 10 ms) if
 //! more, wait to be collected, beyond those the driver itself is still running.
 //!
 //! The queue's lock is never held while clxfer calls the driver (a driver may run callbacks from

@@ -20,7 +20,7 @@ use crate::sink::buffer;
 use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
 use crate::sync::Mutex;
-use crate::timing::sample::Sample;
+use crate::timing::sample::{Sample, Sampler};
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
 use std::cell::Cell;
@@ -84,6 +84,8 @@ thread_local! {
 pub struct Capture {
     supplied: bool,
     sampled_out: bool,
+    /// Profiling was turned on for this command (a `Toggled` queue): [`settle`] turns it off.
+    toggled: bool,
 }
 
 impl Capture {
@@ -101,7 +103,8 @@ impl Capture {
 /// Before an enqueue on `queue` of a command of kind `sample`: whether to time it, and if so make
 /// sure the driver hands back an event.
 pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
-    let timed = match crate::config::global().device_timing {
+    let config = crate::config::global();
+    let timed = match config.device_timing {
         DeviceTiming::Off => return Capture::default(),
         // Summary mode reports transfers and kernels: other commands need no device time.
         _ if sample == Sample::Other && !crate::sink::records_every_call() => {
@@ -109,31 +112,61 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
         }
         DeviceTiming::All => true,
         DeviceTiming::Sampled => match queues::cached(queue as usize) {
-            Some(q) if q.timing != Timing::Untimed => q.sampler.decide(sample, price_ns(&q)),
+            Some(q) if q.timing != Timing::Untimed => match config.test_sample_every {
+                0 => BUDGET.decide(sample, price_ns(&q)),
+                every => BUDGET.decide_every(sample, every),
+            },
             // A queue clxfer does not know yet: decided after the call (`track`).
             _ => true,
         },
     };
     if !timed {
         return Capture {
-            supplied: false,
             sampled_out: true,
+            ..Capture::default()
         };
     }
-    if !event.is_null() {
-        return Capture::default();
-    }
-    match SLOT.try_with(|slot| slot.as_ptr()) {
-        Ok(slot) => {
-            *event = slot;
-            Capture {
-                supplied: true,
-                sampled_out: false,
+    let mut cap = Capture::default();
+    if event.is_null() {
+        match SLOT.try_with(|slot| slot.as_ptr()) {
+            Ok(slot) => {
+                *event = slot;
+                cap.supplied = true;
             }
+            Err(_) => return Capture::default(),
         }
-        Err(_) => Capture::default(),
+    }
+    // Last, so that nothing between here and the call can fail: profiling on for this command.
+    if let Some(q) = queues::cached(queue as usize).filter(|q| q.timing == Timing::Toggled) {
+        cap.toggled = true;
+        while q.toggling.swap(true, Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        // SAFETY: the queue is one clxfer saw made (its handle is live while the program
+        // enqueues on it).
+        if !unsafe { driver::set_profiling(queue, true) } {
+            q.toggling.store(false, Ordering::Release);
+            cap.toggled = false;
+        }
+    }
+    cap
+}
+
+/// After the driver's call: profiling off again on a `Toggled` queue where [`capture`] turned it
+/// on. Every hook that captures calls this first thing in its `after`.
+pub fn settle(cap: Capture, queue: cl_command_queue) {
+    if !cap.toggled {
+        return;
+    }
+    if let Some(q) = queues::cached(queue as usize) {
+        // SAFETY: as in `capture`.
+        unsafe { driver::set_profiling(queue, false) };
+        q.toggling.store(false, Ordering::Release);
     }
 }
+
+/// The process's budget for timing small commands (`timing::sample`).
+static BUDGET: Sampler = Sampler::new();
 
 /// What timing one command costs on the queue's driver, ns (its rules' `timed_command_us`).
 fn price_ns(q: &QueueInfo) -> i64 {
@@ -405,7 +438,7 @@ pub unsafe fn track(
     if cap.supplied {
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
     }
-    queue.sampler.seen(span.end);
+    BUDGET.seen(span.end);
     if cap.sampled_out {
         queue.device.sampled.fetch_add(1, Ordering::Relaxed);
         return false;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// The queue clxfer turned profiling on for, if `queue` is one (clxfer's map only: the handle is
 /// not read).
 fn forced(queue: usize) -> Option<Arc<QueueInfo>> {
-    queues::known(queue).filter(|q| q.timing == Timing::Forced)
+    queues::known(queue).filter(|q| matches!(q.timing, Timing::Forced | Timing::Toggled))
 }
 
 /// Whether `event` is a command of a queue whose profiling clxfer turned on.

@@ -468,6 +468,7 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         span: &mut Span,
     ) -> cl_int {
         let queue = args.queue();
+        events::settle(cap, queue);
         if ret != CL_SUCCESS {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {
@@ -531,6 +532,7 @@ impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
+        events::settle(cap, args.queue());
         if ret == CL_SUCCESS {
             let event = (args.event(), args.wait_list());
             unsafe { enqueued(call, cap, args.queue(), event, span, (None, &[]), None) };

@@ -6,6 +6,7 @@
 
 use super::collect::Waiting;
 use super::{Device, WORLD, bounded_insert, device};
+use crate::config::DeviceTiming;
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::buffer;
 use crate::sink::record::{QueueRef, QueueTrack, Record, Timing};
@@ -30,8 +31,8 @@ pub struct QueueInfo {
     pub collected: std::sync::Condvar,
     /// The order the queue imposes on its commands (`graph::order`).
     pub order: crate::graph::order::Shared,
-    /// Which of its commands are timed (`timing::sample`).
-    pub sampler: crate::timing::sample::Sampler,
+    /// A `Toggled` queue: held from turning profiling on for a command to turning it off.
+    pub toggling: std::sync::atomic::AtomicBool,
 }
 
 impl QueueInfo {
@@ -48,7 +49,7 @@ impl QueueInfo {
             collected: std::sync::Condvar::new(),
             // The parent's last command is not the child's to wait for.
             order: crate::graph::order::Shared::new(!old.in_order),
-            sampler: Default::default(),
+            toggling: Default::default(),
         }
     }
 }
@@ -105,7 +106,7 @@ fn add(
         order: crate::graph::order::Shared::new(
             props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
         ),
-        sampler: Default::default(),
+        toggling: Default::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     GENERATION.fetch_add(1, Ordering::Release);
@@ -206,7 +207,18 @@ impl Edit {
 
     fn created(self, ret: cl_command_queue, device: cl_device_id) {
         if !ret.is_null() {
-            let timing = self.timing();
+            let mut timing = self.timing();
+            // Where profiling costs every command, sampled timing turns it on only around the
+            // commands it times (`events::capture`): off again from the start.
+            let sampled = crate::config::global().device_timing == DeviceTiming::Sampled;
+            if timing == Timing::Forced
+                && sampled
+                && super::device(device as usize).is_some_and(|d| d.rules.toggle_profiling)
+                // SAFETY: the driver has just made this queue.
+                && unsafe { driver::set_profiling(ret, false) }
+            {
+                timing = Timing::Toggled;
+            }
             let props = self.asked.props
                 | if timing == Timing::Forced {
                     CL_QUEUE_PROFILING_ENABLE
