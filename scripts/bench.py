@@ -3,6 +3,7 @@ figure comes from a real run of a real program under the real ICD loader and PoC
 
 import datetime
 import glob
+import json
 import os
 import re
 import resource
@@ -22,8 +23,12 @@ CONFIGS = {"none": {}}
 for load, var in [("layer", "OPENCL_LAYERS"), ("preload", "LD_PRELOAD")]:
     for mode in ["off", "summary", "trace"]:
         CONFIGS[f"{load} {mode}"] = {var: LIB, "CLXFER_MODE": mode}
-# clxfer's own work without the driver's charge for device timing (profiling, events), which the
-# storm's "own" rows measure alone.
+# Every command timed (CLXFER_DEVICE_TIMING=all, the default samples), and clxfer's own work
+# without the driver's charge for device timing (profiling, events), which the storm's "own" rows
+# measure alone.
+for mode in ["summary", "trace"]:
+    CONFIGS[f"layer {mode} all"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
+                                    "CLXFER_DEVICE_TIMING": "all"}
 for mode in ["summary", "trace"]:
     CONFIGS[f"layer {mode} untimed"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
                                         "CLXFER_DEVICE_TIMING": "off"}
@@ -76,14 +81,34 @@ def storm(threads, extra, mode=None):
     return {"us": us, "cpu": cpu, "bytes": size / total, "rss": rss / 1024}
 
 
+def sampled_every(extra, usm):
+    """Sampled device timing's budget is time: under valgrind, ~50 times slower, it would time
+    nearly every command. The rate the same storm gets natively (one small command timed in N,
+    from its report's own-cost counts) is pinned instead (CLXFER_TEST_SAMPLE_EVERY)."""
+    with tempfile.TemporaryDirectory() as out:
+        report = os.path.join(out, "report.json")
+        e = dict(extra, CLXFER_MODE="summary", CLXFER_REPORT=report)
+        cmd = [STORM, str(ENQUEUES), "1"] + (["usm"] if usm else [])
+        if usm:
+            e = dict(e, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
+        subprocess.run(cmd, env=env_for(e, out), capture_output=True, check=True)
+        o = json.load(open(report))["overhead"]
+        return max(1, round((o["timed_commands"] + o["sampled_out"]) / max(1, o["timed_commands"])))
+
+
 def instructions(extra, usm):
     """Instructions per enqueue under callgrind, deterministic where this VM's clock is not: every
     thread counted, the calling thread alone (the one running the storm: the program's own
     thread, whose every instruction delays its next enqueue), and clxfer's writer thread (which
     renders the trace or keeps the report: 0 without clxfer). 2n enqueues minus n, so start-up
     and exit cancel out (n = 20,000 USM enqueues, or 8,000 on PoCL, whose own work is counted too
-    and is slower under valgrind)."""
+    and is slower under valgrind). Sampled configurations run at their native rate
+    ([`sampled_every`])."""
     n = 20_000 if usm else 8_000
+    sampled = any(k in extra for k in ("OPENCL_LAYERS", "LD_PRELOAD")) and \
+        extra.get("CLXFER_MODE") != "off" and "CLXFER_DEVICE_TIMING" not in extra
+    if sampled:
+        extra = dict(extra, CLXFER_TEST_SAMPLE_EVERY=str(sampled_every(extra, usm)))
     if usm:
         extra = dict(extra, OCL_ICD_VENDORS=TEST_ICD_VENDORS, TEST_PLATFORM="clxfer test ICD")
     counts = []
@@ -172,8 +197,8 @@ def main():
                      f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
                      lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
     out += lines + [""]
-    names = ["none", "layer off", "layer summary", "layer summary no race", "layer trace",
-             "layer trace no race"]
+    names = ["none", "layer off", "layer summary", "layer summary all", "layer summary no race",
+             "layer trace", "layer trace all", "layer trace no race"]
     envs = dict(CONFIGS, **RACES_OFF)
     usm = {c: instructions(envs[c], True) for c in names}
     pocl = {c: instructions(envs[c], False) for c in names}

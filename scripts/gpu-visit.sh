@@ -64,5 +64,12 @@ for round in $(seq "${ROUNDS:-3}"); do
   done
 done
 echo "platform index for clpeak: $P" >> "$R/runs.txt"
+# Device timing's cost (issue #27): the storm in the default (sampled), all and off modes, one and
+# four threads, and the scenario grid's bandwidths sampled against all.
+CONFIGS="none summary trace summary-all trace-all summary-off trace-off own-events" \
+  STORM_OUT="$R/storm-modes-1.txt" bash scripts/gpu-storm.sh > "$R/storm-modes.txt" 2>&1
+THREADS=4 ENQUEUES=50000 CONFIGS="none summary trace summary-all trace-all" \
+  STORM_OUT="$R/storm-modes-4.txt" bash scripts/gpu-storm.sh >> "$R/storm-modes.txt" 2>&1
+bash scripts/gpu-sampling.sh > "$R/sampling.txt" 2>&1
 tar czf "$OUT/results.tar.gz" -C "$OUT" results && rm -rf "$R"
 ls -la "$OUT"
