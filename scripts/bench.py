@@ -126,7 +126,8 @@ def instructions(extra, usm):
                 own = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
                 if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
                     caller = own
-                elif re.search(r"^c?fn=\(\d+\) .*clxfer::sink::writer::", text, re.M):
+                # The writer thread runs `writer::run`; the main thread only spawns it.
+                elif re.search(r"^c?fn=\(\d+\) clxfer::sink::writer::run\b", text, re.M):
                     writer = max(writer, own)
             if caller is None:
                 sys.exit(f"bench: no thread ran the storm in {cmd}")

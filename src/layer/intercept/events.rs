@@ -104,21 +104,21 @@ impl Capture {
 /// sure the driver hands back an event.
 pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
     let config = crate::config::global();
-    let timed = match config.device_timing {
-        DeviceTiming::Off => return Capture::default(),
-        // Summary mode reports transfers and kernels: other commands need no device time.
-        _ if sample == Sample::Other && !crate::sink::records_every_call() => {
-            return Capture::default();
-        }
-        DeviceTiming::All => true,
-        DeviceTiming::Sampled => match queues::cached(queue as usize) {
-            Some(q) if q.timing != Timing::Untimed => match config.test_sample_every {
-                0 => BUDGET.decide(sample, price_ns(&q)),
-                every => BUDGET.decide_every(sample, every),
-            },
-            // A queue clxfer does not know yet: decided after the call (`track`).
-            _ => true,
+    // Summary mode reports transfers and kernels: other commands need no device time.
+    if config.device_timing == DeviceTiming::Off
+        || (sample == Sample::Other && !crate::sink::records_every_call())
+    {
+        return Capture::default();
+    }
+    // One lookup for both questions (a queue clxfer does not know yet is decided after the
+    // call, `track`).
+    let q = queues::cached(queue as usize).filter(|q| q.timing != Timing::Untimed);
+    let timed = match (config.device_timing, &q) {
+        (DeviceTiming::Sampled, Some(q)) => match config.test_sample_every {
+            0 => BUDGET.decide(sample, price_ns(q)),
+            every => BUDGET.decide_every(sample, every),
         },
+        _ => true,
     };
     if !timed {
         return Capture {
@@ -137,7 +137,7 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
         }
     }
     // Last, so that nothing between here and the call can fail: profiling on for this command.
-    if let Some(q) = queues::cached(queue as usize).filter(|q| q.timing == Timing::Toggled) {
+    if let Some(q) = q.filter(|q| q.timing == Timing::Toggled) {
         cap.toggled = true;
         while q.toggling.swap(true, Ordering::Acquire) {
             std::thread::yield_now();
