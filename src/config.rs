@@ -82,13 +82,14 @@ pub const OPTIONS: &[OptSpec] = &[
         var: "CLXFER_DEVICE_TIMING",
         kind: Kind::Choice(&["on", "all", "off"]),
         default: "on",
-        doc: "`on` times commands on the device, sampled: clxfer turns on \
-              `CL_QUEUE_PROFILING_ENABLE` for every queue and reads the profiling timestamps of \
-              every transfer of 1 MiB or more, and of kernels and smaller commands as long as \
-              their timing costs under 1/64 of each queue's time (the report extrapolates the \
-              rest, and says from how many). `all` times every command (in summary mode, every \
-              transfer and kernel), at the driver's price for an event each. \
-              `off` leaves queues as the program made them: host timing only.",
+        doc: "`on` times commands on the device, sampled: every transfer of 1 MiB or more, and \
+              kernels and smaller commands as long as timing them costs under 1/64 of the run's \
+              time at the driver's price (the report extrapolates the rest, and says from how \
+              many). clxfer turns on `CL_QUEUE_PROFILING_ENABLE` for every queue, or, where the \
+              driver charges every command of a profiling queue (NVIDIA), only around the \
+              commands it times. `all` times every command (in summary mode, every transfer and \
+              kernel), at the driver's price for an event each. `off` leaves queues as the \
+              program made them: host timing only.",
     },
     OptSpec {
         var: "CLXFER_RACES",
@@ -156,8 +157,8 @@ pub const OPTIONS: &[OptSpec] = &[
         var: "CLXFER_TEST_SAMPLE_EVERY",
         kind: Kind::Count,
         default: "0",
-        doc: "Testing only: with `CLXFER_DEVICE_TIMING=on`, time one small command in N per queue \
-              instead of by the time budget, so that a run under valgrind (many times slower, \
+        doc: "Testing only: with `CLXFER_DEVICE_TIMING=on`, time one small command in N instead \
+              of by the time budget, so that a run under valgrind (many times slower, \
               which the budget would take for a quiet program) is sampled as the same run is \
               natively (`scripts/bench`). 0: by the budget.",
     },
