@@ -120,33 +120,40 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
         },
         _ => true,
     };
+    let sampled_out = Capture {
+        sampled_out: true,
+        ..Capture::default()
+    };
     if !timed {
-        return Capture {
-            sampled_out: true,
-            ..Capture::default()
-        };
+        return sampled_out;
     }
     let mut cap = Capture::default();
+    // A `Toggled` queue: profiling on for this command, unless another thread's command holds
+    // the queue's toggle. Then this one is not timed: waiting could deadlock (that call may be a
+    // blocking one, waiting for what this thread is about to do).
+    let toggled = q.filter(|q| q.timing == Timing::Toggled);
+    if let Some(q) = &toggled {
+        if q.toggling.swap(true, Ordering::Acquire) {
+            return sampled_out;
+        }
+        // SAFETY: the queue is one clxfer saw made (its handle is live while the program
+        // enqueues on it).
+        if !unsafe { driver::set_profiling(queue, true) } {
+            q.toggling.store(false, Ordering::Release);
+            return sampled_out;
+        }
+        cap.toggled = true;
+    }
     if event.is_null() {
         match SLOT.try_with(|slot| slot.as_ptr()) {
             Ok(slot) => {
                 *event = slot;
                 cap.supplied = true;
             }
-            Err(_) => return Capture::default(),
-        }
-    }
-    // Last, so that nothing between here and the call can fail: profiling on for this command.
-    if let Some(q) = q.filter(|q| q.timing == Timing::Toggled) {
-        cap.toggled = true;
-        while q.toggling.swap(true, Ordering::Acquire) {
-            std::thread::yield_now();
-        }
-        // SAFETY: the queue is one clxfer saw made (its handle is live while the program
-        // enqueues on it).
-        if !unsafe { driver::set_profiling(queue, true) } {
-            q.toggling.store(false, Ordering::Release);
-            cap.toggled = false;
+            Err(_) => {
+                settle(cap, queue);
+                return Capture::default();
+            }
         }
     }
     cap
