@@ -41,10 +41,15 @@ fn report_of(trace: &Path) -> Value {
     serde_json::from_str(&r.stdout).unwrap()
 }
 
-/// The storm (20,000 small enqueues on one thread, far more than the budget times).
+/// The storm (20,000 small enqueues on one thread, far more than the budget times), classified
+/// by NVIDIA's rules.
 fn run_storm(timing: &str) -> Run {
     let mut cmd = command(program("storm"), Load::Layer);
-    cmd.args(["20000", "1"]).env("CLXFER_DEVICE_TIMING", timing);
+    // NVIDIA's price (7 µs a timed command): a storm slower than 448 µs an enqueue would be
+    // needed to have every command timed, however loaded this machine.
+    cmd.args(["20000", "1"])
+        .env("CLXFER_DEVICE_TIMING", timing)
+        .env("CLXFER_RULES", "nvidia");
     run_cmd(cmd, Duration::from_secs(180))
 }
 
@@ -74,7 +79,7 @@ fn a_storm_is_sampled_every_command_classified_and_the_rest_extrapolated() {
     // Within the budget: the timed commands' price is at most what 1/64 of the run's time
     // earned and the credit a queue starts with (less where a stall filled the credit up).
     use clxfer::timing::sample::{BUDGET_DIV, CAP_NS};
-    let price = clxfer::model::rules::CPU.timed_command_us * 1e3;
+    let price = clxfer::model::rules::NVIDIA.timed_command_us * 1e3;
     let ts = |e: &Value| (e["ts"].as_f64().unwrap() * 1e3) as i64;
     let elapsed = ts(host.last().unwrap()) - ts(host[0]);
     let earned = elapsed / BUDGET_DIV as i64;
@@ -156,6 +161,9 @@ fn every_transfer_of_a_mebibyte_or_more_keeps_its_device_time() {
                 ("CLXFER_RULES", rules),
                 ("CLXFER_MODE", mode),
                 ("CLXFER_REPORT", report.to_str().unwrap()),
+                // One small command in 4, whatever this machine's pace (the budget's own test
+                // is the storm's, above).
+                ("CLXFER_TEST_SAMPLE_EVERY", "4"),
             ],
         );
         assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -179,12 +187,7 @@ fn every_transfer_of_a_mebibyte_or_more_keeps_its_device_time() {
         let staged: Vec<&Value> = (dev["transfers"].as_array().unwrap().iter())
             .filter(|r| r["sampled"].is_object())
             .collect();
-        // (At PoCL's price all 256 fit the budget; at NVIDIA's some are sampled out.)
-        assert_eq!(
-            !staged.is_empty(),
-            rules == "nvidia",
-            "{rules} {mode}: {dev}"
-        );
+        assert!(!staged.is_empty(), "{rules} {mode}: {dev}");
     }
 }
 
