@@ -232,7 +232,7 @@ impl Setting {
 /// Which commands are timed on the device (`CLXFER_DEVICE_TIMING`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceTiming {
-    /// Sampled within a budget per queue (`timing::sample`).
+    /// Sampled within the process's budget (`timing::sample`).
     Sampled,
     All,
     Off,
@@ -241,14 +241,6 @@ pub enum DeviceTiming {
 impl DeviceTiming {
     pub fn on(self) -> bool {
         self != DeviceTiming::Off
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeviceTiming::Sampled => "on",
-            DeviceTiming::All => "all",
-            DeviceTiming::Off => "off",
-        }
     }
 }
 
@@ -449,14 +441,15 @@ fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
             Ok(value.to_string())
         }
         Kind::EntryPoint => Err("an OpenCL function name such as clEnqueueWriteBuffer".into()),
-        Kind::Millis => value
-            .parse::<u64>()
-            .map(|n| n.to_string())
-            .map_err(|_| "a whole number of milliseconds".into()),
-        Kind::Count => value
-            .parse::<u64>()
-            .map(|n| n.to_string())
-            .map_err(|_| "a whole number".into()),
+        Kind::Millis | Kind::Count => {
+            value
+                .parse::<u64>()
+                .map(|n| n.to_string())
+                .map_err(|_| match spec.kind {
+                    Kind::Millis => "a whole number of milliseconds".into(),
+                    _ => "a whole number".into(),
+                })
+        }
         Kind::Mebibytes => value
             .parse::<u64>()
             .ok()

@@ -17,13 +17,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// What the report needs of a classified enqueue on a queue of device `device`: from the calling
-/// thread in summary mode, from the call's record when a trace is written too.
+/// thread in summary mode, from the call's record when a trace is written too. `sampled`:
+/// sampled device timing left it untimed.
 pub fn facts(
     api: Api,
     queue: QueueRef,
     c: &Classification,
-    flags: CallFlags,
-    host_ns: u64,
+    (flags, host_ns, sampled): (CallFlags, u64, bool),
 ) -> Enqueue {
     let cited = crate::report::cited(c.reasons.iter().map(|r| r.rule));
     Enqueue {
@@ -45,7 +45,7 @@ pub fn facts(
             CallFlags::None => None,
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(crate::report::small_flags(f)),
         },
-        sampled: false,
+        sampled,
     }
 }
 
@@ -97,9 +97,7 @@ impl Summary {
                     before: Link::before(e.deps.after.unwrap_or(0), e.deps.waits.iter().copied()),
                 };
                 let work = if let Some(c) = &e.class {
-                    let mut f = facts(call.api, e.queue, c, e.flags, host_ns);
-                    f.sampled = e.sampled;
-                    Work::Transfer(f)
+                    Work::Transfer(facts(call.api, e.queue, c, (e.flags, host_ns, e.sampled)))
                 } else if let Some(name) = &e.kernel {
                     Work::Kernel(KernelRun {
                         device: e.queue.device,

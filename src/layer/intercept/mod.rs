@@ -376,7 +376,8 @@ unsafe fn summarized(
         let (mut class, mut flags) = (None, CallFlags::None);
         record(call, q, transfer, &mut class, &mut flags, None);
         let c = class.as_ref()?;
-        Some(summary::facts(call.api, q.r, c, flags, host_ns))
+        let how = (flags, host_ns, cap.sampled_out());
+        Some(summary::facts(call.api, q.r, c, how))
     });
     let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
     let mut work = match (transfer, kernel) {
@@ -390,9 +391,6 @@ unsafe fn summarized(
         })),
         (None, None) => None,
     };
-    if let Some(Work::Transfer(t)) = &mut work {
-        t.sampled = cap.sampled_out();
-    }
     let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
     // A timed command's facts take its place in the graph along.
     let what = What {
