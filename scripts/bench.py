@@ -96,14 +96,38 @@ def sampled_every(extra, usm):
         return max(1, round((o["timed_commands"] + o["sampled_out"]) / max(1, o["timed_commands"])))
 
 
-def instructions(extra, usm):
+# The command graph's code (issue #24) and the replay of fixes over it (issue #26): their files
+# (inlined code keeps its source file under callgrind) and their functions (what they call
+# inline). The race check's files (graph/clock.rs, graph/race.rs) are counted apart, by
+# CLXFER_RACES=off.
+GRAPH = re.compile(r"/src/(?:graph/(?:order|events|mod)|layer/intercept/graph|report/(?:bounds|timeline))\.rs:"
+                   r"|:clxfer::(?:graph::(?:order|events)|layer::intercept::graph|report::(?:bounds|timeline))::")
+REPLAY = re.compile(r"/src/report/replay\.rs:|:clxfer::report::replay::")
+
+
+def graph_part(path):
+    """Instructions of one thread's callgrind file that ran the command graph's code, and the
+    replay's."""
+    p = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100", path], capture_output=True, text=True)
+    parts = [0, 0]
+    for l in p.stdout.splitlines():
+        m = re.match(r"\s*([\d,]+)\s", l)
+        if m and REPLAY.search(l):
+            parts[1] += int(m.group(1).replace(",", ""))
+        elif m and GRAPH.search(l):
+            parts[0] += int(m.group(1).replace(",", ""))
+    return parts
+
+
+def instructions(extra, usm, graph=False):
     """Instructions per enqueue under callgrind, deterministic where this VM's clock is not: every
     thread counted, the calling thread alone (the one running the storm: the program's own
     thread, whose every instruction delays its next enqueue), and clxfer's writer thread (which
     renders the trace or keeps the report: 0 without clxfer). 2n enqueues minus n, so start-up
     and exit cancel out (n = 20,000 USM enqueues, or 8,000 on PoCL, whose own work is counted too
     and is slower under valgrind). Sampled configurations run at their native rate
-    ([`sampled_every`])."""
+    ([`sampled_every`]). With `graph`, also the command graph's part of the calling and writer
+    threads ([`graph_part`])."""
     n = 20_000 if usm else 8_000
     sampled = any(k in extra for k in ("OPENCL_LAYERS", "LD_PRELOAD")) and \
         extra.get("CLXFER_MODE") != "off" and "CLXFER_DEVICE_TIMING" not in extra
@@ -120,18 +144,20 @@ def instructions(extra, usm):
             if p.returncode != 0:
                 sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
             total = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
-            caller, writer = None, 0
+            caller, writer, graph_caller, graph_writer = None, 0, [0, 0], [0, 0]
             for f in glob.glob(f"{out}/callgrind.out-*"):
                 text = open(f).read()
                 own = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
                 if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
                     caller = own
+                    graph_caller = graph_part(f) if graph else [0, 0]
                 # The writer thread runs `writer::run`; the main thread only spawns it.
-                elif re.search(r"^c?fn=\(\d+\) clxfer::sink::writer::run\b", text, re.M):
-                    writer = max(writer, own)
+                elif re.search(r"^c?fn=\(\d+\) clxfer::sink::writer::run\b", text, re.M) and own > writer:
+                    writer = own
+                    graph_writer = graph_part(f) if graph else [0, 0]
             if caller is None:
                 sys.exit(f"bench: no thread ran the storm in {cmd}")
-            counts.append((total, caller, writer))
+            counts.append((total, caller, writer, *graph_caller, *graph_writer))
     return tuple((b - a) / n for a, b in zip(*counts))
 
 
@@ -201,8 +227,9 @@ def main():
     names = ["none", "layer off", "layer summary", "layer summary all", "layer summary no race",
              "layer trace", "layer trace all", "layer trace no race"]
     envs = dict(CONFIGS, **RACES_OFF)
-    usm = {c: instructions(envs[c], True) for c in names}
-    pocl = {c: instructions(envs[c], False) for c in names}
+    GRAPHED = {"layer summary", "layer trace"}
+    usm = {c: instructions(envs[c], True, c in GRAPHED) for c in names}
+    pocl = {c: instructions(envs[c], False, c in GRAPHED) for c in names}
     lines = ["instructions per enqueue (callgrind; deterministic), every thread, the calling thread "
              "alone and clxfer's writer thread: the usm storm, and the 1-thread PoCL storm (PoCL's "
              "own work included)",
@@ -211,7 +238,7 @@ def main():
     for c in names:
         line = f"  {c:<24}"
         for storm_ in (usm, pocl):
-            (total, caller, writer), (total0, caller0, _) = storm_[c], storm_["none"]
+            (total, caller, writer, *_), (total0, caller0, *_) = storm_[c], storm_["none"]
             line += f"{total:>{12 if storm_ is pocl else 10}.0f}{total - total0:>+9.0f}"
             line += f"{caller:>10.0f}{caller - caller0:>+9.0f}{writer:>9.0f}"
         lines.append(line)
@@ -223,6 +250,15 @@ def main():
             cells.append(f"{what} {on[0] - off[0]:+.0f} ({(on[0] - off[0]) / off[0]:+.1%} of every "
                          f"thread), calling thread {on[1] - off[1]:+.0f} ({(on[1] - off[1]) / off[1]:+.1%})")
         lines.append(f"  the race check in {mode} mode: " + "; ".join(cells))
+    # What the command graph costs (issue #24) and the replay over it (#26), from the same runs.
+    for mode in ["summary", "trace"]:
+        cells = []
+        for what, storm_ in (("usm", usm), ("PoCL storm", pocl)):
+            total, _, _, gc, rc, gw, rw = storm_[f"layer {mode}"]
+            added = total - storm_["none"][0]
+            cells.append(f"{what} {gc:.0f} calling + {gw:.0f} writer ({(gc + gw) / added:.1%} of what "
+                         f"clxfer adds), replay {rc + rw:.0f} ({(rc + rw) / added:.1%})")
+        lines.append(f"  the command graph in {mode} mode: " + "; ".join(cells))
     for l in lines + [""]:
         print(l, flush=True)
     out += lines + [""]
