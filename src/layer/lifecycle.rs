@@ -126,6 +126,7 @@ extern "C" fn before_fork() {
         let mut held = super::intercept::fork::hold();
         held.push(crate::sink::buffer::hold_for_fork());
         held.push(super::extensions::hold_for_fork());
+        held.push(super::locked::hold_for_fork());
         let _ = HELD.try_with(|h| *h.borrow_mut() = held);
     });
 }

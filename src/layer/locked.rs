@@ -6,64 +6,96 @@
 //! The kernel keeps the count: `VmLck` in /proc/self/status (the process's locked memory), and
 //! `Locked:` per mapping in /proc/self/smaps. The status (6 µs to read here) is read for a staged
 //! transfer of [`FRESH`] or more (which takes over 100 µs at staged speed), else once every
-//! [`RECHECK_CALLS`] small ones, or after [`RECHECK`] (looked at every 64th); the mappings only
-//! when the count changed and is not zero. A program that locks nothing pays a counter per small
-//! staged transfer: a count, not a clock, so that a slower run (under valgrind, say) does not read
-//! the status more often per transfer.
+//! [`RECHECK_CALLS`] small ones on a thread, or after [`RECHECK_NS`] (looked at every 64th); the
+//! mappings only when the count changed and is not zero. A program that locks nothing pays a
+//! thread's counter and two atomic loads per small staged transfer: a count, not a clock, so that
+//! a slower run (under valgrind, say) does not read the status more often per transfer, and no
+//! lock, so that threads staging at once do not queue behind one another's reading (on NVIDIA's
+//! rules every small transfer from `malloc` memory is staged: a lock here was one more line every
+//! enqueuing thread wrote, and a 6 µs read under it a wait for the others).
 
-use crate::sync::Mutex;
-use std::time::{Duration, Instant};
+use crate::sync::{Mutex, RwLock};
+use crate::timing::clock;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How many small transfers a reading of `VmLck` is trusted for, and for how long.
+/// How many small transfers (per thread) a reading of `VmLck` is trusted for, and for how long.
 const RECHECK_CALLS: u32 = 1024;
-const RECHECK: Duration = Duration::from_millis(100);
+const RECHECK_NS: u64 = 100_000_000;
 /// A transfer this large reads it afresh.
 const FRESH: u64 = 1 << 20;
 /// Locked mappings kept at most.
 const RANGES: usize = 1 << 12;
 
-struct Cache {
-    checked: Option<Instant>,
-    /// Small transfers since it was read.
-    since: u32,
-    vm_lck_kb: u64,
-    /// Mappings with locked pages: [start, end).
-    ranges: Vec<(usize, usize)>,
-}
+/// The last reading of `VmLck`, kB.
+static VM_LCK_KB: AtomicU64 = AtomicU64::new(0);
+/// When it was read (monotonic ns; 0: never).
+static CHECKED_NS: AtomicU64 = AtomicU64::new(0);
+/// Mappings with locked pages: [start, end), sorted; empty while `VmLck` is 0.
+static LOCKED: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
+/// Held by the thread reading the kernel's counts.
+static READING: Mutex<()> = Mutex::new(());
 
-static CACHE: Mutex<Cache> = Mutex::new(Cache {
-    checked: None,
-    since: 0,
-    vm_lck_kb: 0,
-    ranges: Vec::new(),
-});
+thread_local! {
+    /// Small staged transfers on this thread since it last looked.
+    static SINCE: Cell<u32> = const { Cell::new(0) };
+}
 
 /// Whether any byte of `[ptr, ptr + len)` lies in a mapping with pages locked by `mlock`.
 pub fn locked(ptr: usize, len: u64) -> bool {
-    let mut c = CACHE.lock();
-    c.since += 1;
-    let stale = c.since >= RECHECK_CALLS
-        || (c.since.is_multiple_of(64) && c.checked.is_some_and(|t| t.elapsed() >= RECHECK));
-    if len >= FRESH || c.checked.is_none() || stale {
-        c.checked = Some(Instant::now());
-        c.since = 0;
-        let kb = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| vm_lck_kb(&s))
-            .unwrap_or(0);
-        if kb != c.vm_lck_kb {
-            c.vm_lck_kb = kb;
-            c.ranges = match kb {
-                0 => Vec::new(),
-                _ => std::fs::read_to_string("/proc/self/smaps")
-                    .map(|s| locked_ranges(&s))
-                    .unwrap_or_default(),
-            };
-        }
+    let since = SINCE
+        .try_with(|c| {
+            let n = c.get() + 1;
+            c.set(if n >= RECHECK_CALLS { 0 } else { n });
+            n
+        })
+        .unwrap_or(RECHECK_CALLS);
+    let checked = CHECKED_NS.load(Ordering::Acquire);
+    let stale = since >= RECHECK_CALLS
+        || (since.is_multiple_of(64) && clock::now_ns().saturating_sub(checked) >= RECHECK_NS);
+    if len >= FRESH || checked == 0 || stale {
+        read(len >= FRESH || checked == 0);
+    }
+    if VM_LCK_KB.load(Ordering::Acquire) == 0 {
+        return false;
     }
     let end = ptr.saturating_add(len.max(1) as usize);
-    let i = c.ranges.partition_point(|r| r.1 <= ptr);
-    c.ranges.get(i).is_some_and(|r| r.0 < end)
+    let ranges = LOCKED.read();
+    let i = ranges.partition_point(|r| r.1 <= ptr);
+    ranges.get(i).is_some_and(|r| r.0 < end)
+}
+
+/// Reads the kernel's counts. One thread at a time: another that finds a reading under way
+/// keeps the one before, unless it must have a fresh one (`wait`).
+fn read(wait: bool) {
+    let _reading = match wait {
+        true => READING.lock(),
+        false => match READING.try_lock() {
+            Some(guard) => guard,
+            None => return,
+        },
+    };
+    let kb = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| vm_lck_kb(&s))
+        .unwrap_or(0);
+    if kb != VM_LCK_KB.load(Ordering::Relaxed) {
+        let ranges = match kb {
+            0 => Vec::new(),
+            _ => std::fs::read_to_string("/proc/self/smaps")
+                .map(|s| locked_ranges(&s))
+                .unwrap_or_default(),
+        };
+        *LOCKED.write() = ranges;
+        VM_LCK_KB.store(kb, Ordering::Release);
+    }
+    CHECKED_NS.store(clock::now_ns().max(1), Ordering::Release);
+}
+
+/// Its locks, held across a fork (`lifecycle.rs`), in the order [`read`] takes them.
+pub fn hold_for_fork() -> Box<dyn std::any::Any> {
+    let reading = READING.lock();
+    Box::new((reading, LOCKED.write()))
 }
 
 /// `VmLck:` of /proc/self/status, in kB.
@@ -145,8 +177,8 @@ Locked:                0 kB
             "mlock refused 256 KiB: {}",
             std::io::Error::last_os_error()
         );
-        // The cache trusts its last reading for RECHECK: forget it, as if that long had passed.
-        CACHE.lock().checked = None;
+        // The last reading is trusted for RECHECK_NS: forget it, as if that long had passed.
+        CHECKED_NS.store(0, Ordering::Release);
         let during = locked(ptr, buf.len() as u64);
         let beside = locked(ptr + buf.len() + (1 << 30), 1);
         // SAFETY: as above.
