@@ -9,7 +9,9 @@
 #   none; summary, trace (default sampled device timing); summary-all, trace-all
 #   (CLXFER_DEVICE_TIMING=all); summary-off, trace-off; *-all-nocb (all, no completion callbacks:
 #   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
-#   no clxfer: what the driver charges).
+#   no clxfer: what the driver charges); *-every:N (a small command timed in N instead of by the
+#   budget: CLXFER_TEST_SAMPLE_EVERY). A configuration ending in `@NAME` runs the same with
+#   .gpu/libclxfer-NAME.so (another build to compare with, packed beside), in the same rounds.
 set -uo pipefail
 G="$PWD/.gpu"
 chmod +x "$G"/* 2>/dev/null
@@ -20,22 +22,24 @@ CONFIGS=${CONFIGS:-none summary trace summary-all trace-all summary-off trace-of
 OUTFILE=${STORM_OUT:-/tmp/storm-$THREADS.txt}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for round in $(seq "$ROUNDS"); do
-  for cfg in $CONFIGS; do
-    a=()
+  for run in $CONFIGS; do
+    a=() lib="$G/libclxfer.so" cfg=${run%@*}
+    [[ $run == *@* ]] && lib="$G/libclxfer-${run##*@}.so"
     case $cfg in
       none) e=();;
       own-*) e=(); a=("${cfg#own-}");;
+      *-every:*) e=(CLXFER_MODE=${cfg%-every:*} CLXFER_TEST_SAMPLE_EVERY=${cfg##*:});;
       *-all-nocb) e=(CLXFER_MODE=${cfg%-all-nocb} CLXFER_DEVICE_TIMING=all CLXFER_TEST_CALLBACKS=off);;
       *-all) e=(CLXFER_MODE=${cfg%-all} CLXFER_DEVICE_TIMING=all);;
       *-off) e=(CLXFER_MODE=${cfg%-off} CLXFER_DEVICE_TIMING=off);;
       *) e=(CLXFER_MODE=$cfg);;
     esac
-    [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$G/libclxfer.so" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}")
+    [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$lib" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}")
     rm -f /tmp/t/*
     out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
-    echo "$round $cfg $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
+    echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
     [[ $round == 1 ]] && echo "$out" | grep "^toggle" >&2
-    [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost" -A4 /tmp/t/report.txt | sed "s/^/  $cfg: /" >&2
+    [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost" -A4 /tmp/t/report.txt | sed "s/^/  $run: /" >&2
   done
 done | tee "$OUTFILE"
 python3 - "$OUTFILE" <<'PY'

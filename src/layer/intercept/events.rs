@@ -19,7 +19,7 @@ use crate::model::classification::{Direction, Path};
 use crate::sink::buffer;
 use crate::sink::counters;
 use crate::sink::record::{Command, DeviceTime, Record, Timing};
-use crate::sync::Mutex;
+use crate::sync::{Mutex, Padded};
 use crate::timing::sample::{Sample, Sampler};
 use crate::timing::{clock, mapping};
 use opencl_sys::*;
@@ -172,8 +172,9 @@ pub fn settle(cap: Capture, queue: cl_command_queue) {
     }
 }
 
-/// The process's budget for timing small commands (`timing::sample`).
-static BUDGET: Sampler = Sampler::new();
+/// The process's budget for timing small commands (`timing::sample`), which every enqueuing
+/// thread writes: apart from what they only read.
+static BUDGET: Padded<Sampler> = Padded(Sampler::new());
 
 /// What timing one command costs on the queue's driver, ns (its rules' `timed_command_us`).
 fn price_ns(q: &QueueInfo) -> i64 {
@@ -193,7 +194,8 @@ impl Now {
     }
 }
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Written by every enqueue: apart, like [`BUDGET`].
+static NEXT_ID: Padded<AtomicU64> = Padded(AtomicU64::new(1));
 
 /// A new command's (or user event's) number.
 pub fn next_id() -> u64 {

@@ -37,7 +37,7 @@ use crate::model::memory::Registry;
 use crate::model::{effects, rules};
 use crate::sink::record::{CallFlags, Counter, DeviceEnd, DeviceTrack, End, Record};
 use crate::sink::{buffer, counters, summary};
-use crate::sync::{Mutex, RwLock};
+use crate::sync::{Mutex, Padded, RwLock};
 use crate::timing::mapping::ClockMap;
 use crate::timing::sample::Sample;
 use crate::units;
@@ -59,13 +59,14 @@ pub struct Device {
     pub rules: &'static rules::RuleSet,
     pub clock: ClockMap,
     /// Commands whose device time was unavailable.
-    pub unavailable: AtomicU64,
+    pub unavailable: Padded<AtomicU64>,
     /// Commands on queues that are not timed.
-    pub untimed: AtomicU64,
-    /// Commands sampled device timing left untimed.
-    pub sampled: AtomicU64,
+    pub untimed: Padded<AtomicU64>,
+    /// Commands sampled device timing left untimed (most commands of a storm, from every
+    /// thread: apart from what each enqueue reads above).
+    pub sampled: Padded<AtomicU64>,
     /// What timing its commands added.
-    pub own: OwnCounts,
+    pub own: Padded<OwnCounts>,
 }
 
 /// What device timing added on one device: the commands it timed, of them those whose event was
@@ -168,10 +169,10 @@ fn device(device: usize) -> Option<Arc<Device>> {
         profile,
         rules,
         clock,
-        unavailable: AtomicU64::new(0),
-        untimed: AtomicU64::new(0),
-        sampled: AtomicU64::new(0),
-        own: OwnCounts::default(),
+        unavailable: Padded::default(),
+        untimed: Padded::default(),
+        sampled: Padded::default(),
+        own: Padded::default(),
     });
     devices.insert(device, entry.clone());
     drop(devices);
