@@ -236,4 +236,24 @@ fn where_profiling_costs_every_command_it_is_turned_on_only_for_those_timed() {
             .all(|e| e["args"][schema::DEVICE_TIME.name].is_null())
     );
     assert_eq!(d[schema::UNAVAILABLE.name], 0);
+    // Each timed command had its switches, timed on the calling thread: what they took is part
+    // of timing's price (the budget spends it) and of the own-cost line.
+    let (toggles, toggle_ns) = (
+        d[schema::TOGGLES.name].as_u64().unwrap(),
+        d[schema::TOGGLE_NS.name].as_u64().unwrap(),
+    );
+    assert!(
+        toggles == timed && toggle_ns > 0,
+        "{toggles} toggles in {toggle_ns} ns"
+    );
+    let report = report_of(&r.traces[0]);
+    let own = &report["overhead"];
+    assert_eq!(own["toggles"], toggles, "{own}");
+    assert!(
+        own["driver_estimate"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("switched on and off around {toggles} of them")),
+        "{own}"
+    );
 }

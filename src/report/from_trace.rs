@@ -399,6 +399,8 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                         own_events: u64_of(d, s::OWN_EVENTS),
                         callbacks: u64_of(d, s::CALLBACKS),
                         sampled: u64_of(d, s::SAMPLED),
+                        toggles: u64_of(d, s::TOGGLES),
+                        toggle_ns: u64_of(d, s::TOGGLE_NS),
                     },
                 })
                 .collect()

@@ -30,6 +30,10 @@ pub struct TimingFacts {
     pub callbacks: u64,
     /// Commands sampling left untimed.
     pub sampled: u64,
+    /// Commands around which profiling was switched on and off, and the time the switches
+    /// took (measured).
+    pub toggles: u64,
+    pub toggle_ns: u64,
 }
 
 /// The report's overhead section.
@@ -46,7 +50,11 @@ pub struct Overhead {
     pub own_events: u64,
     pub callbacks: u64,
     pub sampled_out: u64,
-    /// What the timed commands cost the driver, estimated at each device's rules' price.
+    /// Profiling switched on and off around this many commands, taking this long (measured).
+    pub toggles: u64,
+    pub toggle_ns: u64,
+    /// What the timed commands cost the driver, estimated at each device's rules' price, and
+    /// the profiling switches as measured.
     pub driver_ns: u64,
     /// How `driver_ns` was estimated.
     pub driver_estimate: String,
@@ -63,9 +71,11 @@ impl Overhead {
             t.own_events += d.own_events;
             t.callbacks += d.callbacks;
             t.sampled += d.sampled;
+            t.toggles += d.toggles;
+            t.toggle_ns += d.toggle_ns;
             let us =
                 rules::by_name(set).map_or(rules::GENERIC.timed_command_us, |r| r.timed_command_us);
-            driver += d.timed as f64 * us * 1e3;
+            driver += d.timed as f64 * us * 1e3 + d.toggle_ns as f64;
             let price = format!("{us} µs a timed command, {set} rules");
             if d.timed > 0 && !prices.contains(&price) {
                 prices.push(price);
@@ -84,12 +94,22 @@ impl Overhead {
             own_events: t.own_events,
             callbacks: t.callbacks,
             sampled_out: t.sampled,
+            toggles: t.toggles,
+            toggle_ns: t.toggle_ns,
             driver_ns: driver as u64,
             driver_estimate: if prices.is_empty() {
                 "no command was timed".into()
             } else {
+                let toggled = match t.toggles {
+                    0 => String::new(),
+                    n => format!(
+                        ", and profiling switched on and off around {n} of them, {} a pair as \
+                         measured",
+                        duration(t.toggle_ns / n)
+                    ),
+                };
                 format!(
-                    "estimated at the price measured for its driver ({}; docs/PERFORMANCE.md)",
+                    "estimated at the price measured for its driver ({}; docs/PERFORMANCE.md){toggled}",
                     prices.join(", ")
                 )
             },
@@ -138,6 +158,8 @@ mod tests {
             own_events: timed,
             callbacks: 1,
             sampled,
+            toggles: 0,
+            toggle_ns: 0,
         };
         let nvidia = rules::NVIDIA.timed_command_us;
         let cpu = rules::CPU.timed_command_us;
@@ -159,5 +181,19 @@ mod tests {
         let none = Overhead::new(&OwnFacts::default(), &[]);
         assert_eq!((none.layer_ns, none.driver_ns), (0, 0));
         assert_eq!(none.driver_estimate, "no command was timed");
+        // Profiling switched around 4 commands: their measured time is the driver's too.
+        let toggled = TimingFacts {
+            toggles: 4,
+            toggle_ns: 60_000,
+            ..t(10, 0)
+        };
+        let o = Overhead::new(&own, &[("nvidia".into(), toggled)]);
+        assert_eq!(o.driver_ns, (10.0 * nvidia * 1e3) as u64 + 60_000);
+        assert!(
+            o.driver_estimate
+                .contains("around 4 of them, 15.0 µs a pair"),
+            "{}",
+            o.driver_estimate
+        );
     }
 }

@@ -724,6 +724,8 @@ impl<W: Write + Send> Output for Chrome<W> {
             j.field(s::TIMED).u64(d.timing.timed);
             j.field(s::OWN_EVENTS).u64(d.timing.own_events);
             j.field(s::CALLBACKS).u64(d.timing.callbacks);
+            j.field(s::TOGGLES).u64(d.timing.toggles);
+            j.field(s::TOGGLE_NS).u64(d.timing.toggle_ns);
             j.field(s::SAMPLED).u64(d.timing.sampled);
             j.field(s::RESIDENT_PEAK).u64(d.resident_peak);
             j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);

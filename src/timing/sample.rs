@@ -108,6 +108,15 @@ impl Sampler {
         timed
     }
 
+    /// A timed command cost `ns` more than the price [`Sampler::decide`] spent (measured after
+    /// the call); the credit may go below 0 by up to [`CAP_NS`], to be earned back.
+    #[inline]
+    pub fn spend(&self, ns: u64) {
+        let ns = i64::try_from(ns).unwrap_or(i64::MAX).min(2 * CAP_NS);
+        let left = (self.credit.load(Relaxed) - ns).max(-CAP_NS);
+        self.credit.store(left, Relaxed);
+    }
+
     /// [`Sampler::decide`] at a fixed rate instead of the budget (`CLXFER_TEST_SAMPLE_EVERY`):
     /// one small command or kernel in `every`, the first included.
     pub fn decide_every(&self, s: Sample, every: u64) -> bool {
@@ -172,6 +181,26 @@ mod tests {
                 got.abs_diff(want) <= 1,
                 "gap {gap}: {got} timed, want {want}"
             );
+        }
+    }
+
+    #[test]
+    fn what_a_timed_command_cost_beyond_its_price_is_spent_too() {
+        // 1000 small commands 1 µs apart: the price alone times 21 (above); each timed one
+        // costing as much again times about half as many, and ten times as much about a tenth.
+        for (extra, want) in [(0, 21), (PRICE as u64, 11), (9 * PRICE as u64, 3)] {
+            let s = Sampler::default();
+            let mut t = 1;
+            let mut n = 0;
+            for _ in 0..1000 {
+                t += 1000;
+                if s.decide(Sample::Bytes(4096), PRICE) {
+                    n += 1;
+                    s.spend(extra);
+                }
+                s.seen(t);
+            }
+            assert_eq!(n, want, "extra {extra}");
         }
     }
 

@@ -85,6 +85,8 @@ schema! {
     TIMED = "timed_commands" ["trace end"] "Per device: commands clxfer timed on the device.",
     OWN_EVENTS = "own_events" ["trace end"] "Per device: of `timed_commands`, those whose event clxfer made (the program passed none).",
     CALLBACKS = "callbacks" ["trace end"] "Per device: completion callbacks clxfer armed.",
+    TOGGLES = "toggles" ["trace end"] "Per device: commands around which clxfer turned its queue's profiling on and off again (`toggle_profiling` rules).",
+    TOGGLE_NS = "toggle_ns" ["trace end"] "Per device: the time those profiling switches took, measured on the calling threads, ns.",
     SAMPLED = "sampled_commands" ["trace end"] "Per device: commands sampled device timing left untimed (`CLXFER_DEVICE_TIMING=on`); their host slices say `device_time: sampled`.",
     OWN_CALLS = "own_calls" ["trace end"] "Calls clxfer recorded on the program's threads (counted in steps of 64 per thread).",
     OWN_MEASURED = "own_measured" ["trace end"] "`[calls, ns]`: the calls whose time inside clxfer (outside the driver's call) was measured, one in 64 per thread, and that time.",

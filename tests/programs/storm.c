@@ -45,6 +45,8 @@ static pthread_mutex_t g_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int g_callbacks, g_events, g_profiling, g_poll, g_toggle;
 static int g_toggled, g_toggle_ok, g_toggle_timed; /* toggle: calls accepted, commands timed */
+static double g_toggle_s;                            /* toggle: time in the property calls */
+static __thread double t_toggle_s;                   /* this thread's, added to it at its end */
 static pthread_mutex_t g_held_lock = PTHREAD_MUTEX_INITIALIZER;
 static cl_event g_newest; /* poll: the newest event, under g_held_lock */
 static volatile int g_polling;
@@ -117,13 +119,17 @@ static cl_int set_property(cl_command_queue q, cl_bool on) {
 
 static cl_event *toggle_on(cl_command_queue q, int i, cl_event *slot) {
     if (!g_toggle || i % 64 != 0) return NULL;
+    double t0 = now();
     if (set_property(q, CL_TRUE) == CL_SUCCESS) g_toggled++;
+    t_toggle_s += now() - t0;
     return slot;
 }
 
 static void toggle_off(cl_command_queue q, cl_event *e) {
     if (!e) return;
+    double t0 = now();
     set_property(q, CL_FALSE);
+    t_toggle_s += now() - t0;
     t_held[t_nheld++] = *e;
 }
 
@@ -163,6 +169,7 @@ static void add_cpu(double cpu0) {
     double cpu = thread_cpu() - cpu0;
     pthread_mutex_lock(&g_cpu_lock);
     g_cpu_us += cpu;
+    g_toggle_s += t_toggle_s;
     pthread_mutex_unlock(&g_cpu_lock);
 }
 
@@ -281,8 +288,9 @@ int main(int argc, char **argv) {
         g_polling = 0;
         pthread_join(poll_thread, NULL);
     }
-    if (g_toggle) printf("toggle: %d of %d property changes accepted, %d of %d commands had times\n", g_toggled,
-                         g_toggle_timed, g_toggle_ok, g_toggle_timed);
+    if (g_toggle)
+        printf("toggle: %d of %d property changes accepted, %d of %d commands had times, %.2f us a pair\n", g_toggled,
+               g_toggle_timed, g_toggle_ok, g_toggle_timed, g_toggle_timed ? g_toggle_s * 1e6 / g_toggle_timed : 0.0);
     double us = (now() - t0) * 1e6 / ((double)(g_enqueues / 4 * 4) * threads);
     printf("us_per_enqueue %.3f\nmax_rss_kib %ld\ncpu_us_per_enqueue %.3f\n", us, peak_rss_kib(),
            g_cpu_us / ((double)(g_enqueues / 4 * 4) * threads));

@@ -86,6 +86,8 @@ pub struct Capture {
     sampled_out: bool,
     /// Profiling was turned on for this command (a `Toggled` queue): [`settle`] turns it off.
     toggled: bool,
+    /// How long turning it on took, ns.
+    toggle_ns: u32,
 }
 
 impl Capture {
@@ -136,6 +138,7 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
         if q.toggling.swap(true, Ordering::Acquire) {
             return sampled_out;
         }
+        let before = clock::now_ns();
         // SAFETY: the queue is one clxfer saw made (its handle is live while the program
         // enqueues on it).
         if !unsafe { driver::set_profiling(queue, true) } {
@@ -143,6 +146,7 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
             return sampled_out;
         }
         cap.toggled = true;
+        cap.toggle_ns = u32::try_from(clock::now_ns().saturating_sub(before)).unwrap_or(u32::MAX);
     }
     if event.is_null() {
         match SLOT.try_with(|slot| slot.as_ptr()) {
@@ -161,14 +165,26 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
 
 /// After the driver's call: profiling off again on a `Toggled` queue where [`capture`] turned it
 /// on. Every hook that captures calls this first thing in its `after`.
+///
+/// The two switches are timed, and what they took is spent from the sampling budget on top of
+/// the rules' price of a timed command: on the H200 a pair took about 9 µs with one enqueuing
+/// thread, and with four (whose enqueues NVIDIA's driver serialises) the storm's own switches
+/// cost about 85 µs of the run per switched command (docs/PERFORMANCE.md), so a fixed price
+/// would time ten times what the budget allows.
 pub fn settle(cap: Capture, queue: cl_command_queue) {
     if !cap.toggled {
         return;
     }
     if let Some(q) = queues::cached(queue as usize) {
+        let before = clock::now_ns();
         // SAFETY: as in `capture`.
         unsafe { driver::set_profiling(queue, false) };
+        let took = clock::now_ns().saturating_sub(before) + u64::from(cap.toggle_ns);
         q.toggling.store(false, Ordering::Release);
+        BUDGET.spend(took);
+        let own = &q.device.own;
+        own.toggles.fetch_add(1, Ordering::Relaxed);
+        own.toggle_ns.fetch_add(took, Ordering::Relaxed);
     }
 }
 

@@ -70,12 +70,15 @@ pub struct Device {
 }
 
 /// What device timing added on one device: the commands it timed, of them those whose event was
-/// clxfer's own, and the completion callbacks it armed.
+/// clxfer's own, the completion callbacks it armed, and the profiling switches around timed
+/// commands (pairs, and the time they took).
 #[derive(Default)]
 pub struct OwnCounts {
     pub timed: AtomicU64,
     pub supplied: AtomicU64,
     pub callbacks: AtomicU64,
+    pub toggles: AtomicU64,
+    pub toggle_ns: AtomicU64,
 }
 
 /// Queues, contexts, kernels and devices beyond this many are forgotten (the map is cleared and
@@ -707,6 +710,8 @@ pub fn end() -> End {
                         own_events: d.own.supplied.load(Relaxed),
                         callbacks: d.own.callbacks.load(Relaxed),
                         sampled: d.sampled.load(Relaxed),
+                        toggles: d.own.toggles.load(Relaxed),
+                        toggle_ns: d.own.toggle_ns.load(Relaxed),
                     },
                     resident_peak: memory.device_bytes(*handle).peak,
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
