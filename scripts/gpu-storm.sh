@@ -10,7 +10,8 @@
 #   (CLXFER_DEVICE_TIMING=all); summary-off, trace-off; *-all-nocb (all, no completion callbacks:
 #   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
 #   no clxfer: what the driver charges); *-every:N (a small command timed in N instead of by the
-#   budget: CLXFER_TEST_SAMPLE_EVERY). A configuration ending in `@NAME` runs the same with
+#   budget: CLXFER_TEST_SAMPLE_EVERY); any of them +nocb (no completion callbacks:
+#   CLXFER_TEST_CALLBACKS=off). A configuration ending in `@NAME` runs the same with
 #   .gpu/libclxfer-NAME.so (another build to compare with, packed beside), in the same rounds.
 set -uo pipefail
 G="$PWD/.gpu"
@@ -25,6 +26,8 @@ for round in $(seq "$ROUNDS"); do
   for run in $CONFIGS; do
     a=() lib="$G/libclxfer.so" cfg=${run%@*}
     [[ $run == *@* ]] && lib="$G/libclxfer-${run##*@}.so"
+    x=()
+    [[ $cfg == *+nocb ]] && x=(CLXFER_TEST_CALLBACKS=off) cfg=${cfg%+nocb}
     case $cfg in
       none) e=();;
       own-*) e=(); a=("${cfg#own-}");;
@@ -34,7 +37,7 @@ for round in $(seq "$ROUNDS"); do
       *-off) e=(CLXFER_MODE=${cfg%-off} CLXFER_DEVICE_TIMING=off);;
       *) e=(CLXFER_MODE=$cfg);;
     esac
-    [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$lib" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}")
+    [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$lib" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}" "${x[@]}")
     rm -f /tmp/t/*
     out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
     echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"

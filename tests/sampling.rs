@@ -257,3 +257,28 @@ fn where_profiling_costs_every_command_it_is_turned_on_only_for_those_timed() {
         "{own}"
     );
 }
+
+#[test]
+fn a_program_that_waits_gets_no_completion_callbacks_from_a_deferring_vendor() {
+    // NVIDIA's rules arm a callback at most every 100 ms, and none within 100 ms of the
+    // program's last wait on the queue: the storm waits (clFinish) every 64 commands, so only
+    // the first timed command, before any wait, gets one, however long the run.
+    let vendors = vendors_dir(true);
+    let json = fresh_dir("waits-callbacks").join("report.json");
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.args(["400000", "1", "usm"])
+        .env("OCL_ICD_VENDORS", &vendors)
+        .env("TEST_PLATFORM", "clxfer test ICD")
+        .env("CLXFER_RULES", "nvidia")
+        .env("CLXFER_MODE", "summary")
+        .env("CLXFER_REPORT", &json);
+    let r = run_cmd(cmd, Duration::from_secs(300));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let own = &report["overhead"];
+    let wall_ms = report["wall_ns"].as_u64().unwrap() / 1_000_000;
+    // Long enough that a callback every 100 ms would have been several.
+    assert!(wall_ms >= 300, "the storm ran {wall_ms} ms");
+    assert!(own["timed_commands"].as_u64() > Some(100), "{own}");
+    assert_eq!(own["callbacks"], 1, "{own}");
+}

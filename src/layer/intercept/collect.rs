@@ -6,7 +6,10 @@
 //! the rest. A callback per command costs PoCL more than all of clxfer's own work on an enqueue,
 //! and one costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md); where the vendor
 //! rules give a gap (`callback_gap_us`), one is armed at most every gap, the rest deferred
-//! (`events.rs`). A command that never completes (a marker behind a user event the program sets
+//! (`events.rs`), and none within a gap of the program's last wait on the queue: a program that
+//! waits collects its commands itself (on the H200, with four threads enqueuing, the storm's
+//! callbacks every 100 ms per queue still cost every enqueue about 2 µs, and none were needed
+//! there: docs/PERFORMANCE.md). A command that never completes (a marker behind a user event the program sets
 //! only at the end) would keep its callback, and with it every later command, waiting: so once
 //! [`REARM`] commands have been listed since the last arming, another callback is armed on the
 //! newest, whatever is still armed, if [`REARM_AFTER`] (10 ms) has passed since the last
@@ -63,6 +66,8 @@ pub struct Waiting {
     since_armed: u32,
     /// When the last callback was armed (host clock, ns).
     pub(super) last_armed: u64,
+    /// When the program last waited for the queue (a deferring vendor's only; host clock, ns).
+    last_synced: u64,
     /// Listed in the timer's deferred queues (`events.rs`).
     pub(super) deferred: bool,
     /// A collector holds the commands it took out.
@@ -82,6 +87,12 @@ impl Waiting {
         self.since_armed = self.since_armed.saturating_add(1);
     }
 
+    /// When the queue's commands were last taken care of: a callback armed, or the program's
+    /// wait. The next callback is due a gap after.
+    pub(super) fn quiet_since(&self) -> u64 {
+        self.last_armed.max(self.last_synced)
+    }
+
     /// The commands listed now and not taken out by a collector.
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Pending> {
         self.list.iter_mut()
@@ -90,7 +101,7 @@ impl Waiting {
 
 /// What to arm now that the queue's list changed at `now` (0: the clock was not read): its newest
 /// command, if no callback is armed (or [`REARM`] commands and [`REARM_AFTER`] came since the
-/// last arming) and none was armed within `gap` ns; otherwise nothing. `true` in the second
+/// last arming) and none was armed, nor the program waited, within `gap` ns; otherwise nothing. `true` in the second
 /// place: the queue has just been deferred, and the caller lists it for the timer.
 #[inline]
 pub fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
@@ -100,10 +111,11 @@ pub fn due(waiting: &mut Waiting, now: u64, gap: u64) -> (Option<usize>, bool) {
     if waiting.armed != 0 && !stuck {
         return (None, false);
     }
+    let quiet_since = waiting.quiet_since();
     let Some(newest) = waiting.list.back_mut().filter(|p| !p.armed) else {
         return (None, false);
     };
-    if gap == 0 || now >= waiting.last_armed.saturating_add(gap) {
+    if gap == 0 || now >= quiet_since.saturating_add(gap) {
         newest.armed = true;
         waiting.armed += 1;
         waiting.since_armed = 0;
@@ -149,6 +161,8 @@ pub unsafe fn collect(queue: &Arc<QueueInfo>, request: Request) {
     match request {
         // Its callback has run: no longer armed.
         Request::Fired { .. } | Request::Refused { .. } => w.armed = w.armed.saturating_sub(1),
+        // The program waits: no callback needed for a gap.
+        Request::Synced { .. } if gap != 0 && gap != u64::MAX => w.last_synced = now.get(),
         Request::Synced { .. } => {}
     }
     w.requests.push(request);
@@ -396,6 +410,24 @@ mod tests {
         w.deferred = false;
         assert_eq!(due(&mut w, 2 * gap, gap), (Some(3), false));
         assert_eq!((w.armed, w.last_armed), (1, 2 * gap));
+    }
+
+    #[test]
+    fn a_queue_the_program_waits_on_gets_no_callback_within_a_gap_of_the_wait() {
+        let gap = 1_000_000;
+        let mut w = waiting(&[1]);
+        // The program waited at 5 gaps; a command listed just after is left to its next wait.
+        w.last_synced = 5 * gap;
+        assert_eq!(due(&mut w, 5 * gap + 10, gap), (None, true));
+        w.deferred = false;
+        assert_eq!(due(&mut w, 6 * gap - 1, gap), (None, true));
+        // No wait for a gap: the timer arms it, as for a program that never waits.
+        w.deferred = false;
+        assert_eq!(due(&mut w, 6 * gap, gap), (Some(1), false));
+        // Without a gap (a vendor whose callbacks are cheap) a wait changes nothing.
+        let mut w = waiting(&[1]);
+        w.last_synced = 5 * gap;
+        assert_eq!(due(&mut w, 5 * gap + 10, 0), (Some(1), false));
     }
 
     #[test]

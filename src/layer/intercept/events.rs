@@ -316,7 +316,7 @@ fn round() -> Option<u64> {
     DEFERRED
         .lock()
         .iter()
-        .map(|q| q.waiting.lock().last_armed.saturating_add(gap(q)))
+        .map(|q| q.waiting.lock().quiet_since().saturating_add(gap(q)))
         .min()
 }
 
