@@ -167,10 +167,9 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
 /// on. Every hook that captures calls this first thing in its `after`.
 ///
 /// The two switches are timed, and what they took is spent from the sampling budget on top of
-/// the rules' price of a timed command: on the H200 a pair took about 9 µs with one enqueuing
-/// thread, and with four (whose enqueues NVIDIA's driver serialises) the storm's own switches
-/// cost about 85 µs of the run per switched command (docs/PERFORMANCE.md), so a fixed price
-/// would time ten times what the budget allows.
+/// the rules' price of a timed command (whose measurement had no switches), and said in the
+/// own-cost line: on the H200 a pair took 0.2–0.45 µs, with one enqueuing thread or four
+/// (docs/PERFORMANCE.md), but a driver that makes them wait is charged what they cost.
 pub fn settle(cap: Capture, queue: cl_command_queue) {
     if !cap.toggled {
         return;
