@@ -150,7 +150,8 @@ impl Clocks {
         } else {
             gate = q.gate.filter(|u| self.unset.contains(u));
             // The queue's newest already knows the host's clock unless the host learnt since.
-            let mut c = q.newest.clone();
+            // Taken, not copied: the queue's newest becomes this command's own clock below.
+            let mut c = std::mem::take(&mut q.newest);
             if q.host_seen != self.host_version {
                 c.join(&self.host);
             }

@@ -89,26 +89,31 @@ impl Races {
             return;
         }
         let list = self.objects.entry(object).or_default();
-        for p in list.iter() {
+        // One pass, in place (every enqueue that touches memory comes here): each earlier
+        // access is judged, then forgotten if the new one covers its bytes and comes after it
+        // (a write covers any use, a read only reads).
+        let mut kept = 0;
+        for i in 0..list.len() {
+            let p = list[i];
+            let knows = p.id == id || by.clock.knows(p.stamp);
             let judged = p.id + WINDOW as u64 > id;
             let overlap = p.range.0 < range.1 && range.0 < p.range.1;
             let conflict = p.use_ == Use::Write || use_ == Use::Write;
-            if p.id != id && judged && overlap && conflict && !by.clock.knows(p.stamp) {
+            if !knows && judged && overlap && conflict {
                 out.push(Race {
                     object,
-                    first: *p,
+                    first: p,
                     second: a,
                     certainty: p.how.min(how),
                 });
             }
-        }
-        // What the new access covers and comes after is forgotten: a write covers any use, a
-        // read only reads.
-        list.retain(|p| {
             let covered = range.0 <= p.range.0 && p.range.1 <= range.1;
-            let after = p.id == id || by.clock.knows(p.stamp);
-            !(covered && after && (use_ == Use::Write || p.use_ == Use::Read))
-        });
+            if !(covered && knows && (use_ == Use::Write || p.use_ == Use::Read)) {
+                list[kept] = p;
+                kept += 1;
+            }
+        }
+        list.truncate(kept);
         if list.len() >= KEPT {
             list.remove(0);
         }
