@@ -459,7 +459,9 @@ pub static NVIDIA: RuleSet = RuleSet {
     // A completion callback armed on NVIDIA's OpenCL slows every enqueue while it waits: one per
     // queue per millisecond cost the H200 storm +5 µs per enqueue, none +0 (docs/PERFORMANCE.md),
     // and a thread polling an event's status every millisecond +2 µs. So the program's waits
-    // collect, and a callback comes at most every 100 ms, for programs that never wait.
+    // collect, and a callback comes at most every 100 ms, for programs that never wait (none
+    // within 100 ms of a wait on the queue: with four threads, callbacks every 100 ms per queue
+    // still cost every enqueue about 2 µs).
     callback_gap_us: 100_000,
     timed_command_us: TIMED_NVIDIA,
     toggle_profiling: true,
@@ -1178,9 +1180,10 @@ pub fn markdown() -> String {
         if set.callback_gap_us > 0 {
             let _ = writeln!(
                 out,
-                "Device timing: at most one completion callback per queue every {} µs; each \
-                 collects every command completed by then (callbacks are dear on this driver: \
-                 docs/PERFORMANCE.md).",
+                "Device timing: at most one completion callback per queue every {} µs, and \
+                 none within that of the program's last wait on the queue (its waits collect); \
+                 each collects every command completed by then (callbacks are dear on this \
+                 driver: docs/PERFORMANCE.md).",
                 set.callback_gap_us
             );
         }
