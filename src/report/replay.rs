@@ -160,7 +160,9 @@ fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>
                     ends[s] = ran.1.max(1);
                     for (k, fix) in scenarios.iter().enumerate() {
                         let fix = fix.filter(|f| f.0 == *device).map(|f| f.1);
-                        ends[s + 1 + k] = was_now[k] + slack + dur.under(fix);
+                        ends[s + 1 + k] = was_now[k]
+                            .saturating_add(slack)
+                            .saturating_add(dur.under(fix));
                     }
                 }
             }
@@ -184,11 +186,15 @@ fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>
                         // It waited: it ends when that one ends, after its own tail.
                         Some((e, s)) if e > *begin => {
                             let e2 = s.map_or(e, |s| ends[s + 1 + k]);
-                            moved(*begin, by).max(e2) + end.saturating_sub(e)
+                            moved(*begin, by)
+                                .max(e2)
+                                .saturating_add(end.saturating_sub(e))
                         }
                         _ => moved(*end, by),
                     };
-                    shift[at + k] = new_end as i64 - *end as i64;
+                    // Saturating: a trace's times are whatever it says (a damaged one's too).
+                    let delta = i128::from(new_end) - i128::from(*end);
+                    shift[at + k] = delta.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
                 }
             }
         }
@@ -273,6 +279,26 @@ mod tests {
 
     const H2D: u8 = 1 << Fix::PinnedH2D as u8;
     const NONE: Older = &|_| None;
+
+    #[test]
+    fn any_times_a_trace_gives_replay_without_overflowing() {
+        // A damaged trace's times (the fuzzer's): a command ending at 2^63 awaited by a wait
+        // that ends at 5, one ending at the clock's last tick, a wait from the end of time.
+        let far = 1 << 63;
+        let cases = [
+            vec![command(1, 0, (0, far), 0, H2D, 100), sync(1, 5, &[1])],
+            vec![
+                command(1, 0, (0, u64::MAX - 1), 0, H2D, u32::MAX),
+                command(2, u64::MAX, (u64::MAX, u64::MAX), 1, H2D, u32::MAX),
+                sync(u64::MAX, 0, &[2]),
+            ],
+        ];
+        for items in cases {
+            for end in [End::Host(1, u64::MAX), End::Command(2), End::Host(1, 0)] {
+                let _ = savings(&items, end, NONE);
+            }
+        }
+    }
 
     #[test]
     fn a_fix_saves_what_the_replayed_run_ends_sooner() {
