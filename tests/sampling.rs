@@ -191,17 +191,22 @@ fn every_transfer_of_a_mebibyte_or_more_keeps_its_device_time() {
     }
 }
 
+/// The USM storm (`enqueues` USM memcpys on one thread) on the test ICD, which honours
+/// clSetCommandQueueProperty and whose commands complete at once, classified by NVIDIA's rules.
+fn nvidia_usm_storm(enqueues: &str) -> std::process::Command {
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.args([enqueues, "1", "usm"])
+        .env("OCL_ICD_VENDORS", vendors_dir(true))
+        .env("TEST_PLATFORM", "clxfer test ICD")
+        .env("CLXFER_RULES", "nvidia");
+    cmd
+}
+
 #[test]
 fn where_profiling_costs_every_command_it_is_turned_on_only_for_those_timed() {
     // The test ICD honours clSetCommandQueueProperty and gives profiling times only to commands
     // enqueued while the queue profiles; NVIDIA's rules say to toggle. The USM storm there.
-    let vendors = vendors_dir(true);
-    let mut cmd = command(program("storm"), Load::Layer);
-    cmd.args(["20000", "1", "usm"])
-        .env("OCL_ICD_VENDORS", &vendors)
-        .env("TEST_PLATFORM", "clxfer test ICD")
-        .env("CLXFER_RULES", "nvidia");
-    let r = run_cmd(cmd, Duration::from_secs(180));
+    let r = run_cmd(nvidia_usm_storm("20000"), Duration::from_secs(180));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let ev = events(&r.traces[0]);
     let queue = ev
@@ -263,14 +268,9 @@ fn a_program_that_waits_gets_no_completion_callbacks_from_a_deferring_vendor() {
     // NVIDIA's rules arm a callback at most every 100 ms, and none within 100 ms of the
     // program's last wait on the queue: the storm waits (clFinish) every 64 commands, so only
     // the first timed command, before any wait, gets one, however long the run.
-    let vendors = vendors_dir(true);
     let json = fresh_dir("waits-callbacks").join("report.json");
-    let mut cmd = command(program("storm"), Load::Layer);
-    cmd.args(["400000", "1", "usm"])
-        .env("OCL_ICD_VENDORS", &vendors)
-        .env("TEST_PLATFORM", "clxfer test ICD")
-        .env("CLXFER_RULES", "nvidia")
-        .env("CLXFER_MODE", "summary")
+    let mut cmd = nvidia_usm_storm("400000");
+    cmd.env("CLXFER_MODE", "summary")
         .env("CLXFER_REPORT", &json);
     let r = run_cmd(cmd, Duration::from_secs(300));
     assert_eq!(r.code, Some(0), "{}", r.stderr);

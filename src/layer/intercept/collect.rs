@@ -161,8 +161,8 @@ pub unsafe fn collect(queue: &Arc<QueueInfo>, request: Request) {
     match request {
         // Its callback has run: no longer armed.
         Request::Fired { .. } | Request::Refused { .. } => w.armed = w.armed.saturating_sub(1),
-        // The program waits: no callback needed for a gap.
-        Request::Synced { .. } if gap != 0 && gap != u64::MAX => w.last_synced = now.get(),
+        // The program waits: no callback needed for a gap (without one, no clock is read).
+        Request::Synced { .. } if gap != 0 => w.last_synced = now.get(),
         Request::Synced { .. } => {}
     }
     w.requests.push(request);
