@@ -93,8 +93,10 @@ impl Races {
         // access is judged, then forgotten if the new one covers its bytes and comes after it
         // (a write covers any use, a read only reads).
         let mut kept = 0;
-        for i in 0..list.len() {
-            let p = list[i];
+        // The slice once: SmallVec's indexing asks whether it spilled at every step.
+        let slice = list.as_mut_slice();
+        for i in 0..slice.len() {
+            let p = slice[i];
             let knows = p.id == id || by.clock.knows(p.stamp);
             let judged = p.id + WINDOW as u64 > id;
             let overlap = p.range.0 < range.1 && range.0 < p.range.1;
@@ -109,7 +111,7 @@ impl Races {
             }
             let covered = range.0 <= p.range.0 && p.range.1 <= range.1;
             if !(covered && knows && (use_ == Use::Write || p.use_ == Use::Read)) {
-                list[kept] = p;
+                slice[kept] = p;
                 kept += 1;
             }
         }

@@ -26,6 +26,8 @@ pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> Option<std::thread::
         .ok()
 }
 
+// Never inlined: scripts/bench finds the writer's thread in callgrind's output by this name.
+#[inline(never)]
 fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) {
     let stall = crate::config::global().test_writer_stall_ms;
     if stall > 0 {

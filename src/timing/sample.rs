@@ -35,6 +35,9 @@ pub const BUDGET_DIV: u64 = 64;
 /// spell, a burst of this much timing (about 28 commands at NVIDIA's price) is timed in full.
 pub const CAP_NS: i64 = 200_000;
 
+/// How far the host time the budget has seen may lag the newest enqueue's end, ns.
+pub const SEEN_GRAIN_NS: u64 = 16_000;
+
 /// What a command is to the sampler, as its arguments say before the call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sample {
@@ -78,24 +81,35 @@ impl Sampler {
 }
 
 impl Sampler {
-    /// An enqueue on the queue ended at `end` (host clock, ns).
+    /// An enqueue on the queue ended at `end` (host clock, ns). Kept to [`SEEN_GRAIN_NS`]: every
+    /// enqueuing thread calls this, and a write each time would move the budget's cache line
+    /// between their cores at every enqueue; credit then lags by at most 1/[`BUDGET_DIV`] of the
+    /// grain.
     #[inline]
     pub fn seen(&self, end: u64) {
-        self.seen.fetch_max(end, Relaxed);
+        let last = self.seen.load(Relaxed);
+        if last == 0 || end > last + SEEN_GRAIN_NS {
+            self.seen.fetch_max(end, Relaxed);
+        }
     }
 
     /// Whether to time a command of kind `s`, whose timing costs `price_ns`; a timed one spends
     /// its price.
     #[inline]
     pub fn decide(&self, s: Sample, price_ns: i64) -> bool {
+        // Read first, written only when something changed: most decisions of a storm (no time
+        // earned since the last, and not timed) leave the shared line alone.
         let seen = self.seen.load(Relaxed);
-        let from = self.earned_to.swap(seen, Relaxed);
-        let earned = if from == 0 {
+        let earned = if self.earned_to.load(Relaxed) == seen {
             0
         } else {
-            (seen.saturating_sub(from) / BUDGET_DIV).min(2 * CAP_NS as u64) as i64
+            match self.earned_to.swap(seen, Relaxed) {
+                0 => 0,
+                from => (seen.saturating_sub(from) / BUDGET_DIV).min(2 * CAP_NS as u64) as i64,
+            }
         };
-        let credit = (self.credit.load(Relaxed) + earned).min(CAP_NS);
+        let had = self.credit.load(Relaxed);
+        let credit = (had + earned).min(CAP_NS);
         let after = credit - price_ns;
         let timed = match s {
             Sample::Always => true,
@@ -104,7 +118,9 @@ impl Sampler {
             Sample::Bytes(_) | Sample::Other => after >= 0,
         };
         let left = if timed { after.max(-CAP_NS) } else { credit };
-        self.credit.store(left, Relaxed);
+        if left != had {
+            self.credit.store(left, Relaxed);
+        }
         timed
     }
 

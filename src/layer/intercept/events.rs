@@ -79,9 +79,11 @@ thread_local! {
 }
 
 /// Taken before the call: whether clxfer supplied the event out-pointer, and whether sampling
-/// left the command untimed.
-#[derive(Clone, Copy, Debug, Default)]
+/// left the command untimed; and the queue, when it was looked up to decide (the enqueue's
+/// `after` uses it rather than looking again).
+#[derive(Default)]
 pub struct Capture {
+    pub queue: Option<Arc<QueueInfo>>,
     supplied: bool,
     sampled_out: bool,
     /// Profiling was turned on for this command (a `Toggled` queue): [`settle`] turns it off.
@@ -92,12 +94,12 @@ pub struct Capture {
 
 impl Capture {
     /// The event out-pointer is clxfer's: the program never sees the event.
-    pub fn supplied(self) -> bool {
+    pub fn supplied(&self) -> bool {
         self.supplied
     }
 
     /// Sampled device timing left the command untimed (`timing::sample`).
-    pub fn sampled_out(self) -> bool {
+    pub fn sampled_out(&self) -> bool {
         self.sampled_out
     }
 }
@@ -114,40 +116,42 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
     }
     // One lookup for both questions (a queue clxfer does not know yet is decided after the
     // call, `track`).
-    let q = queues::cached(queue as usize).filter(|q| q.timing != Timing::Untimed);
-    let timed = match (config.device_timing, &q) {
+    let queue_info = queues::cached(queue as usize);
+    let q = queue_info.as_ref().filter(|q| q.timing != Timing::Untimed);
+    let timed = match (config.device_timing, q) {
         (DeviceTiming::Sampled, Some(q)) => match config.test_sample_every {
             0 => BUDGET.decide(sample, price_ns(q)),
             every => BUDGET.decide_every(sample, every),
         },
         _ => true,
     };
-    let sampled_out = Capture {
+    let toggled = q.is_some_and(|q| q.timing == Timing::Toggled);
+    let mut cap = Capture {
+        queue: queue_info,
         sampled_out: true,
         ..Capture::default()
     };
     if !timed {
-        return sampled_out;
+        return cap;
     }
-    let mut cap = Capture::default();
     // A `Toggled` queue: profiling on for this command, unless another thread's command holds
     // the queue's toggle. Then this one is not timed: waiting could deadlock (that call may be a
     // blocking one, waiting for what this thread is about to do).
-    let toggled = q.filter(|q| q.timing == Timing::Toggled);
-    if let Some(q) = &toggled {
+    if toggled && let Some(q) = &cap.queue {
         if q.toggling.swap(true, Ordering::Acquire) {
-            return sampled_out;
+            return cap;
         }
         let before = clock::now_ns();
         // SAFETY: the queue is one clxfer saw made (its handle is live while the program
         // enqueues on it).
         if !unsafe { driver::set_profiling(queue, true) } {
             q.toggling.store(false, Ordering::Release);
-            return sampled_out;
+            return cap;
         }
         cap.toggled = true;
         cap.toggle_ns = u32::try_from(clock::now_ns().saturating_sub(before)).unwrap_or(u32::MAX);
     }
+    cap.sampled_out = false;
     if event.is_null() {
         match SLOT.try_with(|slot| slot.as_ptr()) {
             Ok(slot) => {
@@ -155,8 +159,11 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
                 cap.supplied = true;
             }
             Err(_) => {
-                settle(cap, queue);
-                return Capture::default();
+                settle(&cap, queue);
+                return Capture {
+                    queue: cap.queue,
+                    ..Capture::default()
+                };
             }
         }
     }
@@ -170,11 +177,11 @@ pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sampl
 /// the rules' price of a timed command (whose measurement had no switches), and said in the
 /// own-cost line: on the H200 a pair took 0.2–0.45 µs, with one enqueuing thread or four
 /// (docs/PERFORMANCE.md), but a driver that makes them wait is charged what they cost.
-pub fn settle(cap: Capture, queue: cl_command_queue) {
+pub fn settle(cap: &Capture, queue: cl_command_queue) {
     if !cap.toggled {
         return;
     }
-    if let Some(q) = queues::cached(queue as usize) {
+    if let Some(q) = &cap.queue {
         let before = clock::now_ns();
         // SAFETY: as in `capture`.
         unsafe { driver::set_profiling(queue, false) };
@@ -188,7 +195,8 @@ pub fn settle(cap: Capture, queue: cl_command_queue) {
 }
 
 /// The process's budget for timing small commands (`timing::sample`), which every enqueuing
-/// thread writes: apart from what they only read.
+/// thread reads, and writes when time passed or it timed a command: apart from what they only
+/// read.
 static BUDGET: Padded<Sampler> = Padded(Sampler::new());
 
 /// What timing one command costs on the queue's driver, ns (its rules' `timed_command_us`).
@@ -239,6 +247,13 @@ pub fn forget_after_fork() {
 /// thread holds `BUSY` while a round takes `DEFERRED`).
 pub fn hold_for_fork() -> Vec<Box<dyn std::any::Any>> {
     vec![Box::new(timer::busy()), Box::new(DEFERRED.lock())]
+}
+
+/// A command sampled device timing left untimed, its call ended at `end`: counted, and the
+/// budget learns the enqueue rate.
+pub fn sampled_out(queue: &QueueInfo, end: u64) {
+    BUDGET.seen(end);
+    queue.sampled.fetch_add(1, Ordering::Relaxed);
 }
 
 /// What the device slice will say about the command.
@@ -447,7 +462,7 @@ impl Pending {
 /// The driver accepted the enqueue, so `*event` (if `event` is not null) is a live event.
 pub unsafe fn track(
     id: u64,
-    cap: Capture,
+    cap: &Capture,
     event: *mut cl_event,
     queue: &Arc<QueueInfo>,
     span: &Span,
@@ -462,11 +477,11 @@ pub unsafe fn track(
     if cap.supplied {
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
     }
-    BUDGET.seen(span.end);
     if cap.sampled_out {
-        queue.device.sampled.fetch_add(1, Ordering::Relaxed);
+        sampled_out(queue, span.end);
         return false;
     }
+    BUDGET.seen(span.end);
     if handle.is_null() {
         return false;
     }

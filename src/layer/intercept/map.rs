@@ -48,7 +48,7 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
-        super::events::settle(cap, a.0);
+        super::events::settle(&cap, a.0);
         let (queue, blocking) = (a.0 as usize, a.2 != 0);
         if ret.is_null() {
             refused(call, queue, blocking, unsafe { error_of(a.9) });
@@ -107,7 +107,7 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
-        super::events::settle(cap, a.0);
+        super::events::settle(&cap, a.0);
         let (queue, blocking) = (a.0 as usize, a.2 != 0);
         if ret.is_null() {
             refused(call, queue, blocking, unsafe { error_of(a.11) });

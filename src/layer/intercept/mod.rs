@@ -62,9 +62,9 @@ pub struct Device {
     pub unavailable: Padded<AtomicU64>,
     /// Commands on queues that are not timed.
     pub untimed: Padded<AtomicU64>,
-    /// Commands sampled device timing left untimed (most commands of a storm, from every
-    /// thread: apart from what each enqueue reads above).
-    pub sampled: Padded<AtomicU64>,
+    /// Commands sampled device timing left untimed on queues clxfer has forgotten (a live
+    /// queue keeps its own count, `QueueInfo::sampled`).
+    pub sampled: AtomicU64,
     /// What timing its commands added.
     pub own: Padded<OwnCounts>,
 }
@@ -174,7 +174,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         clock,
         unavailable: Padded::default(),
         untimed: Padded::default(),
-        sampled: Padded::default(),
+        sampled: AtomicU64::default(),
         own: Padded::default(),
     });
     devices.insert(device, entry.clone());
@@ -288,14 +288,14 @@ fn kernel_name(kernel: cl_kernel) -> Option<Arc<str>> {
 /// `event` is the event out-pointer the driver got (see [`events::track`]).
 unsafe fn enqueued(
     call: Call,
-    cap: Capture,
+    mut cap: Capture,
     queue: cl_command_queue,
     (event, waits): (*mut cl_event, (cl_uint, *const cl_event)),
     span: &mut Span,
     (transfer, touches): (Option<(bool, Op)>, &[races::Touch]),
     kernel: Option<cl_kernel>,
 ) {
-    let Some(q) = queues::info(queue as usize) else {
+    let Some(q) = cap.queue.take().or_else(|| queues::info(queue as usize)) else {
         return;
     };
     let id = events::next_id();
@@ -348,7 +348,7 @@ unsafe fn enqueued(
         waits: deps.waits.as_slice().into(),
         before: [0; 3],
     };
-    e.timed = unsafe { events::track(id, cap, event, &q, span, what, &mut None) };
+    e.timed = unsafe { events::track(id, &cap, event, &q, span, what, &mut None) };
     e.sampled = cap.sampled_out();
     // After `track`: the trace's race arrow needs to know what its enqueue slice will be.
     span.races = race(&deps, e.timed);
@@ -396,6 +396,24 @@ unsafe fn summarized(
         (None, None) => None,
     };
     let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
+    let link = |span: &Span| Link {
+        id,
+        tid: buffer::current_tid(),
+        begin: span.begin,
+        end: span.end,
+        before,
+    };
+    // Not timed: the facts go from the call, at once (most commands, in a storm of small ones).
+    if cap.sampled_out() {
+        events::sampled_out(q, span.end);
+        if let Some(work) = work {
+            span.facts = Some(Fact {
+                work,
+                link: link(span),
+            });
+        }
+        return;
+    }
     // A timed command's facts take its place in the graph along.
     let what = What {
         api: call.api,
@@ -407,17 +425,12 @@ unsafe fn summarized(
         waits: Box::default(),
         before,
     };
-    let timed = unsafe { events::track(id, cap, event, q, span, what, &mut work) };
-    // Not timed: the facts go from the call, at once.
+    let timed = unsafe { events::track(id, &cap, event, q, span, what, &mut work) };
     if let Some(work) = work {
-        let link = Link {
-            id,
-            tid: buffer::current_tid(),
-            begin: span.begin,
-            end: span.end,
-            before,
-        };
-        span.facts = Some(Fact { work, link });
+        span.facts = Some(Fact {
+            work,
+            link: link(span),
+        });
     }
     // A blocking call returned: its command, and those before it, have completed.
     if timed && blocking {
@@ -470,7 +483,7 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
         span: &mut Span,
     ) -> cl_int {
         let queue = args.queue();
-        events::settle(cap, queue);
+        events::settle(&cap, queue);
         if ret != CL_SUCCESS {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {
@@ -534,7 +547,7 @@ impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
-        events::settle(cap, args.queue());
+        events::settle(&cap, args.queue());
         if ret == CL_SUCCESS {
             let event = (args.event(), args.wait_list());
             unsafe { enqueued(call, cap, args.queue(), event, span, (None, &[]), None) };
@@ -709,7 +722,12 @@ pub fn end() -> End {
                         timed: d.own.timed.load(Relaxed),
                         own_events: d.own.supplied.load(Relaxed),
                         callbacks: d.own.callbacks.load(Relaxed),
-                        sampled: d.sampled.load(Relaxed),
+                        // Forgotten queues' counts, and the live ones'.
+                        sampled: d.sampled.load(Relaxed)
+                            + (queues.iter())
+                                .filter(|q| q.device_handle == *handle)
+                                .map(|q| q.sampled.load(Relaxed))
+                                .sum::<u64>(),
                         toggles: d.own.toggles.load(Relaxed),
                         toggle_ns: d.own.toggle_ns.load(Relaxed),
                     },

@@ -284,7 +284,7 @@ impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
-        super::events::settle(cap, args.0);
+        super::events::settle(&cap, args.0);
         if ret == CL_SUCCESS {
             unsafe {
                 enqueued(

@@ -33,6 +33,17 @@ pub struct QueueInfo {
     pub order: crate::graph::order::Shared,
     /// A `Toggled` queue: held from turning profiling on for a command to turning it off.
     pub toggling: std::sync::atomic::AtomicBool,
+    /// Its commands sampled device timing left untimed: counted here, by the threads that
+    /// enqueue on it, rather than in the device's count that every thread would write at every
+    /// enqueue; added to the device's when the queue is forgotten.
+    pub sampled: std::sync::atomic::AtomicU64,
+}
+
+impl Drop for QueueInfo {
+    fn drop(&mut self) {
+        let n = *self.sampled.get_mut();
+        self.device.sampled.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 impl QueueInfo {
@@ -50,6 +61,7 @@ impl QueueInfo {
             // The parent's last command is not the child's to wait for.
             order: crate::graph::order::Shared::new(!old.in_order),
             toggling: Default::default(),
+            sampled: Default::default(),
         }
     }
 }
@@ -107,6 +119,7 @@ fn add(
             props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
         ),
         toggling: Default::default(),
+        sampled: Default::default(),
     });
     bounded_insert(&mut WORLD.queues.write(), queue, info.clone());
     GENERATION.fetch_add(1, Ordering::Release);
