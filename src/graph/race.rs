@@ -93,10 +93,8 @@ impl Races {
         // access is judged, then forgotten if the new one covers its bytes and comes after it
         // (a write covers any use, a read only reads).
         let mut kept = 0;
-        // The slice once: SmallVec's indexing asks whether it spilled at every step.
-        let slice = list.as_mut_slice();
-        for i in 0..slice.len() {
-            let p = slice[i];
+        for i in 0..list.len() {
+            let p = &list[i];
             let knows = p.id == id || by.clock.knows(p.stamp);
             let judged = p.id + WINDOW as u64 > id;
             let overlap = p.range.0 < range.1 && range.0 < p.range.1;
@@ -104,14 +102,17 @@ impl Races {
             if !knows && judged && overlap && conflict {
                 out.push(Race {
                     object,
-                    first: p,
+                    first: *p,
                     second: a,
                     certainty: p.how.min(how),
                 });
             }
             let covered = range.0 <= p.range.0 && p.range.1 <= range.1;
             if !(covered && knows && (use_ == Use::Write || p.use_ == Use::Read)) {
-                slice[kept] = p;
+                // Moved down only past a forgotten one (most lists keep their order as is).
+                if kept != i {
+                    list[kept] = list[i];
+                }
                 kept += 1;
             }
         }

@@ -393,6 +393,8 @@ pub(super) struct DeviceAcc {
     pub projecting: Option<Projecting>,
     /// Its rule set (looked up once).
     pub set: Option<&'static RuleSet>,
+    /// Its rules were forced (`DeviceFacts::forced`, kept: every enqueue asks).
+    pub forced: bool,
     /// `None` when the trace was cut short before its end event.
     pub end: Option<DeviceEndFacts>,
     /// By (kind, direction, path), [`Rows`].
@@ -542,6 +544,7 @@ impl Builder {
         d.facts = facts;
         d.projecting = projecting;
         d.set = set;
+        d.forced = replaces;
     }
 
     /// An enqueue outside the graph; `id` is its command number, 0 when it will get no device
@@ -788,7 +791,7 @@ impl Builder {
         }
         // Under forced rules this device's call times say nothing of the vendor's: the rule
         // decides (issue #26).
-        let forced = d.facts.forced();
+        let forced = d.forced;
         let held = match device_ns {
             Some(t) if !forced => e.host_ns.saturating_mul(2) >= t,
             _ => e.holds_host,

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 /// What the report needs of a classified enqueue on a queue of device `device`: from the calling
 /// thread in summary mode, from the call's record when a trace is written too. `sampled`:
 /// sampled device timing left it untimed.
+#[inline]
 pub fn facts(
     api: Api,
     queue: QueueRef,

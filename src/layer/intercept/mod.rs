@@ -321,8 +321,7 @@ unsafe fn enqueued(
         // No trace: whether the command is timed matters to no slice.
         span.races = race(&deps, false);
         let kernel = kernel.and_then(kernel_name);
-        let what = (transfer, kernel, deps);
-        return unsafe { summarized(call, (id, cap), event, &q, span, what) };
+        return unsafe { summarized(call, (id, cap), event, &q, span, (transfer, kernel), &deps) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
@@ -372,20 +371,22 @@ unsafe fn summarized(
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
-    (transfer, kernel, deps): (Option<(bool, Op)>, Option<Arc<str>>, crate::graph::Deps),
+    (transfer, kernel): (Option<(bool, Op)>, Option<Arc<str>>),
+    deps: &crate::graph::Deps,
 ) {
     use crate::report::{Fact, KernelRun, Link, Work};
     let host_ns = span.end.saturating_sub(span.begin);
-    let transfer = transfer.and_then(|transfer| {
-        let (mut class, mut flags) = (None, CallFlags::None);
+    let (mut class, mut flags) = (None, CallFlags::None);
+    if let Some(transfer) = transfer {
         record(call, q, transfer, &mut class, &mut flags, None);
-        let c = class.as_ref()?;
-        let how = (flags, host_ns, cap.sampled_out());
-        Some(summary::facts(call.api, q.r, c, how))
-    });
-    let blocking = transfer.as_ref().is_some_and(|f| f.blocking);
-    let mut work = match (transfer, kernel) {
-        (Some(t), _) => Some(Work::Transfer(t)),
+    }
+    let blocking = class.as_ref().is_some_and(|c| c.blocking);
+    // Built where it stays (each move of the facts is a copy of ~100 bytes, at every enqueue).
+    let work = || match (&class, kernel) {
+        (Some(c), _) => {
+            let how = (flags, host_ns, cap.sampled_out());
+            Some(Work::Transfer(summary::facts(call.api, q.r, c, how)))
+        }
         (None, Some(name)) => Some(Work::Kernel(KernelRun {
             device: q.r.device,
             queue: q.r.queue,
@@ -406,12 +407,10 @@ unsafe fn summarized(
     // Not timed: the facts go from the call, at once (most commands, in a storm of small ones).
     if cap.sampled_out() {
         events::sampled_out(q, span.end);
-        if let Some(work) = work {
-            span.facts = Some(Fact {
-                work,
-                link: link(span),
-            });
-        }
+        span.facts = work().map(|work| Fact {
+            work,
+            link: link(span),
+        });
         return;
     }
     // A timed command's facts take its place in the graph along.
@@ -425,13 +424,12 @@ unsafe fn summarized(
         waits: Box::default(),
         before,
     };
+    let mut work = work();
     let timed = unsafe { events::track(id, &cap, event, q, span, what, &mut work) };
-    if let Some(work) = work {
-        span.facts = Some(Fact {
-            work,
-            link: link(span),
-        });
-    }
+    span.facts = work.map(|work| Fact {
+        work,
+        link: link(span),
+    });
     // A blocking call returned: its command, and those before it, have completed.
     if timed && blocking {
         unsafe { collect::synced(q, 0) };
