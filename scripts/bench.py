@@ -129,6 +129,10 @@ def instructions(extra, usm, graph=False):
     ([`sampled_every`]). With `graph`, also the command graph's part of the calling and writer
     threads ([`graph_part`])."""
     n = 20_000 if usm else 8_000
+    # glibc's per-thread cache made large enough that PoCL's frees never spill: without it, where
+    # PoCL's freed blocks land (and so its malloc_consolidate work) moved its counts by ~490 per
+    # enqueue between runs of the same configuration; with it they repeat within ~25.
+    extra = dict(extra, GLIBC_TUNABLES="glibc.malloc.tcache_count=1000")
     sampled = any(k in extra for k in ("OPENCL_LAYERS", "LD_PRELOAD")) and \
         extra.get("CLXFER_MODE") != "off" and "CLXFER_DEVICE_TIMING" not in extra
     if sampled:

@@ -11,7 +11,7 @@
 #   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
 #   no clxfer: what the driver charges); *-every:N (a small command timed in N instead of by the
 #   budget: CLXFER_TEST_SAMPLE_EVERY); any of them +nocb (no completion callbacks:
-#   CLXFER_TEST_CALLBACKS=off). A configuration ending in `@NAME` runs the same with
+#   CLXFER_TEST_CALLBACKS=off) or +norace (no race check: CLXFER_RACES=off), nocb last. A configuration ending in `@NAME` runs the same with
 #   .gpu/libclxfer-NAME.so (another build to compare with, packed beside), in the same rounds.
 set -uo pipefail
 G="$PWD/.gpu"
@@ -27,7 +27,8 @@ for round in $(seq "$ROUNDS"); do
     a=() lib="$G/libclxfer.so" cfg=${run%@*}
     [[ $run == *@* ]] && lib="$G/libclxfer-${run##*@}.so"
     x=()
-    [[ $cfg == *+nocb ]] && x=(CLXFER_TEST_CALLBACKS=off) cfg=${cfg%+nocb}
+    [[ $cfg == *+norace ]] && x=(CLXFER_RACES=off) cfg=${cfg%+norace}
+    [[ $cfg == *+nocb ]] && x+=(CLXFER_TEST_CALLBACKS=off) cfg=${cfg%+nocb}
     case $cfg in
       none) e=();;
       own-*) e=(); a=("${cfg#own-}");;

@@ -122,15 +122,20 @@ pub enum HandOff {
 /// The last byte of an id sorts most of them out before a suffix is compared (every enqueue
 /// asks).
 pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
+    use crate::vocab::word;
     let mut c = Cited::default();
     for id in rule_ids {
         match id.as_bytes().last() {
-            Some(b't') => c.misaligned |= id.ends_with(".alignment"),
-            Some(b'g') => c.holds_host |= id.ends_with(".nonblocking"),
-            Some(b'p') if id == "any.host-hop" => c.hand_off = Some(HandOff::HostHop),
-            Some(b'n') if id == "any.idle-migration" => c.hand_off = Some(HandOff::IdleMigration),
-            Some(b'e') if id == "any.written-twice" => c.hand_off = Some(HandOff::WrittenTwice),
-            Some(b'd') => c.locked |= id == "any.mlocked",
+            Some(b't') => c.misaligned |= word::ends(id, b".alignment"),
+            Some(b'g') => c.holds_host |= word::ends(id, b".nonblocking"),
+            Some(b'p') if word::is(id, b"any.host-hop") => c.hand_off = Some(HandOff::HostHop),
+            Some(b'n') if word::is(id, b"any.idle-migration") => {
+                c.hand_off = Some(HandOff::IdleMigration)
+            }
+            Some(b'e') if word::is(id, b"any.written-twice") => {
+                c.hand_off = Some(HandOff::WrittenTwice)
+            }
+            Some(b'd') => c.locked |= word::is(id, b"any.mlocked"),
             _ => {}
         }
     }

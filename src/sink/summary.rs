@@ -12,7 +12,7 @@ use crate::report::{
     Report, Sync, Work,
 };
 use crate::timing::clock;
-use crate::vocab::Api;
+use crate::vocab::{Api, word};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -36,8 +36,8 @@ pub fn facts(
         bytes: c.bytes,
         blocking: c.blocking,
         host_ns,
-        pageable: c.host.as_ref().is_some_and(|h| h.kind == "pageable"),
-        mapped: c.host.as_ref().is_some_and(|h| h.kind == "mapped"),
+        pageable: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"pageable")),
+        mapped: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"mapped")),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,

@@ -4,5 +4,6 @@
 
 pub mod api;
 pub mod schema;
+pub mod word;
 
 pub use api::{Api, Via};

@@ -41,6 +41,7 @@ use crate::sync::{Mutex, Padded, RwLock};
 use crate::timing::mapping::ClockMap;
 use crate::timing::sample::Sample;
 use crate::units;
+use crate::vocab::word;
 use events::{Capture, What};
 use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel, cl_uint};
 use queues::QueueInfo;
@@ -234,8 +235,9 @@ fn record(
     // Staged from memory the program locked: say that mlock did not pin it.
     let span = c.host_span.unwrap_or(c.bytes);
     if c.path == Path::Staged
-        && (c.host.as_ref())
-            .is_some_and(|h| h.kind == "pageable" && crate::layer::locked::locked(h.ptr, span))
+        && (c.host.as_ref()).is_some_and(|h| {
+            word::is(h.kind, b"pageable") && crate::layer::locked::locked(h.ptr, span)
+        })
     {
         classify::locked(c);
     }
