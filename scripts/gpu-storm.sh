@@ -11,7 +11,7 @@
 #   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
 #   no clxfer: what the driver charges); *-every:N (a small command timed in N instead of by the
 #   budget: CLXFER_TEST_SAMPLE_EVERY); any of them +nocb (no completion callbacks:
-#   CLXFER_TEST_CALLBACKS=off) or +norace (no race check: CLXFER_RACES=off), nocb last. A configuration ending in `@NAME` runs the same with
+#   CLXFER_TEST_CALLBACKS=off) or +norace (no race check: CLXFER_RACES=off), norace last. A configuration ending in `@NAME` runs the same with
 #   .gpu/libclxfer-NAME.so (another build to compare with, packed beside), in the same rounds.
 set -uo pipefail
 G="$PWD/.gpu"
