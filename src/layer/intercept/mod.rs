@@ -303,6 +303,8 @@ unsafe fn enqueued(
     let id = events::next_id();
     let deps = unsafe { graph::deps(call.api, id, &q, waits) };
     let blocking = transfer.as_ref().is_some_and(|t| t.0);
+    // Read once: the race check's record of the call, and summary mode's link.
+    let tid = buffer::current_tid();
     let race = |deps: &crate::graph::Deps, timed| {
         let kind = graph::kind(call.api);
         races::command(
@@ -313,7 +315,7 @@ unsafe fn enqueued(
             deps,
             touches,
             blocking,
-            (span.begin, timed),
+            (tid, span.begin, timed),
         )
     };
     if !cap.supplied() {
@@ -323,7 +325,17 @@ unsafe fn enqueued(
         // No trace: whether the command is timed matters to no slice.
         span.races = race(&deps, false);
         let kernel = kernel.and_then(kernel_name);
-        return unsafe { summarized(call, (id, cap), event, &q, span, (transfer, kernel), &deps) };
+        return unsafe {
+            summarized(
+                call,
+                (id, cap, tid),
+                event,
+                &q,
+                span,
+                (transfer, kernel),
+                &deps,
+            )
+        };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
@@ -369,7 +381,7 @@ unsafe fn enqueued(
 /// As [`enqueued`].
 unsafe fn summarized(
     call: Call,
-    (id, cap): (u64, Capture),
+    (id, cap, tid): (u64, Capture, u32),
     event: *mut cl_event,
     q: &Arc<QueueInfo>,
     span: &mut Span,
@@ -401,7 +413,7 @@ unsafe fn summarized(
     let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
     let link = |span: &Span| Link {
         id,
-        tid: buffer::current_tid(),
+        tid,
         begin: span.begin,
         end: span.end,
         before,

@@ -77,8 +77,8 @@ fn with<R: Default>(f: impl FnOnce(&mut State) -> R) -> R {
 }
 
 /// Command `id`, enqueued by `api` on `q` with `deps` (its queue's order added), touches
-/// `touches`; `blocking`: the call returned once it completed; `(begin, timed)`: its call's
-/// start, and whether a device slice comes. The races it makes, said on stderr here, are
+/// `touches`; `blocking`: the call returned once it completed; `(thread, begin, timed)`: its
+/// call's thread and start, and whether a device slice comes. The races it makes, said on stderr here, are
 /// returned for the report and the trace (to be sent after the call's own record).
 #[allow(clippy::too_many_arguments)]
 pub fn command(
@@ -89,7 +89,7 @@ pub fn command(
     deps: &Deps,
     touches: &[Touch],
     blocking: bool,
-    (begin, timed): (u64, bool),
+    (thread, begin, timed): (u32, u64, bool),
 ) -> Vec<record::Race> {
     let site = Site {
         api: Some(api),
@@ -98,7 +98,7 @@ pub fn command(
     };
     let said = with(|s| {
         let from = From {
-            thread: crate::sink::buffer::current_tid(),
+            thread,
             begin,
             timed,
         };
