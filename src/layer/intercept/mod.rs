@@ -213,7 +213,9 @@ fn record(
         };
         if let Some(mems) = mems {
             for m in req.op.objects() {
-                mems.extend(memory.object(m).map(|o| o.obj_ref()));
+                if let Some(o) = memory.object(m) {
+                    mems.push(o.obj_ref());
+                }
             }
         }
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
@@ -351,18 +353,24 @@ unsafe fn enqueued(
             e.mems.clear();
         }
     }
-    let what = What {
-        api: call.api,
-        class: e.class.as_ref().map(|c| (c.direction, c.path)),
-        bytes: e.class.as_ref().map_or(0, |c| c.bytes),
-        blocking: e.class.as_ref().is_some_and(|c| c.blocking),
-        kernel: e.kernel.clone(),
-        facts: None,
-        waits: deps.waits.as_slice().into(),
-        before: [0; 3],
-    };
-    e.timed = unsafe { events::track(id, &cap, event, &q, span, what, &mut None) };
+    // Sampled out (most commands of a storm): no device slice to describe.
     e.sampled = cap.sampled_out();
+    e.timed = if e.sampled {
+        events::sampled_out(&q, span.end);
+        false
+    } else {
+        let what = What {
+            api: call.api,
+            class: e.class.as_ref().map(|c| (c.direction, c.path)),
+            bytes: e.class.as_ref().map_or(0, |c| c.bytes),
+            blocking: e.class.as_ref().is_some_and(|c| c.blocking),
+            kernel: e.kernel.clone(),
+            facts: None,
+            waits: deps.waits.as_slice().into(),
+            before: [0; 3],
+        };
+        unsafe { events::track(id, &cap, event, &q, span, what, &mut None) }
+    };
     // After `track`: the trace's race arrow needs to know what its enqueue slice will be.
     span.races = race(&deps, e.timed);
     e.deps = deps;
