@@ -92,7 +92,7 @@ pub fn quiet_thread() {
 /// record itself. A box comes back empty (its contents dropped on the writer's thread), so the
 /// calling thread only writes it: reading the old contents would stall on cache lines the writer's
 /// core holds. A queue rather than a channel: nothing waits on it, and a channel's receive also
-/// wakes any waiting sender (~75 instructions a box on the PoCL storm, against ~20).
+/// wakes any waiting sender (~75 instructions a box on the PoCL storm, against ~25).
 type Spare = Box<MaybeUninit<Enqueued>>;
 static BOXES: std::sync::LazyLock<ArrayQueue<Spare>> =
     std::sync::LazyLock::new(|| ArrayQueue::new(4096));
