@@ -118,7 +118,7 @@ fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
             ),
         );
     }
-    let forced = d.facts.forced();
+    let forced = d.forced;
     if let Some(best) = d.best_pinned[dir as usize].filter(|_| !forced) {
         return (
             best,

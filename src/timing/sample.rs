@@ -88,6 +88,7 @@ impl Sampler {
     #[inline]
     pub fn seen(&self, end: u64) {
         let last = self.seen.load(Relaxed);
+        // The first end is taken whatever it is: credit is earned from it on.
         if last == 0 || end > last + SEEN_GRAIN_NS {
             self.seen.fetch_max(end, Relaxed);
         }

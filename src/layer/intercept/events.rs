@@ -457,6 +457,8 @@ impl Pending {
 /// After an enqueue the driver accepted: time command `id` on the device. `event` is the event
 /// out-pointer the driver got. Returns whether it is timed (a device record will come). A timed
 /// command takes the report's `facts` (summary mode) along, to send them when it completes.
+/// Not for a command sampling left untimed: the caller counts it with [`sampled_out`], without
+/// describing a device slice it will never get.
 ///
 /// # Safety
 /// The driver accepted the enqueue, so `*event` (if `event` is not null) is a live event.
@@ -476,10 +478,6 @@ pub unsafe fn track(
     };
     if cap.supplied {
         let _ = SLOT.try_with(|slot| slot.set(std::ptr::null_mut()));
-    }
-    if cap.sampled_out {
-        sampled_out(queue, span.end);
-        return false;
     }
     BUDGET.seen(span.end);
     if handle.is_null() {
