@@ -1,14 +1,15 @@
-//! The viewer in a real browser: `clxfer view` serves a demo trace, headless Chromium (Debian's)
-//! loads it through playwright-core (tests/browser/viewer.mjs), and what the page shows is checked
-//! against the trace and its report.
+//! The viewer in a real browser: `clxfer view` serves a demo trace and a generated trace of a
+//! million events, headless Chromium (Debian's) loads them through playwright-core
+//! (tests/browser/viewer.mjs) and uses the page as a person would, and what the page shows is
+//! checked against the trace and `clxfer report --format json`.
 
 mod common;
 
 use common::*;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// Transfers with a point: moved bytes and have a time (their command's device time, or the host
@@ -61,32 +62,40 @@ fn transfers_with_a_time(events: &[Value]) -> usize {
         .count()
 }
 
-#[test]
-fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_findings() {
-    let out = fresh_dir("viewer-trace");
-    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
-    cmd.env_remove("CLXFER_LOG").env_remove("CLXFER_DIR");
-    cmd.args(["run", "--rules", "nvidia", "--out"])
-        .arg(&out)
-        .arg("--");
-    cmd.arg(program("demo")).args(["4", "2"]);
-    let r = run_cmd(cmd, Duration::from_secs(180));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let traces = checked_traces(&out);
-    assert_eq!(traces.len(), 1);
-    let trace = &traces[0];
-    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
-    let end = events
-        .iter()
-        .find(|e| e["name"] == "clxfer trace end")
-        .unwrap();
-    let report = end["args"]["report"].clone();
-    assert!(
-        report["findings"].as_array().is_some_and(|f| f.len() >= 3),
-        "{report}"
-    );
+/// Host slices of transfers (those with a path), every one of which the scatter's caption
+/// accounts for.
+fn transfer_slices(events: &[Value]) -> usize {
+    let base = 1u64 << 31;
+    (events.iter())
+        .filter(|e| {
+            e["ph"] == "X"
+                && e["pid"].as_u64().unwrap_or(base) < base
+                && e["args"].get("path").is_some()
+        })
+        .count()
+}
 
-    // clxfer view on a free port; its first line gives the URL.
+/// Complete slices per (pid, tid): what each timeline track must hold.
+fn slices_per_track(events: &[Value]) -> HashMap<(u64, u64), u64> {
+    let mut n = HashMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        *n.entry(key).or_default() += 1;
+    }
+    n
+}
+
+fn tracks_shown(timeline: &Value) -> HashMap<(u64, u64), u64> {
+    (timeline["tracks"].as_array().unwrap().iter())
+        .map(|t| {
+            let key = (t["pid"].as_u64().unwrap(), t["tid"].as_u64().unwrap());
+            (key, t["slices"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// `clxfer view TRACE` on a free port, and the URL it prints.
+fn serve(trace: &std::path::Path) -> (Child, String) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_clxfer"))
         .arg("view")
         .arg(trace)
@@ -104,6 +113,87 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
         .find(|w| w.starts_with("http://127.0.0.1:"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .to_string();
+    (server, url)
+}
+
+/// A trace of about `events` events in clxfer's shape: a thread enqueueing 4 KiB to 1 MiB writes
+/// (pinned and staged), each with its device slice on one in-order queue and its arrow, and a
+/// status query after each. Returns the number of complete slices written.
+fn big_trace(path: &std::path::Path, events: usize) -> u64 {
+    let pid = 4242u64;
+    let dpid = (1u64 << 31) | (pid << 8) | 1;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = |line: String| writeln!(f, "{line},").unwrap();
+    w(format!(
+        r#"[{{"name":"process_name","cat":"__metadata","ph":"M","pid":{pid},"tid":0,"ts":0.000,"args":{{"name":"big"}}}}"#
+    ));
+    w(format!(
+        r#"{{"name":"thread_name","cat":"__metadata","ph":"M","pid":{pid},"tid":{pid},"ts":0.000,"args":{{"name":"big"}}}}"#
+    ));
+    w(format!(
+        r#"{{"name":"clxfer trace start","cat":"clxfer","ph":"i","pid":{pid},"tid":{pid},"ts":0.000,"s":"g","args":{{"program":"big","command_line":["big"],"pid":{pid},"start_time":"2026-12-02T00:00:00Z","clxfer_version":"0.1.0","mode":"trace","options":{{}}}}}}"#
+    ));
+    w(format!(
+        r#"{{"name":"process_name","cat":"__metadata","ph":"M","pid":{dpid},"tid":0,"ts":0.000,"args":{{"name":"device #1 · Generated GPU"}}}}"#
+    ));
+    w(format!(
+        r#"{{"name":"thread_name","cat":"__metadata","ph":"M","pid":{dpid},"tid":1024,"ts":0.000,"args":{{"name":"queue #1 (in-order) · profiling forced"}}}}"#
+    ));
+    w(format!(
+        r#"{{"name":"device info","cat":"clxfer","ph":"i","pid":{dpid},"tid":1024,"ts":0.000,"s":"p","args":{{"index":1,"name":"Generated GPU","vendor":"NVIDIA Corporation","type":"GPU","rules":"nvidia","auto_rules":"nvidia","global_mem_bytes":100000000000}}}}"#
+    ));
+    let mut slices = 0;
+    let mut device_free = 0.0f64;
+    for k in 0..(events / 5) as u64 {
+        let id = k + 1;
+        let t = k as f64 * 10.0;
+        let (bytes, gbps) =
+            [(4096u64, 2.0), (65536, 12.0), (1 << 20, 50.0)][(k % 10).min(2) as usize];
+        let (path, rule) = if k % 3 == 0 {
+            ("staged", "nvidia.pageable")
+        } else {
+            ("pinned", "nvidia.mapped")
+        };
+        w(format!(
+            r#"{{"name":"clEnqueueWriteBuffer H2D {path}","cat":"enqueue","ph":"X","pid":{pid},"tid":{pid},"ts":{t:.3},"dur":2.500,"args":{{"api":"clEnqueueWriteBuffer","command":{id},"queue":"device #1 queue #1","direction":"H2D","path":"{path}","bytes":{bytes},"blocking":false,"rules":"nvidia","reasons":["[{rule}] generated"],"rule_ids":["{rule}"]}}}}"#
+        ));
+        w(format!(
+            r#"{{"name":"enqueue","cat":"enqueue","ph":"s","pid":{pid},"tid":{pid},"ts":{t:.3},"id":{id}}}"#
+        ));
+        let start = device_free.max(t + 3.0);
+        let dur = bytes as f64 / gbps / 1000.0;
+        device_free = start + dur;
+        w(format!(
+            r#"{{"name":"enqueue","cat":"enqueue","ph":"f","pid":{dpid},"tid":1024,"ts":{start:.3},"bp":"e","id":{id}}}"#
+        ));
+        w(format!(
+            r#"{{"name":"Write H2D {path}","cat":"enqueue","ph":"X","pid":{dpid},"tid":1024,"ts":{start:.3},"dur":{dur:.3},"args":{{"command":{id},"direction":"H2D","path":"{path}","bytes":{bytes},"device_gbps":{gbps}}}}}"#
+        ));
+        w(format!(
+            r#"{{"name":"clGetEventInfo","cat":"call","ph":"X","pid":{pid},"tid":{pid},"ts":{:.3},"dur":0.500}}"#,
+            t + 6.0
+        ));
+        slices += 3;
+    }
+    writeln!(f, r#"{{"name":"clxfer trace end","cat":"clxfer","ph":"i","pid":{pid},"tid":{pid},"ts":{device_free:.3},"s":"g","args":{{}}}}]"#).unwrap();
+    slices
+}
+
+#[test]
+fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings() {
+    let out = fresh_dir("viewer-trace");
+    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    cmd.env_remove("CLXFER_LOG").env_remove("CLXFER_DIR");
+    cmd.args(["run", "--rules", "nvidia", "--out"])
+        .arg(&out)
+        .arg("--");
+    cmd.arg(program("demo")).args(["4", "2"]);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let traces = checked_traces(&out);
+    assert_eq!(traces.len(), 1);
+    let trace = &traces[0];
+    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
 
     let shots = fresh_dir("viewer-screenshots");
     let malformed = shots.join("malformed.json");
@@ -114,6 +204,16 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
     let rep = run_cmd(rep, Duration::from_secs(60));
     assert_eq!(rep.code, Some(0), "{}", rep.stderr);
     std::fs::write(&report_file, &rep.stdout).unwrap();
+    let report: Value = serde_json::from_str(&rep.stdout).unwrap();
+    assert!(
+        report["findings"].as_array().is_some_and(|f| f.len() >= 3),
+        "{report}"
+    );
+    let big_file = shots.join("big.json");
+    let big_slices = big_trace(&big_file, 1_000_000);
+
+    let (mut server, url) = serve(trace);
+    let (mut big_server, big_url) = serve(&big_file);
     let browser = root().join("tests/browser");
     let node = Command::new("node")
         .arg(browser.join("viewer.mjs"))
@@ -121,9 +221,13 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
         .arg(&shots)
         .arg(&malformed)
         .arg(&report_file)
+        .arg(trace)
+        .arg(&big_url)
         .output();
-    let _ = server.kill();
-    let _ = server.wait();
+    for s in [&mut server, &mut big_server] {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
     let node = node.expect("node (scripts/setup installs it)");
     assert!(
         node.status.success(),
@@ -140,15 +244,31 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
     );
     assert_eq!(shown["status"], "ready", "{got}");
 
-    // One point per transfer, and the datasets hold them all.
+    // One point per transfer with a time, and the datasets hold them all; the caption accounts
+    // for every transfer, plotted or not.
     let want = transfers_with_a_time(&events);
     assert!(want > 200, "{want}");
     assert_eq!(shown["points"].as_u64().unwrap() as usize, want);
     let datasets = shown["datasets"].as_array().unwrap();
     let in_sets: u64 = datasets.iter().map(|d| d["points"].as_u64().unwrap()).sum();
     assert_eq!(in_sets as usize, want);
+    let caption = &shown["caption"];
+    assert_eq!(
+        caption["total"].as_u64().unwrap() as usize,
+        transfer_slices(&events)
+    );
+    let left: u64 = (caption["left"].as_object().unwrap().values())
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(caption["plotted"].as_u64().unwrap() as usize, want);
+    assert_eq!(
+        caption["plotted"].as_u64().unwrap() + left,
+        caption["total"].as_u64().unwrap(),
+        "{caption}"
+    );
     // The rules were forced on PoCL's CPU device: every point is the NVIDIA cost model's
-    // projection, none faster than its link (issue #26: no impossible bandwidth).
+    // projection, none faster than its link (issue #26: no impossible bandwidth), and the
+    // axis says so.
     let link = clxfer::model::rules::NVIDIA.cost.unwrap().link_gbps();
     for d in datasets {
         assert!(d["max_gbps"].as_f64().unwrap() <= link, "{d}");
@@ -179,8 +299,153 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
         );
     }
     assert!(!shown["best_lines"].as_array().unwrap().is_empty());
-    assert_eq!(shown["device_charts"], 1);
+    // Log axes labelled across the data: a tick at or beyond each end, and one at least every
+    // decade of bandwidth and every factor of 4 of size.
+    let axes = &shown["axes"];
+    for (axis, step) in [("x", 4.0), ("y", 10.0)] {
+        let ticks: Vec<f64> = (axes[axis]["ticks"].as_array().unwrap().iter())
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        let (lo, hi) = (
+            axes["data"][axis][0].as_f64().unwrap(),
+            axes["data"][axis][1].as_f64().unwrap(),
+        );
+        assert!(ticks.len() >= 3, "{axis}: {ticks:?}");
+        assert!(
+            ticks[0] <= lo && *ticks.last().unwrap() >= hi,
+            "{axis}: {ticks:?} over {lo}..{hi}"
+        );
+        for pair in ticks.windows(2) {
+            assert!(pair[1] / pair[0] <= step * 1.0001, "{axis}: {ticks:?}");
+        }
+    }
+    // Per device, bytes and time each on a chart of its own, one y axis each.
+    assert_eq!(shown["device_charts"], 2);
+    for axes in shown["bar_axes"].as_array().unwrap() {
+        assert_eq!(axes, &serde_json::json!(["y"]));
+    }
     assert_eq!(shown["perfetto_enabled"], true);
+
+    // The timeline: a track per thread and queue lane, with exactly the trace's slices.
+    assert_eq!(tracks_shown(&shown["timeline"]), slices_per_track(&events));
+    // Zoom by keys and by the wheel narrows the view; 0 resets it.
+    let span = |v: &Value| v["end"].as_f64().unwrap() - v["start"].as_f64().unwrap();
+    let zoom = &got["zoom"];
+    assert!(span(&zoom["keyed"]) < span(&zoom["before"]) * 0.6, "{zoom}");
+    assert!(span(&zoom["wheeled"]) < span(&zoom["keyed"]), "{zoom}");
+    assert_eq!(zoom["reset"], zoom["before"]);
+    // A click on a command's host slice and on its device slice: the details give its
+    // classification, with every reason.
+    let command = got["command"].as_u64().unwrap();
+    let host = (events.iter())
+        .find(|e| {
+            e["ph"] == "X"
+                && e["args"]["command"] == command
+                && e["args"].get("path").is_some()
+                && e["pid"].as_u64().unwrap() < 1 << 31
+        })
+        .unwrap();
+    for click in got["clicks"].as_array().unwrap() {
+        assert_eq!(click["command"].as_u64(), Some(command), "{click}");
+        let details = click["details"].as_str().unwrap();
+        let a = &host["args"];
+        let class = format!(
+            "{} {}",
+            a["direction"].as_str().unwrap(),
+            a["path"].as_str().unwrap()
+        );
+        assert!(details.contains(&class), "{class} not in {details}");
+        for r in a["reasons"].as_array().unwrap() {
+            assert!(
+                details.contains(r.as_str().unwrap()),
+                "{r} not in {details}"
+            );
+        }
+    }
+
+    // The header's figures are the report's (`clxfer report --format json`).
+    let header = &shown["header"];
+    assert_eq!(header["wall_ns"], report["wall_ns"]);
+    let devices = report["devices"].as_array().unwrap();
+    assert_eq!(header["devices"].as_array().unwrap().len(), devices.len());
+    for (h, d) in header["devices"].as_array().unwrap().iter().zip(devices) {
+        let projected = d["projection"]["replaces"] == true;
+        let mut paths: HashMap<String, u64> = HashMap::new();
+        for row in d["transfers"].as_array().unwrap() {
+            let t = if projected {
+                &row["projected_ns"]
+            } else {
+                &row["device_ns"]
+            };
+            *paths
+                .entry(row["path"].as_str().unwrap().into())
+                .or_default() += t.as_u64().unwrap_or(0);
+        }
+        let shown_paths: HashMap<String, u64> = (h["paths"].as_object().unwrap().iter())
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
+        assert_eq!(shown_paths, paths, "{h}");
+        let kernels: u64 = (d["kernels"].as_array().unwrap().iter())
+            .map(|k| k["device_ns"].as_u64().unwrap())
+            .sum();
+        assert_eq!(h["kernels_ns"].as_u64(), Some(kernels));
+        assert_eq!(h["busy_ns"], d["busy"]["busy_ns"]);
+        let idle = d["busy"]["span_ns"].as_u64().unwrap() - d["busy"]["busy_ns"].as_u64().unwrap();
+        assert_eq!(h["idle_ns"].as_u64(), Some(idle));
+        assert_eq!(
+            h["basis"].as_str().unwrap().starts_with("projected"),
+            projected,
+            "{h}"
+        );
+    }
+    assert!(
+        shown["header_text"]
+            .as_str()
+            .unwrap()
+            .contains("projected by the nvidia cost model")
+    );
+    let top: Vec<&Value> = (report["findings"].as_array().unwrap().iter())
+        .filter(|f| f["minor"] == false)
+        .take(3)
+        .map(|f| &f["kind"])
+        .collect();
+    let top_shown: Vec<&Value> = (header["findings"].as_array().unwrap().iter())
+        .map(|f| &f["kind"])
+        .collect();
+    assert_eq!(top_shown, top);
+
+    // The tooltip over the most crowded spot: inside the chart, and it counts the others.
+    let tip = &got["tip"];
+    for (side, inside) in [
+        ("left", true),
+        ("top", true),
+        ("right", false),
+        ("bottom", false),
+    ] {
+        let (t, b) = (
+            tip["tip"][side].as_f64().unwrap(),
+            tip["box"][side].as_f64().unwrap(),
+        );
+        assert!(
+            if inside { t >= b - 0.5 } else { t <= b + 0.5 },
+            "{side}: {tip}"
+        );
+    }
+    if tip["near"].as_u64().unwrap() > 1 {
+        assert!(
+            tip["text"].as_str().unwrap().contains("more transfer"),
+            "{tip}"
+        );
+    }
+    // "Open in Perfetto" with no internet says so, and leaves no error tab behind.
+    assert!(
+        got["perfetto"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be reached"),
+        "{got}"
+    );
+    assert_eq!(got["pages_open"], 1);
 
     // The findings: the report's, in its order and words; those that would save under 1% of
     // the run's wall time in one line after them, as in the text report.
@@ -224,16 +489,53 @@ fn the_viewer_shows_every_transfer_each_path_in_its_colour_and_the_report_s_find
         "{bad}"
     );
     assert_eq!(bad["charts_hidden"], true);
-    // A report file: its findings and device charts, no points.
+    // A report file: the same header, its findings and device charts, no points or timeline.
     let shown_report = &got["report"];
     assert_eq!(
         shown_report["findings"].as_u64().unwrap() as usize,
         shown_count
     );
+    assert_eq!(shown_report["header"], shown["header"]);
     assert_eq!(shown_report["points_hidden"], true);
-    assert_eq!(shown_report["device_charts"], 1);
-    for shot in ["viewer.png", "viewer-malformed.png"] {
+    assert_eq!(shown_report["timeline_hidden"], true);
+    assert_eq!(shown_report["device_charts"], 2);
+    // From disk, with no server: the same timeline and points.
+    let disk = &got["from_disk"];
+    assert_eq!(disk["status"], "ready", "{disk}");
+    assert_eq!(
+        disk["tracks"].as_u64().unwrap() as usize,
+        slices_per_track(&events).len()
+    );
+    assert_eq!(
+        disk["points"].as_u64().unwrap() as usize,
+        transfers_with_a_time(&events)
+    );
+
+    // A million events: every slice on the timeline, the first view within the bound, and
+    // a redraw that does not grow with the trace.
+    let big = &got["big"];
+    assert_eq!(big["status"], "ready", "{big}");
+    assert_eq!(big["slices"].as_u64(), Some(big_slices));
+    let first_view_ms = big["wall_ms"].as_f64().unwrap();
+    eprintln!(
+        "a 1 M-event trace ({} MB): first view in {first_view_ms:.0} ms ({}); redraws {} ms",
+        std::fs::metadata(&big_file).unwrap().len() / 1_000_000,
+        big["timings"],
+        big["draws"]
+    );
+    assert!(first_view_ms < 60_000.0, "{big}");
+    for d in big["draws"].as_array().unwrap() {
+        assert!(d.as_f64().unwrap() < 1_000.0, "{big}");
+    }
+    for shot in [
+        "viewer.png",
+        "viewer-malformed.png",
+        "timeline.png",
+        "header.png",
+        "tooltip.png",
+        "viewer-big.png",
+    ] {
         let png = std::fs::read(shots.join(shot)).unwrap();
-        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{shot}");
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 5_000, "{shot}");
     }
 }

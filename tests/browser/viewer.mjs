@@ -1,24 +1,39 @@
-// Loads the viewer in headless Chromium (Debian's) and reports what it shows, as JSON on stdout;
-// tests/viewer.rs checks it against the trace and its report.
-// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE
+// Loads the viewer in headless Chromium (Debian's), uses it as a person would (zoom, click, hover,
+// the Perfetto button with no internet, a malformed file, a report, the page opened from disk)
+// and reports what it showed, as JSON on stdout; tests/viewer.rs checks it against the trace and
+// its report.
+// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE TRACE_FILE [BIG_URL]
 import { chromium } from 'playwright-core';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const [url, shots, malformed, reportFile] = process.argv.slice(2);
+const [url, shots, malformed, reportFile, traceFile, bigUrl] = process.argv.slice(2);
+const page_ = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../viewer/index.html');
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu'],
 });
+const ready = (page, timeout = 60000) =>
+  page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status), null, { timeout });
+
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  // No internet here, and none assumed: ui.perfetto.dev is unreachable for certain.
+  await context.route('https://ui.perfetto.dev/**', (r) => r.abort('internetdisconnected'));
+  const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('requestfailed', (r) => errors.push(`request failed: ${r.url()}`));
+  // The Perfetto probe's refusal (the route above) is logged by the browser itself.
+  page.on('console', (m) => m.type() === 'error' && !m.text().includes('ERR_INTERNET_DISCONNECTED') && errors.push(m.text()));
+  page.on('requestfailed', (r) => r.url().startsWith('https://ui.perfetto.dev') || errors.push(`request failed: ${r.url()}`));
+  // The bare URL `clxfer view` prints.
   await page.goto(url);
-  await page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status));
+  await ready(page);
   const shown = await page.evaluate(() => {
     const s = window.clxferViewer;
     const scatter = s.scatter;
+    const axis = (a) => ({ ticks: a.ticks.map((t) => t.value), min: a.min, max: a.max });
+    const pts = scatter.data.datasets.filter((d) => d.type === 'scatter').flatMap((d) => d.data);
     return {
       status: s.status,
       error: s.error,
@@ -26,17 +41,100 @@ try {
       datasets: scatter.data.datasets
         .filter((d) => d.type === 'scatter')
         .map((d) => ({
-          path: d.label, color: d.backgroundColor, points: d.data.length,
+          path: d.label, color: d.backgroundColor, points: d.data.reduce((a, p) => a + p.n, 0),
           max_gbps: Math.max(...d.data.map((p) => p.y)), times: [...new Set(d.data.map((p) => p.time))],
         })),
       legend: scatter.legend.legendItems.map((i) => ({ text: i.text, color: i.fillStyle })),
       best_lines: scatter.data.datasets.filter((d) => d.isBest).map((d) => d.label),
+      axes: {
+        x: axis(scatter.scales.x), y: axis(scatter.scales.y),
+        data: { x: [Math.min(...pts.map((p) => p.x)), Math.max(...pts.map((p) => p.x))],
+                y: [Math.min(...pts.map((p) => p.y)), Math.max(...pts.map((p) => p.y))] },
+      },
+      caption: s.caption,
+      header: s.header,
+      header_text: document.getElementById('summary').innerText,
+      timeline: s.timeline.summary(),
       findings: [...document.querySelectorAll('#findings > li')].map((li) => li.innerText),
       device_charts: document.querySelectorAll('#devices canvas').length,
+      bar_axes: s.charts.filter((c) => c.config.type === 'bar').map((c) => Object.keys(c.scales).filter((k) => k !== 'x')),
       perfetto_enabled: !document.getElementById('perfetto').disabled,
     };
   });
   await page.screenshot({ path: `${shots}/viewer.png`, fullPage: true });
+  await page.locator('#summary-section').screenshot({ path: `${shots}/header.png` });
+
+  // Zoom: the W key on the focused timeline, then the wheel over it.
+  const canvas = page.locator('#timeline canvas');
+  const box = await canvas.boundingBox();
+  const before = await page.evaluate(() => window.clxferViewer.timeline.summary().view);
+  await canvas.focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('w');
+  const keyed = await page.evaluate(() => window.clxferViewer.timeline.summary().view);
+  await page.mouse.move(box.x + box.width * 0.6, box.y + 30);
+  await page.mouse.wheel(0, -400);
+  const wheeled = await page.evaluate(() => window.clxferViewer.timeline.summary().view);
+  await page.keyboard.press('0');
+  const reset = await page.evaluate(() => window.clxferViewer.timeline.summary().view);
+
+  // A click on a transfer's host slice, then on its device slice: the details name the
+  // command's classification.
+  const clicks = [];
+  const command = await page.evaluate(() => {
+    const m = window.clxferViewer.model;
+    for (const [id, c] of m.commands) {
+      const h = c.host && m.events[m.tracks[c.host.track].idx[c.host.slice]];
+      if (c.device && h && h.args.path && h.args.reasons) return id;
+    }
+    return null;
+  });
+  for (const side of ['host', 'device']) {
+    const at = await page.evaluate(([c, s]) => window.clxferViewer.timeline.locate(c, s), [command, side]);
+    await page.mouse.click(at.x, at.y);
+    clicks.push(await page.evaluate(() => {
+      const t = window.clxferViewer.timeline;
+      const sel = t.selected;
+      const e = sel && t.model.events[t.model.tracks[sel.track].idx[sel.slice]];
+      return { command: e && e.args && e.args.command, name: e && e.name, details: document.getElementById('details').innerText };
+    }));
+  }
+  await page.locator('#timeline-section').screenshot({ path: `${shots}/timeline.png` });
+
+  // The tooltip over the most crowded spot of the scatter stays inside the chart.
+  await page.locator('#points').scrollIntoViewIfNeeded();
+  const spot = await page.evaluate(() => {
+    const chart = window.clxferViewer.scatter;
+    const all = [];
+    chart.data.datasets.forEach((d, i) => {
+      if (d.type !== 'scatter') return;
+      chart.getDatasetMeta(i).data.forEach((el, j) => all.push({ x: el.x, y: el.y, n: d.data[j].n }));
+    });
+    let best = null;
+    for (const p of all) {
+      const near = all.filter((q) => Math.abs(q.x - p.x) <= 4 && Math.abs(q.y - p.y) <= 4).reduce((a, q) => a + q.n, 0);
+      if (!best || near > best.near) best = { ...p, near };
+    }
+    const r = chart.canvas.getBoundingClientRect();
+    return { x: r.left + best.x, y: r.top + best.y, near: best.near };
+  });
+  await page.mouse.move(spot.x, spot.y);
+  await page.waitForFunction(() => !document.getElementById('tip').hidden, null, { timeout: 5000 });
+  const tip = await page.evaluate(() => {
+    const el = document.getElementById('tip');
+    const t = el.getBoundingClientRect();
+    const b = el.parentNode.getBoundingClientRect();
+    return { tip: { left: t.left, top: t.top, right: t.right, bottom: t.bottom },
+             box: { left: b.left, top: b.top, right: b.right, bottom: b.bottom }, text: el.innerText };
+  });
+  tip.near = spot.near;
+  await page.locator('#points-section').screenshot({ path: `${shots}/tooltip.png` });
+
+  // "Open in Perfetto" with no internet: a plain message, no error tab left open.
+  await page.click('#perfetto');
+  await page.waitForFunction(() => window.clxferViewer.perfetto === 'unreachable', null, { timeout: 15000 });
+  const perfetto = await page.evaluate(() => document.getElementById('status').innerText);
+  const pagesOpen = context.pages().length;
+
   // A malformed file, opened with the file picker.
   await page.setInputFiles('#file', malformed);
   await page.waitForFunction(() => window.clxferViewer.status === 'error');
@@ -46,15 +144,58 @@ try {
     charts_hidden: document.getElementById('points-section').hidden,
   }));
   await page.screenshot({ path: `${shots}/viewer-malformed.png` });
-  // A report (clxfer report --format json), opened with the file picker: findings, no points.
+  // A report (clxfer report --format json), opened with the file picker: header and findings,
+  // no points.
   await page.setInputFiles('#file', reportFile);
   await page.waitForFunction(() => window.clxferViewer.status === 'ready');
   const reportShown = await page.evaluate(() => ({
     findings: document.querySelectorAll('#findings > li').length,
     points_hidden: document.getElementById('points-section').hidden,
+    timeline_hidden: document.getElementById('timeline-section').hidden,
+    header: window.clxferViewer.header,
     device_charts: document.querySelectorAll('#devices canvas').length,
   }));
-  console.log(JSON.stringify({ shown, malformed: malformedShown, report: reportShown, errors }));
+
+  // The page from disk, no server: the trace opened with the file picker.
+  const disk = await context.newPage();
+  disk.on('pageerror', (e) => errors.push(`from disk: ${e.message}`));
+  await disk.goto(pathToFileURL(page_).href);
+  await disk.setInputFiles('#file', traceFile);
+  await ready(disk);
+  const fromDisk = await disk.evaluate(() => ({
+    status: window.clxferViewer.status,
+    tracks: window.clxferViewer.timeline.summary().tracks.length,
+    points: window.clxferViewer.points,
+  }));
+  await disk.close();
+
+  // A trace of a million events: the time to its first view, from navigation to a drawn page.
+  let big = null;
+  if (bigUrl) {
+    const p = await context.newPage();
+    p.on('pageerror', (e) => errors.push(`big: ${e.message}`));
+    const t0 = Date.now();
+    await p.goto(bigUrl);
+    await ready(p, 300000);
+    const wall = Date.now() - t0;
+    big = await p.evaluate(() => {
+      const s = window.clxferViewer;
+      const t = s.timeline;
+      const draws = [];
+      for (const f of [0.5, 0.5, 0.5, 4, 4]) { t.zoom(f); draws.push(t.summary().drawMs); }
+      t.reset();
+      draws.push(t.summary().drawMs);
+      return { status: s.status, error: s.error, timings: s.timings, draws, points: s.points,
+               slices: t.summary().tracks.reduce((a, x) => a + x.slices, 0), tracks: t.summary().tracks };
+    });
+    big.wall_ms = wall;
+    await p.screenshot({ path: `${shots}/viewer-big.png` });
+    await p.close();
+  }
+  console.log(JSON.stringify({
+    shown, zoom: { before, keyed, wheeled, reset }, clicks, command, tip, perfetto, pages_open: pagesOpen,
+    malformed: malformedShown, report: reportShown, from_disk: fromDisk, big, errors,
+  }));
 } finally {
   await browser.close();
 }

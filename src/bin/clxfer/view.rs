@@ -7,33 +7,32 @@ use std::path::Path;
 use std::process::ExitCode;
 use tiny_http::{Header, Response, Server};
 
-/// The page's files: (URL path, content type, bytes).
+/// One of the page's files: (URL path, content type, bytes).
+macro_rules! page_file {
+    ($path:literal, $kind:literal) => {
+        (
+            concat!("/", $path),
+            $kind,
+            include_bytes!(concat!("../../../viewer/", $path)) as &[u8],
+        )
+    };
+}
+
+/// The page's files (and `/`, the page itself).
 const FILES: &[(&str, &str, &[u8])] = &[
     (
         "/",
         "text/html",
         include_bytes!("../../../viewer/index.html"),
     ),
-    (
-        "/index.html",
-        "text/html",
-        include_bytes!("../../../viewer/index.html"),
-    ),
-    (
-        "/viewer.js",
-        "text/javascript",
-        include_bytes!("../../../viewer/viewer.js"),
-    ),
-    (
-        "/style.css",
-        "text/css",
-        include_bytes!("../../../viewer/style.css"),
-    ),
-    (
-        "/vendor/chart.js/chart.umd.min.js",
-        "text/javascript",
-        include_bytes!("../../../viewer/vendor/chart.js/chart.umd.min.js"),
-    ),
+    page_file!("index.html", "text/html"),
+    page_file!("style.css", "text/css"),
+    page_file!("model.js", "text/javascript"),
+    page_file!("timeline.js", "text/javascript"),
+    page_file!("header.js", "text/javascript"),
+    page_file!("charts.js", "text/javascript"),
+    page_file!("viewer.js", "text/javascript"),
+    page_file!("vendor/chart.js/chart.umd.min.js", "text/javascript"),
 ];
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
@@ -69,10 +68,12 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
     let Some(addr) = server.server_addr().to_ip() else {
         return fail("the server has no IP address");
     };
-    let query: String = url_encode(&name);
+    // What the page loads when opened at the bare URL.
+    let served = serde_json::json!({"trace": "trace.json", "report": "report.json", "name": name})
+        .to_string()
+        .into_bytes();
     eprintln!(
-        "clxfer: viewing {} at http://{addr}/?trace=trace.json&report=report.json&name={query} \
-         (Ctrl-C to stop)",
+        "clxfer: viewing {} at http://{addr}/ (Ctrl-C to stop)",
         trace.display()
     );
     for request in server.incoming_requests() {
@@ -80,6 +81,7 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         let (kind, bytes): (&str, &[u8]) = match path.as_str() {
             "/trace.json" => ("application/json", &body),
             "/report.json" => ("application/json", &report),
+            "/served.json" => ("application/json", &served),
             p => match FILES.iter().find(|(f, ..)| *f == p) {
                 Some((_, kind, bytes)) => (kind, bytes),
                 None => {
@@ -94,17 +96,4 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         let _ = request.respond(Response::from_data(bytes.to_vec()).with_header(header));
     }
     ExitCode::SUCCESS
-}
-
-/// Percent-encodes everything but letters, digits and `-._~`.
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
