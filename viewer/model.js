@@ -104,8 +104,8 @@ window.clxfer = window.clxfer || {};
       const process = processNames.get(t.pid) || `pid ${t.pid}`;
       const thread = threadNames.get(`${t.pid}/${t.tid}`) || `tid ${t.tid}`;
       // Short enough for the label column; the whole name is in a slice's details.
-      t.name = t.device ? `${process.replace(/ · .*/, '')} · ${thread.replace(/ · (profiling|untimed)[^·]*/, '')}` :
-        `${thread} (${t.tid})`;
+      const short = thread.split(' · ').filter((w) => !/^(profiling|untimed)/.test(w)).join(' · ');
+      t.name = t.device ? `${process.replace(/ · .*/, '')} · ${short}` : `${thread} (${t.tid})`;
       t.title = `${process} · ${thread}`;
     }
     return list;

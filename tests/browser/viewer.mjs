@@ -27,7 +27,7 @@ try {
   page.on('console', (m) => m.type() === 'error' && !m.text().includes('ERR_INTERNET_DISCONNECTED') && errors.push(m.text()));
   page.on('requestfailed', (r) => r.url().startsWith('https://ui.perfetto.dev') || errors.push(`request failed: ${r.url()}`));
   // The bare URL `clxfer view` prints.
-  await page.goto(url);
+  await page.goto(url, { waitUntil: 'commit' });
   await ready(page);
   const shown = await page.evaluate(() => {
     const s = window.clxferViewer;
@@ -160,6 +160,7 @@ try {
   const disk = await context.newPage();
   disk.on('pageerror', (e) => errors.push(`from disk: ${e.message}`));
   await disk.goto(pathToFileURL(page_).href);
+  await disk.waitForFunction(() => window.clxferViewer?.status === 'empty');
   await disk.setInputFiles('#file', traceFile);
   await ready(disk);
   const fromDisk = await disk.evaluate(() => ({
@@ -175,7 +176,7 @@ try {
     const p = await context.newPage();
     p.on('pageerror', (e) => errors.push(`big: ${e.message}`));
     const t0 = Date.now();
-    await p.goto(bigUrl);
+    await p.goto(bigUrl, { waitUntil: 'commit', timeout: 120000 });
     await ready(p, 300000);
     const wall = Date.now() - t0;
     big = await p.evaluate(() => {
