@@ -202,8 +202,7 @@ fn a_race_is_the_first_finding_and_an_instant_with_an_arrow_in_the_trace() {
         let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
         assert_eq!(live, from_trace, "{mode}: the reports differ");
         // The instant names both commands; the arrow joins their enqueue slices.
-        let events: Vec<Value> =
-            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let events: Vec<Value> = clxfer::trace::read::read_file(&traces[0]).unwrap().events;
         let instants: Vec<&Value> = events
             .iter()
             .filter(|e| e["name"] == "possible data race")
@@ -357,8 +356,7 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
         let from_trace: Value = serde_json::from_str(&rep.stdout).unwrap();
         assert_eq!(live, from_trace, "{mode}: the reports differ");
         // Device 2's kernel, as classified.
-        let events: Vec<Value> =
-            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let events: Vec<Value> = clxfer::trace::read::read_file(&traces[0]).unwrap().events;
         let kernel = events
             .iter()
             .find(|e| {
@@ -404,8 +402,7 @@ fn a_buffer_only_read_elsewhere_stays_valid_where_the_vendor_keeps_a_copy() {
         assert_eq!(r.code, Some(0), "{rules}: {}", r.stderr);
         assert!(races(&r).is_empty(), "{rules}: two reads race with nothing");
         let traces = checked_traces(&dir);
-        let events: Vec<Value> =
-            serde_json::from_slice(&std::fs::read(&traces[0]).unwrap()).unwrap();
+        let events: Vec<Value> = clxfer::trace::read::read_file(&traces[0]).unwrap().events;
         let kernel = |queue: &str| {
             events
                 .iter()

@@ -26,6 +26,11 @@ fn json(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A trace's events, read back whole (compact events expanded), as one array.
+fn whole(path: &Path) -> Value {
+    Value::Array(clxfer::trace::read::read_file(path).unwrap().events)
+}
+
 fn kinds(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
@@ -273,7 +278,7 @@ fn under_forced_rules_no_figure_is_faster_than_the_target_s_link() {
             }
         }
         // The trace: the projection beside each classified call, no GB/s from PoCL's times.
-        let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+        let events: Vec<Value> = clxfer::trace::read::read_file(&trace).unwrap().events;
         let mut projected = 0;
         for e in &events {
             let a = &e["args"];
@@ -355,7 +360,7 @@ fn forced_rules_without_a_cost_model_show_no_bandwidth_and_estimate_no_time() {
             );
         }
     }
-    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events: Vec<Value> = clxfer::trace::read::read_file(&trace).unwrap().events;
     for e in &events {
         let a = &e["args"];
         for key in ["host_gbps", "device_gbps", "projected_gbps"] {
@@ -471,7 +476,7 @@ fn svm_allocations_count_where_the_rules_put_them_and_copies_between_them_agree(
             report["pinned_host_peak_bytes"].as_u64().unwrap() >= 16 << 20,
             "{rules}"
         );
-        let events: Vec<Value> = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+        let events: Vec<Value> = clxfer::trace::read::read_file(&trace).unwrap().events;
         let copies: Vec<(String, String, bool)> = (events.iter())
             .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clEnqueueSVMMemcpy")
             .map(|e| {
@@ -786,7 +791,7 @@ fn merge_aligns_processes_on_one_timeline() {
     let m = run_cmd(cmd, Duration::from_secs(60));
     assert_eq!(m.code, Some(0), "{}", m.stderr);
     assert_eq!(checked_traces(&dir), std::slice::from_ref(&out));
-    let events = json(&out);
+    let events = whole(&out);
     let events = events.as_array().unwrap();
     let count = |p: &Path| json(p).as_array().unwrap().len();
     assert_eq!(events.len(), count(&traces[0]) * 2 + count(&traces[1]));
@@ -1159,7 +1164,7 @@ fn run_names_the_trace_records_its_options_and_prints_the_summary_too() {
         pids.push(pid.parse::<u32>().unwrap_or_else(|_| panic!("{name}")));
         let listed = format!("clxfer: trace: {}", t.canonicalize().unwrap().display());
         assert!(r.stderr.contains(&listed), "{listed:?} in\n{}", r.stderr);
-        let events = json(t);
+        let events = whole(t);
         let start = events
             .as_array()
             .unwrap()
@@ -1218,7 +1223,7 @@ fn report_exports_commands_and_tables_as_csv() {
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let trace = checked_traces(&dir).remove(0);
-    let events = json(&trace);
+    let events = whole(&trace);
     let events = events.as_array().unwrap();
     let enqueues = |device: bool| {
         events

@@ -193,7 +193,7 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
     let traces = checked_traces(&out);
     assert_eq!(traces.len(), 1);
     let trace = &traces[0];
-    let events: Vec<Value> = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
+    let events: Vec<Value> = clxfer::trace::read::read_file(trace).unwrap().events;
 
     let shots = fresh_dir("viewer-screenshots");
     let malformed = shots.join("malformed.json");

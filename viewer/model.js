@@ -36,6 +36,46 @@ window.clxfer = window.clxfer || {};
     }
   }
 
+  // A host slice's keys that vary per call; the rest of a class's first slice are its members.
+  const PER_CALL = new Set(['class', 'command', 'device_time', 'waits', 'waits_unknown', 'after',
+    'after_all', 'bytes', 'host_ptr', 'projected_us', 'projected_gbps', 'host_gbps', 'region']);
+
+  // Compact events read back whole (docs/TRACE.md, *Compact*; as clxfer's own reader,
+  // src/trace/compact.rs, does): each host slice gets its class's members, each device slice
+  // joined to its host slice the direction, path, bytes and enqueue-to-start it leaves to it.
+  function expand(events) {
+    const classes = new Map();
+    const hosts = new Map();
+    for (const e of events) {
+      const a = e && e.ph === 'X' && e.args;
+      if (!a) continue;
+      if (e.pid < DEVICE_PID_BASE) {
+        if (a.class === undefined) continue;
+        const key = `${e.pid}/${a.class}`;
+        let members = null;
+        for (const k in a) if (!PER_CALL.has(k)) (members = members || {})[k] = a[k];
+        if (members) {
+          classes.set(key, members);
+        } else {
+          const m = classes.get(key);
+          if (m) for (const k in m) if (!(k in a)) a[k] = m[k];
+        }
+        if (a.command !== undefined && a.device_time === undefined && a.path !== undefined) {
+          hosts.set(`${e.pid}/${a.command}`, { ts: e.ts, direction: a.direction, path: a.path, bytes: a.bytes });
+        }
+      } else if (a.command !== undefined) {
+        const key = `${Math.floor((e.pid - DEVICE_PID_BASE) / 256) % 0x400000}/${a.command}`;
+        const h = hosts.get(key);
+        if (!h) continue;
+        hosts.delete(key);
+        for (const k of ['direction', 'path', 'bytes']) if (!(k in a) && h[k] !== undefined) a[k] = h[k];
+        if ('queued_to_submit_us' in a && !('enqueue_to_start_us' in a)) {
+          a.enqueue_to_start_us = Math.max(0, Math.round((e.ts - h.ts) * 1000)) / 1000;
+        }
+      }
+    }
+  }
+
   // The colour of a slice: a transfer's path, a kernel, a wait (a wait call, or a blocking
   // transfer's host slice keeps its path), another call.
   function colorOf(e) {
@@ -191,6 +231,7 @@ window.clxfer = window.clxfer || {};
   }
 
   function build(events) {
+    expand(events);
     const list = tracks(events);
     const trackIndex = new Map(list.map((t, i) => [t.key, i]));
     let start = Infinity, end = -Infinity;

@@ -5,7 +5,7 @@
 
 use super::Report;
 use super::from_trace::process_of;
-use crate::trace::read::{ReadError, read_file_with};
+use crate::trace::read::{ReadError, read_expanded_with};
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -133,7 +133,7 @@ pub fn write(
             let mut join = Join::default();
             let mut failed = None;
             let columns = || COMMAND_COLUMNS.iter().map(|(c, _)| *c);
-            read_file_with(path, |_, e| {
+            read_expanded_with(path, |_, e| {
                 let rows = join.event(&e);
                 if header && !join.pids.is_empty() && failed.is_none() {
                     header = false;

@@ -8,7 +8,7 @@ use super::{
 use crate::model::classification::{Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::model::rules::RuleSet;
-use crate::trace::read::{self, ReadError, Trace, read_file_with};
+use crate::trace::read::{self, ReadError, Trace};
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE, LANES};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -337,7 +337,7 @@ pub fn report_file(
         project,
         ..Processes::default()
     };
-    read_file_with(path, |_, e| ps.event(&e))?;
+    read::read_expanded_with(path, |_, e| ps.event(&e))?;
     let events: u64 = ps.each.iter().map(|(_, r)| r.events).sum();
     if events == 0 {
         return Err(ReadError(format!(

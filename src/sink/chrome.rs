@@ -1,11 +1,12 @@
 //! The Chrome trace JSON, as Perfetto's importer wants it (../shared/docs/perfetto-json.md):
 //! a bare array streamed event by event (a killed program leaves a loadable file), timestamps in µs
-//! from the trace start with three decimals, numeric pids and tids, host threads under the process,
+//! from the trace start to the nanosecond, numeric pids and tids, host threads under the process,
 //! one synthetic process per device with one track per queue and extra lanes when commands overlap,
 //! one `s`/`f` flow per timed command at exactly the two slices' timestamps, class in the names,
 //! the whole classification in `args`. Keys come from `schema.rs`.
 
 mod args;
+mod classes;
 mod lanes;
 #[cfg(test)]
 mod tests;
@@ -56,6 +57,7 @@ pub struct Chrome<W: Write + Send> {
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
+    classes: classes::Classes,
     /// The dependency arrows' ends not yet joined.
     waits: waits::Waits,
     /// Race arrows drawn (their flow ids).
@@ -136,6 +138,7 @@ impl<W: Write + Send> Chrome<W> {
             hosts: HashSet::default(),
             early: HashMap::default(),
             rendered: Rendered::default(),
+            classes: classes::Classes::default(),
             waits: waits::Waits::default(),
             races: 0,
             out_of_order: HashSet::default(),
@@ -377,12 +380,8 @@ impl<W: Write + Send> Chrome<W> {
         let j = &mut self.j;
         j.qkey(quoted!("dur")).us(dur);
         j.qkey(quoted!("args")).open();
-        j.field(s::API).word(c.api.name());
+        // What varies per call first, then the class (`classes.rs`).
         j.field(s::COMMAND).u64(e.id);
-        queue_field(j, e.queue);
-        if let Some(k) = &e.kernel {
-            j.field(s::KERNEL).str(k);
-        }
         if !e.timed {
             j.field(s::DEVICE_TIME)
                 .word(if e.sampled { "sampled" } else { "untimed" });
@@ -406,7 +405,7 @@ impl<W: Write + Send> Chrome<W> {
             j.field(s::AFTER_ALL).bool(true);
         }
         if let Some(cl) = &e.class {
-            classification(j, c.api, cl, &mut self.rendered);
+            args::per_call(j, cl);
             // Under forced rules this device's time is not the rules' devices': the cost model's
             // stands in. A non-blocking call's time says nothing of its transfer (issue #26).
             match self.projecting.get(&e.queue.device) {
@@ -429,41 +428,49 @@ impl<W: Write + Send> Chrome<W> {
             j.qkey(quoted!("size")).u64(size);
             j.close();
         }
-        match e.flags {
-            CallFlags::None => {}
-            CallFlags::Map(f) => {
-                j.field(s::MAP_FLAGS)
-                    .raw_bytes(flag_names(&mut self.flag_names, f, MAP_FLAGS));
+        let (rendered, flag_cache) = (&mut self.rendered, &mut self.flag_names);
+        self.classes.write(j, |j| {
+            j.field(s::API).word(c.api.name());
+            queue_field(j, e.queue);
+            if let Some(k) = &e.kernel {
+                j.field(s::KERNEL).str(k);
             }
-            CallFlags::Migrate(f) => {
-                j.field(s::MIGRATION_FLAGS).raw_bytes(flag_names(
-                    &mut self.flag_names,
-                    f,
-                    MIGRATION_FLAGS,
-                ));
+            if let Some(cl) = &e.class {
+                classification(j, c.api, cl, rendered);
             }
-        }
-        if !e.mems.is_empty() {
-            j.field(s::MEM_OBJECTS).open_array();
-            for (i, m) in e.mems.iter().enumerate() {
-                j.open();
-                j.qkey(quoted!("id")).u64(m.id);
-                j.qkey(quoted!("kind")).word(m.kind_name());
-                j.qkey(quoted!("size")).u64(m.size);
-                j.qkey(quoted!("flags")).raw_bytes(flag_names(
-                    &mut self.flag_names,
-                    m.flags,
-                    MEM_FLAGS,
-                ));
-                // A kernel's access to its arguments, as far as their flags tell.
-                if e.kernel.is_some() {
-                    let only_read = crate::model::classify::only_reads(e.reads, i);
-                    j.qkey(quoted!("access")).word(access(m.flags, only_read));
+            match e.flags {
+                CallFlags::None => {}
+                CallFlags::Map(f) => {
+                    j.field(s::MAP_FLAGS)
+                        .raw_bytes(flag_names(flag_cache, f, MAP_FLAGS));
                 }
-                j.close();
+                CallFlags::Migrate(f) => {
+                    j.field(s::MIGRATION_FLAGS).raw_bytes(flag_names(
+                        flag_cache,
+                        f,
+                        MIGRATION_FLAGS,
+                    ));
+                }
             }
-            j.close_array();
-        }
+            if !e.mems.is_empty() {
+                j.field(s::MEM_OBJECTS).open_array();
+                for (i, m) in e.mems.iter().enumerate() {
+                    j.open();
+                    j.qkey(quoted!("id")).u64(m.id);
+                    j.qkey(quoted!("kind")).word(m.kind_name());
+                    j.qkey(quoted!("size")).u64(m.size);
+                    j.qkey(quoted!("flags"))
+                        .raw_bytes(flag_names(flag_cache, m.flags, MEM_FLAGS));
+                    // A kernel's access to its arguments, as far as their flags tell.
+                    if e.kernel.is_some() {
+                        let only_read = crate::model::classify::only_reads(e.reads, i);
+                        j.qkey(quoted!("access")).word(access(m.flags, only_read));
+                    }
+                    j.close();
+                }
+                j.close_array();
+            }
+        });
         j.close();
         self.end_event();
         let (id, timed) = (e.id, e.timed);
@@ -512,10 +519,12 @@ impl<W: Write + Send> Chrome<W> {
         let projected = self.projecting.contains_key(&c.queue.device);
         let j = self.begin(name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
         j.qkey(quoted!("dur")).us(dur);
-        // The call's own details are on the host slice, one arrow away.
+        // The call's own details are on the host slice, one arrow away: with the arrow, what
+        // the host slice says (the class, the bytes) and what follows from its start is not
+        // said again (`crate::trace::compact` restores it).
         j.qkey(quoted!("args")).open();
         j.field(s::COMMAND).u64(c.id);
-        if let Some((dir, path)) = c.class {
+        if let Some((dir, path)) = c.class.filter(|_| !flow) {
             j.field(s::DIRECTION).word(dir.as_str());
             j.field(s::PATH).word(path.as_str());
             j.field(s::BYTES).u64(c.bytes);
@@ -525,8 +534,10 @@ impl<W: Write + Send> Chrome<W> {
                 .us(c.submit.saturating_sub(c.queued));
             j.field(s::SUBMIT_TO_START)
                 .us(c.start.saturating_sub(c.submit));
-            j.field(s::ENQUEUE_TO_START)
-                .us(c.start.saturating_sub(c.host_begin));
+            if !flow {
+                j.field(s::ENQUEUE_TO_START)
+                    .us(c.start.saturating_sub(c.host_begin));
+            }
             if c.class.is_some() && !projected {
                 j.field(s::DEVICE_GBPS).f3(gbps(c.bytes, dur));
             }

@@ -1,6 +1,6 @@
 //! A minimal, fast JSON writer for the trace (the writer must keep up with millions of events per
 //! second, so no intermediate values): objects, arrays, escaped strings, integers, and timestamps
-//! as microseconds with three decimals.
+//! as microseconds to the nanosecond, without needless digits.
 
 /// The largest integer every JSON reader (doubles) holds exactly: 2^53.
 pub use crate::vocab::schema::EXACT;
@@ -164,7 +164,7 @@ impl Json {
         self
     }
 
-    /// Nanoseconds as microseconds with three decimals (`12.345`): exact, no float rounding.
+    /// Nanoseconds as microseconds (`12.345`, `12.3`, `12`): exact, no float rounding.
     #[inline]
     pub fn us(&mut self, ns: u64) -> &mut Self {
         self.sep();
@@ -179,21 +179,33 @@ impl Json {
         self
     }
 
+    /// Without needless digits: `12.345`, `12.34`, `12` (Perfetto reads them all alike).
     #[inline]
     fn us_digits(&mut self, ns: u64) {
         let mut b = itoa::Buffer::new();
         self.buf.extend_from_slice(b.format(ns / 1000).as_bytes());
         let frac = ns % 1000;
+        if frac == 0 {
+            return;
+        }
         let digit = |d: u64| b'0' + d as u8;
-        self.buf.extend_from_slice(&[
+        let digits = [
             b'.',
             digit(frac / 100),
             digit(frac / 10 % 10),
             digit(frac % 10),
-        ]);
+        ];
+        let len = if frac % 100 == 0 {
+            2
+        } else if frac % 10 == 0 {
+            3
+        } else {
+            4
+        };
+        self.buf.extend_from_slice(&digits[..len]);
     }
 
-    /// A finite number with three decimals (bandwidths); non-finite values become 0.
+    /// A finite number to three decimals (bandwidths); non-finite values become 0.
     #[inline]
     pub fn f3(&mut self, value: f64) -> &mut Self {
         self.sep();
@@ -268,6 +280,13 @@ impl Json {
         let _ = write!(Escaper(&mut self.buf), "{value}");
         self.buf.push(b'"');
         self
+    }
+
+    /// Empty again, its buffer kept.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.depth = 0;
+        self.comma = false;
     }
 
     /// Whether every container opened was closed.

@@ -2,5 +2,6 @@
 //! checker of every rule in perfetto-json.md.
 
 pub mod check;
+pub mod compact;
 pub mod merge;
 pub mod read;

@@ -28,9 +28,10 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+/// A trace file's events, read back whole (compact events expanded: [`super::compact`]).
 pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
     let mut events = Vec::new();
-    let shape = read_file_with(path, |_, e| events.push(e))?;
+    let shape = read_expanded_with(path, |_, e| events.push(e))?;
     Ok(Trace {
         events,
         closed: shape.closed,
@@ -69,6 +70,19 @@ pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape,
     parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
 }
 
+/// [`read_file_with`], each event read back whole ([`super::compact`]): what clxfer's readers
+/// (the report, the CSV) take; the checker takes the events as written.
+pub fn read_expanded_with(
+    path: &Path,
+    mut f: impl FnMut(usize, Value),
+) -> Result<Shape, ReadError> {
+    let mut x = super::compact::Expand::default();
+    read_file_with(path, |i, mut e| {
+        x.event(&mut e);
+        f(i, e)
+    })
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
@@ -89,9 +103,14 @@ fn position(b: &[u8], at: usize) -> String {
     format!("line {line}, column {col}")
 }
 
+/// A trace's events, read back whole (compact events expanded: [`super::compact`]).
 pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
     let mut events = Vec::new();
-    let shape = parse_with(b, |_, e| events.push(e))?;
+    let mut x = super::compact::Expand::default();
+    let shape = parse_with(b, |_, mut e| {
+        x.event(&mut e);
+        events.push(e)
+    })?;
     Ok(Trace {
         events,
         closed: shape.closed,

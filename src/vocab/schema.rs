@@ -25,6 +25,7 @@ macro_rules! schema {
 }
 
 schema! {
+    CLASS = "class" ["host"] "The call's class: a number for what its calls of the same kind share (`api`, `queue`, `kernel`, the classification's members but `bytes` and `host_ptr`, the flags, `mem_objects`). The first host slice of a class carries those members; later ones carry `class` alone (see *Compact* above).",
     API = "api" ["host"] "The OpenCL entry point.",
     COMMAND = "command" ["host, device"] "The command's number in this process (user events are numbered in the same series); also the id of the arrow from the enqueue to the device slice.",
     WAITS = "waits" ["host"] "The commands (or user events) its wait list named, by number, in the list's order.",
@@ -46,9 +47,6 @@ schema! {
     HOST_PINNED = "host_pinned" ["host"] "Whether the host memory is pinned or registered.",
     PROVENANCE = "provenance" ["host"] "Which pinned or registered range the pointer is in, and where (absent for pageable memory).",
     HOST_SPAN = "host_span" ["host"] "Rect transfers: first to last host byte touched.",
-    PTR_MOD_4096 = "ptr_mod_4096" ["host"] "Host pointer modulo 4096.",
-    PTR_MOD_64 = "ptr_mod_64" ["host"] "Host pointer modulo 64.",
-    SIZE_MOD_64 = "size_mod_64" ["host"] "Size modulo 64.",
     MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`: `read` (READ_ONLY, or a `const` or `__constant` argument), `write` (WRITE_ONLY), or `read-write (assumed)` for the rest.",
     REGION = "region" ["host"] "Buffer maps: the region asked for, `{offset, size}` in bytes (`bytes` is what the map moved).",
     MAP_FLAGS = "map_flags" ["host"] "Map calls: the map flags, decoded (`READ`, `WRITE`, `WRITE_INVALIDATE_REGION`).",
@@ -143,6 +141,11 @@ pub const EXACT: u64 = 1 << 53;
 /// Device processes get synthetic pids above every real pid (Linux pids are below 2^22).
 pub const DEVICE_PID_BASE: u32 = 1 << 31;
 
+/// A process's newest classes that a compact trace may name (`args.class`): its writer says a
+/// class again, under a new number, once this many newer ones have been said, so a reader need
+/// keep no more.
+pub const CLASSES: u64 = 4096;
+
 pub fn device_pid(host_pid: u32, device: u32) -> u32 {
     DEVICE_PID_BASE | ((host_pid & 0x3f_ffff) << 8) | (device & 0xff)
 }
@@ -178,8 +181,18 @@ as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and D
 - **Integers** in `args` are numbers up to 2^53 and decimal strings beyond (only sizes a driver
   accepted from a hostile call get there; JSON readers hold numbers as doubles). Pointers and
   handles are hex strings.
-- **Time**: `ts` and `dur` in microseconds from the moment clxfer started, with three decimals
-  (nanoseconds). The wall-clock time of `ts` 0 is `start_time` in the first event.
+- **Time**: `ts` and `dur` in microseconds from the moment clxfer started, to the nanosecond
+  without needless digits (`12.345`, `12.3`, `12`). The wall-clock time of `ts` 0 is
+  `start_time` in the first event.
+- **Compact**: what repeats is said once. An enqueue's host slice carries what varies per call
+  (`command`, `bytes`, `host_ptr`, waits, timings) and a `class` number; the first slice of each
+  class also carries the class's members (`api`, `queue`, the classification and its reasons,
+  flags, `mem_objects`), later ones do not. A device slice joined to its host slice by an arrow
+  carries its `command`, its own timings and `device_gbps`; its direction, path, bytes and
+  `enqueue_to_start_us` are its host slice's. `clxfer report`, `check`, `merge`, `view` and
+  `report --format csv` read the members back onto every slice (`clxfer::trace::compact`); in
+  Perfetto's SQL, join on `args.class` (and on `args.command` for device slices). The pointer's
+  alignment is `host_ptr` modulo 4096 or 64.
 - **Host tracks**: `pid` is the process, `tid` the OS thread. Every OpenCL call the program makes is
   one slice (`X`), from just before clxfer calls the driver to just after it returns; calls that
   enqueue nothing have category `call`. An enqueue's slice is named `<entry point> <direction>

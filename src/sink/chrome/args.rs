@@ -1,4 +1,6 @@
 //! What the trace's slices say: the classification as `args`, and the names that carry the class.
+//! The classification's members are a host slice's class (`classes.rs`): what varies per call,
+//! the bytes and the host pointer, is written apart ([`per_call`]).
 
 use super::super::json::Json;
 use super::super::record::Command;
@@ -56,10 +58,17 @@ pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &
     *slot = Some((last, r.buf));
 }
 
+/// What varies from call to call: the bytes moved and the host pointer.
+pub(super) fn per_call(j: &mut Json, c: &Classification) {
+    j.field(s::BYTES).u64(c.bytes);
+    if let Some(h) = &c.host {
+        j.field(s::HOST_PTR).hex(h.ptr as u64);
+    }
+}
+
 fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     j.field(s::DIRECTION).word(c.direction.as_str());
     j.field(s::PATH).word(c.path.as_str());
-    j.field(s::BYTES).u64(c.bytes);
     j.field(s::BLOCKING).bool(c.blocking);
     j.field(s::RULES).word(c.rules);
     // One lookup when cached, as nearly every classification is.
@@ -84,7 +93,6 @@ fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
         cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
     }
     if let Some(h) = &c.host {
-        j.field(s::HOST_PTR).hex(h.ptr as u64);
         j.field(s::HOST_MEMORY).word(h.kind);
         j.field(s::HOST_PINNED).bool(h.pinned);
         // Pageable memory has no provenance beyond what the reasons say.
@@ -94,11 +102,6 @@ fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
     }
     if let Some(span) = c.host_span {
         j.field(s::HOST_SPAN).u64(span);
-    }
-    if let Some(a) = c.alignment {
-        j.field(s::PTR_MOD_4096).u64(a.ptr_mod_4096);
-        j.field(s::PTR_MOD_64).u64(a.ptr_mod_64);
-        j.field(s::SIZE_MOD_64).u64(a.size_mod_64);
     }
     if let Some(code) = c.error {
         j.field(s::ERROR).i64(code as i64);

@@ -1,0 +1,49 @@
+//! What repeats from call to call, said once: a host slice's class is everything about its call
+//! that its next calls of the same kind share (entry point, queue, kernel, the classification and
+//! its reasons, flags, objects). The first slice of a class carries its members and `"class":N`;
+//! later ones carry `"class":N` alone, with what varies per call (command, bytes, pointer, waits,
+//! timings). A program repeats a few kinds of transfer, so most host slices lose ~400 bytes;
+//! Perfetto shows the class's members on its first slice, and `crate::trace::compact` restores
+//! them on every slice for clxfer's readers.
+
+use super::super::json::Json;
+use crate::vocab::schema as s;
+use rustc_hash::FxBuildHasher;
+use std::collections::HashMap;
+
+/// Classes remembered at most ([`s::CLASSES`]): past this, the table starts afresh and classes
+/// are said again under new numbers, so a slice only ever names one of the newest this many (a
+/// program whose objects never repeat must not grow the table, nor a reader's, forever).
+const CLASSES: usize = s::CLASSES as usize;
+
+#[derive(Default)]
+pub(super) struct Classes {
+    /// A class's members as rendered → its number.
+    ids: HashMap<Box<[u8]>, u64, FxBuildHasher>,
+    next: u64,
+    /// The class being rendered.
+    scratch: Json,
+}
+
+impl Classes {
+    /// The members `render` writes, as a class: `"class":N`, and the members themselves the
+    /// first time.
+    pub(super) fn write(&mut self, j: &mut Json, render: impl FnOnce(&mut Json)) {
+        self.scratch.clear();
+        render(&mut self.scratch);
+        if let Some(&id) = self.ids.get(self.scratch.buf.as_slice()) {
+            j.field(s::CLASS).u64(id);
+            return;
+        }
+        if self.ids.len() >= CLASSES {
+            self.ids.clear();
+        }
+        self.next += 1;
+        j.field(s::CLASS).u64(self.next);
+        if !self.scratch.buf.is_empty() {
+            j.raw_bytes(&self.scratch.buf);
+        }
+        self.ids
+            .insert(self.scratch.buf.as_slice().into(), self.next);
+    }
+}
