@@ -195,9 +195,9 @@ impl Json {
             digit(frac / 10 % 10),
             digit(frac % 10),
         ];
-        let len = if frac % 100 == 0 {
+        let len = if frac.is_multiple_of(100) {
             2
-        } else if frac % 10 == 0 {
+        } else if frac.is_multiple_of(10) {
             3
         } else {
             4
