@@ -110,6 +110,16 @@ pub const OPTIONS: &[OptSpec] = &[
               thread also holds up to 256 records of its own.",
     },
     OptSpec {
+        var: "CLXFER_TRACE_LIMIT_MIB",
+        kind: Kind::Count,
+        default: "0",
+        doc: "Trace mode: the most MiB the trace file may take (0: no limit). When the next \
+              batch of events would pass it, clxfer stops writing events (said once on stderr), \
+              counts those it leaves out (`limit_left_out` in the trace's last event) and still \
+              closes the file with its last event and the report, whose figures stay whole: \
+              the file ends between the limit less 256 KiB and the limit, plus its last event.",
+    },
+    OptSpec {
         var: "CLXFER_OPENCL_LIB",
         kind: Kind::Path,
         default: "libOpenCL.so.1",
@@ -270,6 +280,8 @@ pub struct Config {
     pub test_sample_every: u64,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
+    /// CLXFER_TRACE_LIMIT_MIB in bytes; `u64::MAX`: no limit.
+    pub trace_limit: u64,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
     /// `clxfer run`'s notes file ([`RUN_NOTES`]).
@@ -371,6 +383,10 @@ impl Config {
         let test_no_callbacks = get("CLXFER_TEST_CALLBACKS") == "off";
         let test_sample_every = get("CLXFER_TEST_SAMPLE_EVERY").parse().unwrap_or(0);
         let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
+        let trace_limit = match get("CLXFER_TRACE_LIMIT_MIB").parse::<u64>().unwrap_or(0) {
+            0 => u64::MAX,
+            mib => mib.saturating_mul(1 << 20),
+        };
         Config {
             settings,
             mode,
@@ -387,6 +403,7 @@ impl Config {
             test_no_callbacks,
             test_sample_every,
             buffer_bytes,
+            trace_limit,
             warnings,
             run_notes: lookup(RUN_NOTES)
                 .filter(|n| !n.is_empty())

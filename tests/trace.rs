@@ -748,3 +748,67 @@ fn kernels_and_migrations_name_their_objects_with_sizes_and_access() {
         );
     }
 }
+
+/// CLXFER_TRACE_LIMIT_MIB: the file stops at the limit (plus its last event), stays a trace
+/// Perfetto's rules accept, counts what it left out, and keeps the whole run's report; `clxfer
+/// report` on it says that it covers only what the file holds.
+#[test]
+fn a_size_limit_stops_the_trace_and_keeps_the_report_whole() {
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.arg("60000").env("CLXFER_TRACE_LIMIT_MIB", "1");
+    let r = run_cmd(cmd, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.one_line("reached CLXFER_TRACE_LIMIT_MIB (1 MiB)");
+    let traces = checked_traces(&trace_dir_of(&r));
+    let trace = &traces[0];
+    let raw = std::fs::read_to_string(trace).unwrap();
+    let last = raw
+        .trim_end()
+        .trim_end_matches(']')
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap();
+    let before_last = raw.len() - last.len();
+    assert!(
+        before_last <= 1 << 20,
+        "{before_last} bytes before the last event"
+    );
+    assert!(
+        before_last > (1 << 20) - (1 << 18),
+        "{before_last}: stopped too early"
+    );
+    let ev = events(trace);
+    let end = &ev.last().unwrap()["args"];
+    let left_out = end["limit_left_out"].as_u64().unwrap();
+    assert!(left_out > 0, "{end}");
+    assert_eq!(end["events"].as_u64().unwrap() as usize, ev.len());
+    // The report written at exit counts every enqueue; the file holds fewer.
+    let enqueues: u64 = (end["report"]["devices"][0]["transfers"]
+        .as_array()
+        .unwrap()
+        .iter())
+    .map(|t| t["calls"].as_u64().unwrap())
+    .sum();
+    assert!(enqueues >= 60000, "{}", end["report"]);
+    let pid = host_pid(&ev);
+    let in_file = (ev.iter())
+        .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["args"].get("path").is_some())
+        .count() as u64;
+    assert!(in_file < enqueues / 2, "{in_file}");
+    let mut rep = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    rep.arg("report").arg(trace);
+    let rep = run_cmd(rep, Duration::from_secs(60));
+    assert_eq!(rep.code, Some(0), "{}", rep.stderr);
+    assert!(
+        rep.stderr.contains(&format!(
+            "left out {left_out} events past CLXFER_TRACE_LIMIT_MIB"
+        )),
+        "{}",
+        rep.stderr
+    );
+}
+
+fn trace_dir_of(r: &Run) -> std::path::PathBuf {
+    r.traces[0].parent().unwrap().to_path_buf()
+}

@@ -159,7 +159,11 @@
         return fail(`${name} is a trace, but not one clxfer wrote (no "clxfer trace start" event).`);
       }
       const end = events.find((e) => e && e.name === 'clxfer trace end');
-      report = report || (end && end.args && end.args.report) || null;
+      const embedded = (end && end.args && end.args.report) || null;
+      // Past CLXFER_TRACE_LIMIT_MIB the events are a part of the run; the report written at
+      // exit is the whole run's.
+      const limited = end && end.args && end.args.limit_left_out > 0;
+      report = (limited && embedded) || report || embedded;
       state.trace = text;
       model = ns.build(events);
       state.model = model;

@@ -128,6 +128,8 @@ fn queue_of(args: &Value) -> Option<(u32, u32)> {
 pub struct Reader {
     b: Builder,
     end: Option<EndFacts>,
+    /// Events the writer left out past CLXFER_TRACE_LIMIT_MIB (its end event says).
+    left_out: u64,
     last_ts: u64,
     /// Events read, and whether one was clxfer's start event.
     events: u64,
@@ -203,6 +205,7 @@ impl Reader {
                 global_mem: u64_of(args, s::GLOBAL_MEM),
             }),
             ("i", s::TRACE_END) => {
+                self.left_out = u64_of(args, s::LEFT_OUT);
                 self.end = Some(end_facts(args, ts.saturating_sub(self.start_ts)))
             }
             ("M", "thread_name") if pid >= DEVICE_PID_BASE as u64 => {
@@ -319,7 +322,8 @@ pub fn report(trace: &Trace) -> Vec<Report> {
 /// event: the program was killed, or the file was cut).
 pub struct FileReport {
     pub report: Report,
-    pub cut_short: Option<String>,
+    /// Why the report is not the whole run's: the trace was cut short, or left events out.
+    pub warning: Option<String>,
 }
 
 /// The report of each process in a trace file (one, unless it is a merge), read event by event
@@ -374,9 +378,20 @@ pub fn report_file(
                     r.events
                 )
             });
+            let limited = (r.left_out > 0).then(|| {
+                format!(
+                    "{}{whose} left out {} events past CLXFER_TRACE_LIMIT_MIB: this report covers \
+                     the {} it holds; the whole run's report is the one its last event carries \
+                     (`args.{}`, as clxfer wrote it at exit; `clxfer view` shows it)",
+                    path.display(),
+                    r.left_out,
+                    r.events,
+                    s::REPORT.name
+                )
+            });
             FileReport {
                 report: r.report(),
-                cut_short,
+                warning: cut_short.or(limited),
             }
         })
         .collect())

@@ -78,6 +78,15 @@ pub struct Chrome<W: Write + Send> {
     /// Bytes handed to the file, and how many it may hold ([`super::trace_file::room`]).
     written: u64,
     room: u64,
+    /// CLXFER_TRACE_LIMIT_MIB in bytes (`u64::MAX`: none); the events left out past it, and the
+    /// events counted when the buffer was last written out.
+    limit: u64,
+    left_out: u64,
+    flushed_events: u64,
+    /// The limit was reached: nothing more but the last event is written.
+    limited: bool,
+    /// The last event is being written: past the limit too.
+    closing: bool,
 }
 
 /// `flags` decoded with `names`, as a JSON string, rendered once.
@@ -150,6 +159,11 @@ impl<W: Write + Send> Chrome<W> {
             report: None,
             written: 0,
             room: super::trace_file::room(),
+            limit: crate::config::global().trace_limit,
+            left_out: 0,
+            flushed_events: 0,
+            limited: false,
+            closing: false,
         };
         c.j.buf.extend_from_slice(b"[\n");
         c.meta(host_pid, None, "process_name", start.program);
@@ -252,6 +266,25 @@ impl<W: Write + Send> Chrome<W> {
         // Past RLIMIT_FSIZE the kernel would send SIGXFSZ, which kills the whole program: stop
         // writing before the limit instead.
         if self.failed.is_some() {
+            self.j.buf.clear();
+            return;
+        }
+        // Past CLXFER_TRACE_LIMIT_MIB, whole batches are left out (a batch holds a slice with
+        // the two ends of its arrows) and counted; the last event is written anyway.
+        let batch = self.events - self.flushed_events;
+        self.flushed_events = self.events;
+        let over = self.written.saturating_add(self.j.buf.len() as u64) > self.limit;
+        if !self.closing && (self.limited || over) {
+            if !self.limited {
+                self.limited = true;
+                crate::warn!(
+                    "the trace {} reached CLXFER_TRACE_LIMIT_MIB ({} MiB): later events are left \
+                     out and counted in its last event; the report stays whole",
+                    self.what,
+                    self.limit >> 20
+                );
+            }
+            self.left_out += batch;
             self.j.buf.clear();
             return;
         }
@@ -711,7 +744,10 @@ impl<W: Write + Send> Output for Chrome<W> {
         self.name_the_rest();
         let (pid, ts) = (self.host_pid, self.ts(end.at));
         let report = self.report.take();
-        let events = self.events + 1;
+        // Written whatever the limit, with the events before it still waiting.
+        self.flush();
+        self.closing = true;
+        let (events, left_out) = (self.events + 1 - self.left_out, self.left_out);
         let j = self.begin(
             Name::Words(&[s::TRACE_END]),
             s::CAT_CLXFER,
@@ -758,6 +794,7 @@ impl<W: Write + Send> Output for Chrome<W> {
         }
         j.close();
         j.field(s::EVENTS).u64(events);
+        j.field(s::LEFT_OUT).u64(left_out);
         if let Some(report) = report {
             j.field(s::REPORT).raw_bytes(report.as_bytes());
         }

@@ -87,7 +87,7 @@ fn reports_of(path: &Path, project: Option<&'static RuleSet>) -> Result<Vec<Repo
     Ok(processes
         .into_iter()
         .map(|p| {
-            if let Some(warning) = &p.cut_short {
+            if let Some(warning) = &p.warning {
                 eprintln!("clxfer: warning: {warning}");
             }
             if let Some(set) = project {
