@@ -8,6 +8,7 @@ pub mod diag;
 pub mod graph;
 pub mod layer;
 pub mod model;
+pub mod perfetto;
 pub mod report;
 pub mod sink;
 pub mod sync;

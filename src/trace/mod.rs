@@ -3,5 +3,6 @@
 
 pub mod check;
 pub mod compact;
+pub mod convert;
 pub mod merge;
 pub mod read;

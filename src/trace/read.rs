@@ -1,6 +1,7 @@
 //! Reads a Chrome trace JSON the way Perfetto does: the bare array (with or without its closing
 //! `]`, a trailing comma allowed, a truncated last event dropped) or the `{"traceEvents": [...]}`
-//! object (which must be complete).
+//! object (which must be complete); or a Perfetto protobuf trace, as the JSON events it stands
+//! for (`crate::perfetto::decode`), so every reader takes both formats.
 
 use serde_json::Value;
 use std::fmt;
@@ -70,6 +71,22 @@ pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape,
     parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
 }
 
+/// A Perfetto protobuf trace's events, as the JSON events they stand for
+/// ([`crate::perfetto::decode`]).
+fn protobuf_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
+    let mut n = 0;
+    let shape = crate::perfetto::decode::events(b, |e| {
+        f(n, e);
+        n += 1;
+    })
+    .map_err(|e| ReadError(format!("not a Perfetto protobuf trace: {}", e.0)))?;
+    Ok(Shape {
+        events: n,
+        closed: !shape.truncated,
+        truncated: shape.truncated,
+    })
+}
+
 /// [`read_file_with`], each event read back whole ([`super::compact`]): what clxfer's readers
 /// (the report, the CSV) take; the checker takes the events as written.
 pub fn read_expanded_with(
@@ -120,6 +137,9 @@ pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
 
 /// [`parse`], handing each event to `f` (with its number) instead of keeping them.
 pub fn parse_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
+    if crate::perfetto::decode::is_protobuf(b) {
+        return protobuf_with(b, f);
+    }
     // Perfetto's detection: the first 128 bytes without whitespace start with `[{"` or `{"`.
     let head: Vec<u8> = b
         .iter()

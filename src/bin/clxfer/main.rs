@@ -82,6 +82,18 @@ enum Command {
         #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]
         out: PathBuf,
     },
+    /// Convert a trace between JSON and Perfetto's protobuf, as the output's extension says
+    /// (`.pftrace` or `.perfetto-trace`: protobuf; else JSON).
+    #[command(
+        after_help = "Examples:\n  clxfer convert clxfer-myprog-4242.json myprog.pftrace\n  \
+                      clxfer convert myprog.pftrace myprog.json"
+    )]
+    Convert {
+        /// A trace in either format.
+        input: PathBuf,
+        /// The converted trace (created new; an existing file is never overwritten).
+        output: PathBuf,
+    },
     /// Serve the viewer for a trace on 127.0.0.1 and print its URL.
     ///
     /// The page shows bandwidth against size for every transfer, the findings, and bytes and
@@ -175,6 +187,7 @@ fn main() -> ExitCode {
         } => report::report(&traces, &format, &table, project.as_deref()),
         Command::Check { traces } => check::check(&traces),
         Command::Merge { traces, out } => report::merge(&traces, &out),
+        Command::Convert { input, output } => report::convert(&input, &output),
         Command::View { trace, port } => view::view(&trace, port),
         Command::Doctor {
             options_markdown: true,

@@ -183,3 +183,37 @@ pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
         }
     }
 }
+
+pub fn convert(input: &Path, out: &Path) -> ExitCode {
+    if let Err(e) = std::fs::File::open(input) {
+        return fail(format!("cannot read {}: {e}", input.display()));
+    }
+    let file = match clxfer::sink::trace_file::open_new(out) {
+        Ok(f) => f,
+        Err(e) => {
+            return fail(format!(
+                "cannot write {}: {e} (an existing file is never overwritten)",
+                out.display()
+            ));
+        }
+    };
+    let mut w = std::io::BufWriter::new(file);
+    let converted = clxfer::trace::convert::convert_file(input, out, &mut w).and_then(|n| {
+        w.flush().map_err(|e| e.to_string())?;
+        Ok(n)
+    });
+    match converted {
+        Ok(n) => {
+            eprintln!(
+                "clxfer: converted {} ({n} events) into {}",
+                input.display(),
+                out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(out);
+            fail(e)
+        }
+    }
+}

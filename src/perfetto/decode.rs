@@ -1,0 +1,362 @@
+//! Reading Perfetto's protobuf trace back as the JSON events it stands for ([`super::encode`]
+//! maps them one way, this the other), so that every reader of clxfer's JSON (`check`, `report`,
+//! `merge`, `view`, the CSV) reads both formats. Interned names, track descriptors and flow ids
+//! are resolved per sequence as Perfetto resolves them; a file cut short (a killed program) is
+//! read up to its last whole packet.
+
+use super::fields::{
+    self as f, annotation as a, event as ev, interned as i, packet as p, track as t,
+};
+use super::wire::{self, Malformed, Value as W};
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value, json};
+
+/// A track as its descriptor says.
+#[derive(Clone, Debug, Default)]
+struct Track {
+    pid: u32,
+    tid: Option<u32>,
+    /// A counter's name and its `args` key.
+    counter: Option<(String, String)>,
+    global: bool,
+}
+
+/// One sequence's interning tables.
+#[derive(Default)]
+struct Interned {
+    names: FxHashMap<u64, String>,
+    categories: FxHashMap<u64, String>,
+    keys: FxHashMap<u64, String>,
+    strings: FxHashMap<u64, String>,
+}
+
+/// What a file held, beyond its events.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Shape {
+    pub packets: usize,
+    /// The last packet was cut short (a killed program): dropped.
+    pub truncated: bool,
+}
+
+/// A slice begun: its name, category, start (ns) and args.
+type Begun = (String, String, u64, Option<Map<String, Value>>);
+
+#[derive(Default)]
+struct Decoder {
+    sequences: FxHashMap<u64, Interned>,
+    tracks: FxHashMap<u64, Track>,
+    /// Slices begun and not yet ended, per track.
+    open: FxHashMap<u64, Vec<Begun>>,
+    /// The pid of the first process described: a global instant's.
+    host_pid: u32,
+}
+
+/// Whether `b` looks like a protobuf trace (a `Trace.packet` field first) rather than JSON.
+pub fn is_protobuf(b: &[u8]) -> bool {
+    b.first() == Some(&((f::TRACE_PACKET as u8) << 3 | f::LEN))
+}
+
+/// Hands each JSON event the trace stands for to `out`, in order.
+pub fn events(b: &[u8], mut out: impl FnMut(Value)) -> Result<Shape, Malformed> {
+    let mut d = Decoder::default();
+    let mut shape = Shape::default();
+    for field in wire::fields(b) {
+        let (number, value) = match field {
+            Ok(fv) => fv,
+            // Cut short inside its last packet: what came before stands.
+            Err(_) if shape.packets > 0 => {
+                shape.truncated = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if number != f::TRACE_PACKET {
+            continue;
+        }
+        shape.packets += 1;
+        d.packet(value.bytes(), &mut out)?;
+    }
+    Ok(shape)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+impl Decoder {
+    fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Value)) -> Result<(), Malformed> {
+        let (mut ts, mut seq, mut flags) = (0, 0, 0);
+        let (mut interned, mut event, mut descriptor) = (None, None, None);
+        for field in wire::fields(b) {
+            let (n, v) = field?;
+            match n {
+                p::TIMESTAMP => ts = v.uint(),
+                p::SEQUENCE_ID => seq = v.uint(),
+                p::SEQUENCE_FLAGS => flags = v.uint(),
+                p::INTERNED_DATA => interned = Some(v.bytes()),
+                p::TRACK_EVENT => event = Some(v.bytes()),
+                p::TRACK_DESCRIPTOR => descriptor = Some(v.bytes()),
+                _ => {}
+            }
+        }
+        if flags & p::INCREMENTAL_STATE_CLEARED != 0 {
+            self.sequences.insert(seq, Interned::default());
+        }
+        if let Some(b) = interned {
+            self.intern(seq, b)?;
+        }
+        if let Some(b) = descriptor {
+            self.describe(b, out)?;
+        }
+        if let Some(b) = event {
+            self.event(seq, ts, b, out)?;
+        }
+        Ok(())
+    }
+
+    fn intern(&mut self, seq: u64, b: &[u8]) -> Result<(), Malformed> {
+        let tables = self.sequences.entry(seq).or_default();
+        for field in wire::fields(b) {
+            let (n, v) = field?;
+            let table = match n {
+                i::NAMES => &mut tables.names,
+                i::CATEGORIES => &mut tables.categories,
+                i::ANNOTATION_NAMES => &mut tables.keys,
+                i::STRINGS => &mut tables.strings,
+                _ => continue,
+            };
+            let (mut iid, mut name) = (0, String::new());
+            for entry in wire::fields(v.bytes()) {
+                match entry? {
+                    (i::IID, v) => iid = v.uint(),
+                    (i::TEXT, v) => name = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            table.insert(iid, name);
+        }
+        Ok(())
+    }
+
+    /// A track descriptor: the track, and the JSON's metadata events for its name and order.
+    fn describe(&mut self, b: &[u8], out: &mut impl FnMut(Value)) -> Result<(), Malformed> {
+        let (mut uuid, mut name, mut rank) = (0, None, None);
+        let mut track = Track::default();
+        let (mut process, mut thread) = (false, false);
+        let mut unit_name = String::new();
+        for field in wire::fields(b) {
+            let (n, v) = field?;
+            match n {
+                t::UUID => uuid = v.uint(),
+                t::NAME => name = Some(text(v.bytes())),
+                t::ORDER_RANK => rank = Some(v.uint() as i64 as i32),
+                t::PROCESS | t::THREAD => {
+                    for inner in wire::fields(v.bytes()) {
+                        match (n, inner?) {
+                            (t::PROCESS, (t::PROCESS_PID, v)) => track.pid = v.uint() as u32,
+                            (t::PROCESS, (t::PROCESS_NAME, v)) => name = Some(text(v.bytes())),
+                            (t::THREAD, (t::THREAD_PID, v)) => track.pid = v.uint() as u32,
+                            (t::THREAD, (t::THREAD_TID, v)) => track.tid = Some(v.uint() as u32),
+                            (t::THREAD, (t::THREAD_NAME, v)) => name = Some(text(v.bytes())),
+                            _ => {}
+                        }
+                    }
+                    process |= n == t::PROCESS;
+                    thread |= n == t::THREAD;
+                }
+                t::COUNTER => {
+                    for inner in wire::fields(v.bytes()) {
+                        if let (t::COUNTER_UNIT_NAME, v) = inner? {
+                            unit_name = text(v.bytes());
+                        }
+                    }
+                    track.counter = Some((String::new(), String::new()));
+                }
+                t::PARENT => {
+                    if let Some(parent) = self.tracks.get(&v.uint()) {
+                        track.pid = parent.pid;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if track.counter.is_some() {
+            track.counter = Some((name.clone().unwrap_or_default(), unit_name));
+        } else if !process && !thread {
+            track.global = true;
+        }
+        if process && self.host_pid == 0 {
+            self.host_pid = track.pid;
+        }
+        let (pid, tid) = (track.pid, track.tid.unwrap_or(0));
+        self.tracks.insert(uuid, track);
+        if !(process || thread) {
+            return Ok(());
+        }
+        let meta = |what: &str, args: Value| json!({"name": what, "cat": "__metadata", "ph": "M", "pid": pid, "tid": tid, "ts": 0, "args": args});
+        let kind = if thread { "thread" } else { "process" };
+        if let Some(n) = name {
+            out(meta(&format!("{kind}_name"), json!({ "name": n })));
+        }
+        if let Some(r) = rank {
+            out(meta(
+                &format!("{kind}_sort_index"),
+                json!({ "sort_index": r }),
+            ));
+        }
+        Ok(())
+    }
+
+    fn event(
+        &mut self,
+        seq: u64,
+        ts: u64,
+        b: &[u8],
+        out: &mut impl FnMut(Value),
+    ) -> Result<(), Malformed> {
+        let (mut kind, mut uuid, mut name, mut cat) = (0, 0, String::new(), String::new());
+        let (mut flow, mut counter, mut args) = (None, 0i64, Map::new());
+        let tables = self.sequences.entry(seq).or_default();
+        for field in wire::fields(b) {
+            let (n, v) = field?;
+            match n {
+                ev::TYPE => kind = v.uint(),
+                ev::TRACK_UUID => uuid = v.uint(),
+                ev::NAME_IID => name = tables.names.get(&v.uint()).cloned().unwrap_or_default(),
+                ev::NAME => name = text(v.bytes()),
+                ev::CATEGORY_IIDS => {
+                    cat = tables
+                        .categories
+                        .get(&v.uint())
+                        .cloned()
+                        .unwrap_or_default()
+                }
+                ev::FLOW_IDS => flow = Some((true, v.uint())),
+                ev::TERMINATING_FLOW_IDS => flow = Some((false, v.uint())),
+                ev::COUNTER_VALUE => counter = v.uint() as i64,
+                ev::DEBUG_ANNOTATIONS => {
+                    let (k, value) = annotation(tables, v.bytes())?;
+                    args.insert(k, value);
+                }
+                _ => {}
+            }
+        }
+        let track = self.tracks.get(&uuid).cloned().unwrap_or_default();
+        let (pid, tid) = (track.pid, track.tid.unwrap_or(track.pid));
+        let us = |ns: u64| Value::from(ns as f64 / 1000.0);
+        let args = (!args.is_empty()).then_some(args);
+        match kind {
+            ev::SLICE_BEGIN => self
+                .open
+                .entry(uuid)
+                .or_default()
+                .push((name, cat, ts, args)),
+            ev::SLICE_END => {
+                let Some((name, cat, begin, args)) = self.open.get_mut(&uuid).and_then(Vec::pop)
+                else {
+                    return Ok(());
+                };
+                let mut e = json!({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
+                    "ts": us(begin), "dur": us(ts.saturating_sub(begin))});
+                if let Some(args) = args {
+                    e["args"] = Value::Object(args);
+                }
+                out(e);
+            }
+            ev::INSTANT => {
+                let mut e = json!({"name": name, "cat": cat, "pid": pid, "tid": tid, "ts": us(ts)});
+                match flow {
+                    Some((start, id)) => {
+                        e["ph"] = (if start { "s" } else { "f" }).into();
+                        if !start {
+                            e["bp"] = "e".into();
+                        }
+                        e["id"] = (id & !(f::WAIT_FLOW_BIT | f::RACE_FLOW_BIT)).into();
+                    }
+                    None => {
+                        e["ph"] = "i".into();
+                        e["s"] = match (track.global, track.tid) {
+                            (true, _) => "g",
+                            (false, Some(_)) => "t",
+                            (false, None) => "p",
+                        }
+                        .into();
+                        if track.global {
+                            e["pid"] = self.host_pid.into();
+                            e["tid"] = self.host_pid.into();
+                        }
+                        if let Some(args) = args {
+                            e["args"] = Value::Object(args);
+                        }
+                    }
+                }
+                out(e);
+            }
+            ev::COUNTER => {
+                let (name, key) = track.counter.unwrap_or_default();
+                let mut a = Map::new();
+                a.insert(key, counter.into());
+                out(
+                    json!({"name": name, "cat": cat, "ph": "C", "pid": pid, "tid": 0,
+                    "ts": us(ts), "args": a}),
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// A debug annotation: its name (empty for an array's value) and its value as JSON (an empty
+/// dictionary or array reads as `null`: the wire does not tell them apart).
+fn annotation(tables: &Interned, b: &[u8]) -> Result<(String, Value), Malformed> {
+    let mut key = String::new();
+    let mut value = Value::Null;
+    let (mut dict, mut array) = (None::<Map<String, Value>>, None::<Vec<Value>>);
+    for field in wire::fields(b) {
+        let (n, v) = field?;
+        match (n, v) {
+            (a::NAME_IID, v) => key = tables.keys.get(&v.uint()).cloned().unwrap_or_default(),
+            (a::NAME, v) => key = text(v.bytes()),
+            (a::BOOL, v) => value = Value::Bool(v.uint() != 0),
+            (a::UINT, v) => {
+                let n = v.uint();
+                // As the JSON has it: beyond 2^53, a decimal string.
+                value = if n > crate::vocab::schema::EXACT {
+                    n.to_string().into()
+                } else {
+                    n.into()
+                };
+            }
+            (a::INT, v) => value = (v.uint() as i64).into(),
+            (a::DOUBLE, W::Fixed64(bits)) => value = f64::from_bits(bits).into(),
+            (a::STRING, v) => value = text(v.bytes()).into(),
+            (a::STRING_IID, v) => {
+                value = tables
+                    .strings
+                    .get(&v.uint())
+                    .cloned()
+                    .unwrap_or_default()
+                    .into()
+            }
+            (a::POINTER, v) => value = format!("{:#x}", v.uint()).into(),
+            (a::JSON, v) => {
+                value = serde_json::from_slice(v.bytes()).unwrap_or_else(|_| text(v.bytes()).into())
+            }
+            (a::DICT, v) => {
+                let (k, x) = annotation(tables, v.bytes())?;
+                dict.get_or_insert_with(Map::new).insert(k, x);
+            }
+            (a::ARRAY, v) => array
+                .get_or_insert_with(Vec::new)
+                .push(annotation(tables, v.bytes())?.1),
+            _ => {}
+        }
+    }
+    if let Some(d) = dict {
+        value = Value::Object(d);
+    } else if let Some(arr) = array {
+        value = Value::Array(arr);
+    }
+    Ok((key, value))
+}

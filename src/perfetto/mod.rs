@@ -1,0 +1,8 @@
+//! Perfetto's native trace format, protobuf (`CLXFER_FORMAT=perfetto`, `clxfer convert`): the
+//! events of clxfer's JSON trace as `TrackEvent` packets and back. A room of its own below `sink`
+//! (which writes it) and `trace` (which reads it); it knows only the schema's words.
+
+pub mod decode;
+pub mod encode;
+pub mod fields;
+pub mod wire;

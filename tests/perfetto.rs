@@ -1,0 +1,157 @@
+//! Perfetto's protobuf format: clxfer's traces converted to it (`clxfer convert`) decode with
+//! Perfetto's own schema (PyPI `perfetto`'s perfetto_trace_pb2, which scripts/setup installs in
+//! target/perfetto-venv), keep the rules its trace processor relies on (one sequence started
+//! afresh, every interned name and track described before use, each flow begun and ended once)
+//! and hold the slices, flows, counters and names of the JSON; clxfer's readers give the same
+//! report from either format, and back to JSON nothing is lost.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn clxfer(args: &[&std::ffi::OsStr]) -> Run {
+    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    cmd.args(args);
+    run_cmd(cmd, Duration::from_secs(120))
+}
+
+fn convert(from: &Path, to: &Path) {
+    let r = clxfer(&["convert".as_ref(), from.as_os_str(), to.as_os_str()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+fn report(trace: &Path) -> Value {
+    let r = clxfer(&[
+        "report".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        trace.as_os_str(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// Perfetto's schema decodes `pf` and finds it consistent with `json`: the validator's summary,
+/// or its complaints.
+fn validate(pf: &Path, json: &Path) -> Result<Value, String> {
+    let python = root().join("target/perfetto-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} missing: scripts/setup installs it",
+        python.display()
+    );
+    let out = std::process::Command::new(python)
+        .arg(root().join("tests/perfetto/validate.py"))
+        .arg(pf)
+        .arg(json)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// A JSON trace of `program args` under clxfer.
+fn traced(program_name: &str, args: &[&str], env: &[(&str, &str)]) -> PathBuf {
+    let mut cmd = command(program(program_name), Load::Layer);
+    cmd.args(args).envs(env.iter().copied());
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.traces.len(), 1, "{}", r.stderr);
+    r.traces[0].clone()
+}
+
+#[test]
+fn protobuf_traces_decode_with_perfetto_s_schema_and_hold_what_the_json_holds() {
+    let cases = [
+        traced("demo", &["4", "2"], &[("CLXFER_RULES", "nvidia")]),
+        // Four threads, every command timed: arrows and device lanes from each.
+        traced("storm", &["4000", "4"], &[("CLXFER_DEVICE_TIMING", "all")]),
+        // Two devices, and a race: its instant and arrow.
+        traced("races", &["race"], &[("POCL_DEVICES", "pthread pthread")]),
+    ];
+    for json in &cases {
+        let pf = json.with_extension("pftrace");
+        convert(json, &pf);
+        let summary = validate(&pf, json).unwrap_or_else(|e| panic!("{}: {e}", pf.display()));
+        assert!(summary["slices"].as_u64().unwrap() > 10, "{summary}");
+        assert!(summary["flows"].as_u64().unwrap() > 0, "{summary}");
+        // The same report from either format, and from the protobuf back as JSON.
+        let back = json.with_extension("back.json");
+        convert(&pf, &back);
+        let want = report(json);
+        assert_eq!(report(&pf), want, "{}", pf.display());
+        assert_eq!(report(&back), want, "{}", back.display());
+        // Perfetto's JSON rules hold for the events the protobuf stands for, too.
+        for t in [&pf, &back] {
+            let r = clxfer::trace::check::check_file(t).unwrap();
+            assert!(r.ok(), "{}: {:?}", t.display(), r.violations);
+        }
+        let (pf_len, json_len) = (
+            std::fs::metadata(&pf).unwrap().len(),
+            std::fs::metadata(json).unwrap().len(),
+        );
+        assert!(pf_len < json_len, "{pf_len} against {json_len}");
+        eprintln!(
+            "{}: {json_len} B as JSON, {pf_len} B as protobuf: {summary}",
+            json.display()
+        );
+    }
+}
+
+/// The validator is not a rubber stamp: a file that lost a track descriptor, or a packet cut in
+/// half, is refused. clxfer reads what is whole of a file cut short.
+#[test]
+fn a_broken_protobuf_trace_is_refused_and_a_cut_one_read_up_to_its_cut() {
+    let json = traced("demo", &["2", "1"], &[]);
+    let pf = json.with_extension("pftrace");
+    convert(&json, &pf);
+    let bytes = std::fs::read(&pf).unwrap();
+    // The packets, as (start, end) in the file.
+    let mut packets = Vec::new();
+    let mut fields = clxfer::perfetto::wire::fields(&bytes);
+    let mut start = 0;
+    while let Some(f) = fields.next() {
+        f.unwrap();
+        packets.push((start, fields.offset()));
+        start = fields.offset();
+    }
+    // Without the first thread's track descriptor.
+    let thread_track = |&&(a, b): &&(usize, usize)| {
+        let packet = clxfer::perfetto::wire::fields(&bytes[a..b])
+            .next()
+            .unwrap()
+            .unwrap()
+            .1;
+        let fields = clxfer::perfetto::wire::fields(packet.bytes());
+        let descriptor = fields.filter_map(Result::ok).find(|f| f.0 == 60);
+        descriptor
+            .is_some_and(|d| clxfer::perfetto::wire::fields(d.1.bytes()).any(|f| f.unwrap().0 == 4))
+    };
+    let &(a, b) = packets.iter().find(thread_track).unwrap();
+    let broken = pf.with_extension("broken.pftrace");
+    std::fs::write(&broken, [&bytes[..a], &bytes[b..]].concat()).unwrap();
+    let why = validate(&broken, &json).unwrap_err();
+    assert!(why.contains("before its descriptor"), "{why}");
+    // Cut in the middle of a packet: clxfer reads the packets before it.
+    let (a, b) = packets[packets.len() / 2];
+    let cut = pf.with_extension("cut.pftrace");
+    std::fs::write(&cut, &bytes[..(a + b) / 2]).unwrap();
+    let trace = clxfer::trace::read::read_file(&cut).unwrap();
+    assert!(trace.truncated && !trace.closed);
+    assert!(!trace.events.is_empty());
+    let r = clxfer(&["report".as_ref(), cut.as_os_str()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("was cut short"), "{}", r.stderr);
+    // Not a trace at all: a one-line error, exit 2.
+    let junk = pf.with_extension("junk.pftrace");
+    std::fs::write(&junk, [0x0a, 0x05, 0x01]).unwrap();
+    let r = clxfer(&["report".as_ref(), junk.as_os_str()]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

@@ -1,0 +1,157 @@
+"""Decodes a Perfetto protobuf trace clxfer wrote with Perfetto's own schema (PyPI `perfetto`:
+perfetto/protos/perfetto/trace/perfetto_trace_pb2.py), checks the rules its trace processor
+relies on, and compares what it holds with the JSON form of the same trace.
+
+Usage: python validate.py TRACE.pftrace TRACE.json
+Prints a JSON summary on stdout; exits 1 with the violations on stderr if any rule is broken."""
+import collections
+import json
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+pf_path, json_path = sys.argv[1:3]
+trace = pb.Trace()
+with open(pf_path, "rb") as f:
+    trace.ParseFromString(f.read())
+TE = pb.TrackEvent
+
+violations = []
+seqs = set()
+interned = collections.defaultdict(lambda: {"names": {}, "cats": {}, "keys": {}, "strings": {}})
+tracks = {}
+open_slices = collections.defaultdict(list)
+slices = collections.Counter()
+flow_starts, flow_ends = collections.Counter(), collections.Counter()
+names_used = set()
+counters = collections.Counter()
+cleared = False
+
+
+def bad(i, what):
+    violations.append(f"packet {i}: {what}")
+
+
+def annotation_ok(i, tables, a, top):
+    if top and not a.HasField("name_iid") and not a.HasField("name"):
+        bad(i, "a top-level annotation without a name")
+    if a.HasField("name_iid") and a.name_iid not in tables["keys"]:
+        bad(i, f"annotation name iid {a.name_iid} used before it is interned")
+    if a.HasField("string_value_iid") and a.string_value_iid not in tables["strings"]:
+        bad(i, f"string iid {a.string_value_iid} used before it is interned")
+    for d in a.dict_entries:
+        if not d.HasField("name"):
+            bad(i, "a dictionary entry without a name")
+        annotation_ok(i, tables, d, False)
+    for v in a.array_values:
+        annotation_ok(i, tables, v, False)
+
+
+for i, p in enumerate(trace.packet):
+    if not p.HasField("trusted_packet_sequence_id"):
+        bad(i, "no sequence id")
+    seq = p.trusted_packet_sequence_id
+    seqs.add(seq)
+    if i == 0:
+        if not (p.first_packet_on_sequence and p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED):
+            bad(i, "the first packet does not start the sequence afresh")
+        clocks = {c.clock_id: c.timestamp for c in p.clock_snapshot.clocks}
+        if 64 not in clocks or p.clock_snapshot.primary_trace_clock != pb.BUILTIN_CLOCK_MONOTONIC:
+            bad(i, f"no snapshot of clxfer's clock onto CLOCK_MONOTONIC: {clocks}")
+        if p.trace_packet_defaults.timestamp_clock_id != 64:
+            bad(i, "timestamps are not on clxfer's clock by default")
+        cleared = True
+    tables = interned[seq]
+    if p.HasField("interned_data"):
+        d = p.interned_data
+        for table, entries in (("names", d.event_names), ("cats", d.event_categories),
+                               ("keys", d.debug_annotation_names), ("strings", d.debug_annotation_string_values)):
+            for e in entries:
+                text = e.name if table != "strings" else e.str.decode()
+                if e.iid in tables[table] and tables[table][e.iid] != text:
+                    bad(i, f"{table} iid {e.iid} interned twice with different texts")
+                tables[table][e.iid] = text
+    if p.HasField("track_descriptor"):
+        t = p.track_descriptor
+        if t.HasField("thread"):
+            tracks[t.uuid] = ("thread", t.thread.pid & 0xFFFFFFFF, t.thread.tid)
+        elif t.HasField("process"):
+            tracks[t.uuid] = ("process", t.process.pid & 0xFFFFFFFF, None)
+        elif t.HasField("counter"):
+            tracks[t.uuid] = ("counter", t.name, t.parent_uuid)
+        else:
+            tracks[t.uuid] = ("global", t.name, None)
+    if p.HasField("track_event"):
+        e = p.track_event
+        if not cleared or not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
+            bad(i, "a track event that does not say it needs the sequence's state")
+        if e.track_uuid not in tracks:
+            bad(i, f"track {e.track_uuid} used before its descriptor")
+            continue
+        if e.HasField("name_iid"):
+            if e.name_iid not in tables["names"]:
+                bad(i, f"event name iid {e.name_iid} used before it is interned")
+            else:
+                names_used.add(tables["names"][e.name_iid])
+        elif e.HasField("name"):
+            names_used.add(e.name)
+        for c in e.category_iids:
+            if c not in tables["cats"]:
+                bad(i, f"category iid {c} used before it is interned")
+        for a in e.debug_annotations:
+            annotation_ok(i, tables, a, True)
+        kind, x, y = tracks[e.track_uuid]
+        if e.type == TE.TYPE_SLICE_BEGIN:
+            open_slices[e.track_uuid].append(p.timestamp)
+        elif e.type == TE.TYPE_SLICE_END:
+            if not open_slices[e.track_uuid]:
+                bad(i, f"a slice end without a begin on track {e.track_uuid}")
+            else:
+                begun = open_slices[e.track_uuid].pop()
+                if p.timestamp < begun:
+                    bad(i, "a slice that ends before it begins")
+                slices[(x, y)] += 1
+        elif e.type == TE.TYPE_COUNTER:
+            if kind != "counter":
+                bad(i, "a counter value on a track that is not a counter")
+            counters[x] += 1
+        for f_id in e.flow_ids:
+            flow_starts[f_id] += 1
+        for f_id in e.terminating_flow_ids:
+            flow_ends[f_id] += 1
+
+for uuid, stack in open_slices.items():
+    if stack:
+        violations.append(f"track {uuid}: {len(stack)} slice(s) begun and never ended")
+if len(seqs) != 1:
+    violations.append(f"{len(seqs)} sequences, clxfer writes one")
+for f_id, n in flow_starts.items():
+    if n != 1 or flow_ends.get(f_id) != 1:
+        violations.append(f"flow {f_id:#x}: {n} start(s), {flow_ends.get(f_id, 0)} end(s)")
+for f_id in flow_ends:
+    if f_id not in flow_starts:
+        violations.append(f"flow {f_id:#x} ends without a start")
+
+# The JSON form: the same slices per track, flows, counters and names.
+events = json.load(open(json_path))
+want_slices = collections.Counter((e["pid"], e["tid"]) for e in events if e.get("ph") == "X")
+if want_slices != slices:
+    violations.append(f"slices per track differ from the JSON's: {dict(want_slices)} against {dict(slices)}")
+want_flows = sum(1 for e in events if e.get("ph") == "s")
+if want_flows != len(flow_starts):
+    violations.append(f"{len(flow_starts)} flows, the JSON has {want_flows}")
+want_names = {e["name"] for e in events if e.get("ph") in ("X", "i", "s", "f", "C")}
+if want_names != names_used:
+    violations.append(f"event names differ: {sorted(want_names ^ names_used)[:10]}")
+want_counters = collections.Counter(e["name"] for e in events if e.get("ph") == "C")
+if want_counters != counters:
+    violations.append(f"counter samples differ: {dict(want_counters)} against {dict(counters)}")
+
+print(json.dumps({
+    "packets": len(trace.packet), "slices": sum(slices.values()), "flows": len(flow_starts),
+    "tracks": len(tracks), "names": len(interned[next(iter(seqs))]["names"]) if seqs else 0,
+    "counters": sum(counters.values()), "violations": len(violations),
+}))
+if violations:
+    print("\n".join(violations[:50]), file=sys.stderr)
+    sys.exit(1)
