@@ -128,7 +128,7 @@ fn bench(c: &mut Criterion) {
                 settings: &[],
             };
             (
-                Chrome::new(std::io::sink(), "bench".into(), start),
+                Chrome::<_>::new(std::io::sink(), "bench".into(), start),
                 records(),
             )
         };
@@ -161,7 +161,10 @@ fn bench(c: &mut Criterion) {
                     })
                 })
                 .collect::<Vec<_>>();
-            (Chrome::new(std::io::sink(), "bench".into(), start), calls)
+            (
+                Chrome::<_>::new(std::io::sink(), "bench".into(), start),
+                calls,
+            )
         };
         b.iter_batched(
             setup,

@@ -13,6 +13,7 @@ mod tests;
 mod tracks;
 mod waits;
 
+use super::emit::{Emit, Heads, Name};
 use super::json::{self, Json, Part, quoted};
 use super::record::*;
 use super::writer::Output;
@@ -20,7 +21,7 @@ use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::report::On;
 use crate::timing::clock;
 use crate::vocab::schema::{self as s, device_pid, queue_tid};
-use args::{CommandName, Name, Rendered, classification, gbps};
+use args::{CommandName, Rendered, classification, gbps};
 use lanes::Lanes;
 use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};
@@ -30,17 +31,14 @@ use std::io::Write;
 const FLUSH_AT: usize = 1 << 18;
 /// Commands waiting for the other half of their join; beyond, the join is given up (no arrow).
 const JOIN_LIMIT: usize = 1 << 20;
-/// Tracks whose ids are kept rendered, at most (then the cache starts afresh).
-const TRACKS_CACHED: usize = 4096;
 /// Flag values whose names are kept rendered, at most.
 const FLAGS_CACHED: usize = 1024;
 
-/// An event's (cat, ph, pid, tid), the strings as address and length.
-type Head = ((usize, usize), (usize, usize), u32, u32);
-
-pub struct Chrome<W: Write + Send> {
+/// The trace writer: records in, events out, as JSON (the default) or Perfetto's protobuf
+/// (`E`, [`super::emit`]).
+pub struct Chrome<W: Write + Send, E: Emit = Json> {
     out: W,
-    j: Json,
+    j: E,
     host_pid: u32,
     start_ns: u64,
     /// Device index → named yet.
@@ -57,7 +55,7 @@ pub struct Chrome<W: Write + Send> {
     hosts: HashSet<u64, FxBuildHasher>,
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
-    classes: classes::Classes,
+    classes: classes::Classes<E>,
     /// The dependency arrows' ends not yet joined.
     waits: waits::Waits,
     /// Race arrows drawn (their flow ids).
@@ -67,9 +65,8 @@ pub struct Chrome<W: Write + Send> {
     /// Flags → their names as a JSON string (`"READ_WRITE|ALLOC_HOST_PTR"`), by table and value:
     /// a program uses the same few.
     flag_names: HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
-    /// What follows an event's name, up to its timestamp: `"cat":…,"ph":…,"pid":…,"tid":…,"ts":`,
-    /// by (cat, ph, pid, tid), the strings by address (each is one of clxfer's constants).
-    heads: HashMap<Head, Box<[u8]>, FxBuildHasher>,
+    /// The JSON's cache of event heads ([`Heads`]).
+    heads: Heads,
     events: u64,
     failed: Option<String>,
     what: String,
@@ -90,7 +87,7 @@ pub struct Chrome<W: Write + Send> {
 }
 
 /// `flags` decoded with `names`, as a JSON string, rendered once.
-fn flag_names(
+fn flag_names<E: Emit>(
     cache: &mut HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
     flags: u64,
     names: flags::Names,
@@ -101,9 +98,9 @@ fn flag_names(
         cache.clear();
     }
     cache.entry(key).or_insert_with(|| {
-        let mut j = Json::default();
+        let mut j = E::default();
         j.display(&flags::decode(flags, names));
-        j.buf.into()
+        j.bytes().into()
     })
 }
 
@@ -129,14 +126,14 @@ pub struct Start<'a> {
     pub settings: &'a [crate::config::Setting],
 }
 
-impl<W: Write + Send> Chrome<W> {
+impl<W: Write + Send, E: Emit> Chrome<W, E> {
     /// `what` names the output in messages (its path).
-    pub fn new(out: W, what: String, start: Start) -> Chrome<W> {
+    pub fn new(out: W, what: String, start: Start) -> Chrome<W, E> {
         let host_pid = std::process::id();
         let t0 = clock::start();
         let mut c = Chrome {
             out,
-            j: Json::default(),
+            j: E::default(),
             host_pid,
             start_ns: t0.mono_ns,
             devices: HashMap::default(),
@@ -165,7 +162,7 @@ impl<W: Write + Send> Chrome<W> {
             limited: false,
             closing: false,
         };
-        c.j.buf.extend_from_slice(b"[\n");
+        c.j.start();
         c.meta(host_pid, None, "process_name", start.program);
         c.sort_index(host_pid, None, 0);
         let j = c.begin(
@@ -217,48 +214,13 @@ impl<W: Write + Send> Chrome<W> {
         pid: u32,
         tid: u32,
         ts: u64,
-    ) -> &mut Json {
-        let j = &mut self.j;
-        j.open();
-        j.qkey(quoted!("name"));
-        match name {
-            Name::Words(w) => j.words(w),
-            Name::Shown(d) => j.display(d),
-        };
-        let at = |s: &str| (s.as_ptr() as usize, s.len());
-        let key = (at(cat), at(ph), pid, tid);
-        // One copy for five members; the timestamp follows its key. Looked up before the entry
-        // is made: nearly every event finds its head.
-        match self.heads.get(&key) {
-            Some(head) => j.raw_bytes(head),
-            None => {
-                let head = Self::head(cat, ph, pid, tid);
-                j.raw_bytes(&head);
-                if self.heads.len() >= TRACKS_CACHED {
-                    self.heads.clear();
-                }
-                self.heads.insert(key, head);
-                j
-            }
-        }
-        .us_bare(ts)
-    }
-
-    #[cold]
-    fn head(cat: &str, ph: &'static str, pid: u32, tid: u32) -> Box<[u8]> {
-        let mut h = Json::default();
-        h.qkey(quoted!("cat")).str(cat);
-        h.qkey(quoted!("ph")).word(ph);
-        // Both below 2^32: plain JSON numbers.
-        h.qkey(quoted!("pid")).u64(pid.into());
-        h.qkey(quoted!("tid")).u64(tid.into());
-        h.qkey(quoted!("ts"));
-        h.buf.into()
+    ) -> &mut E {
+        (self.j).begin_event(name, cat, ph, pid, tid, ts, &mut self.heads);
+        &mut self.j
     }
 
     fn end_event(&mut self) {
-        self.j.close();
-        self.j.buf.extend_from_slice(b",\n");
+        self.j.end_event();
         self.events += 1;
     }
 
@@ -266,14 +228,14 @@ impl<W: Write + Send> Chrome<W> {
         // Past RLIMIT_FSIZE the kernel would send SIGXFSZ, which kills the whole program: stop
         // writing before the limit instead.
         if self.failed.is_some() {
-            self.j.buf.clear();
+            self.j.clear();
             return;
         }
         // Past CLXFER_TRACE_LIMIT_MIB, whole batches are left out (a batch holds a slice with
         // the two ends of its arrows) and counted; the last event is written anyway.
         let batch = self.events - self.flushed_events;
         self.flushed_events = self.events;
-        let over = self.written.saturating_add(self.j.buf.len() as u64) > self.limit;
+        let over = self.written.saturating_add(self.j.bytes().len() as u64) > self.limit;
         if !self.closing && (self.limited || over) {
             if !self.limited {
                 self.limited = true;
@@ -285,26 +247,23 @@ impl<W: Write + Send> Chrome<W> {
                 );
             }
             self.left_out += batch;
-            self.j.buf.clear();
+            self.j.clear();
             return;
         }
         let room = self.room.saturating_sub(self.written) as usize;
-        let result = if self.j.buf.len() > room {
-            // As many whole events as fit (each ends with ",\n"), so the file stays loadable.
-            let fit = self.j.buf[..room]
-                .windows(2)
-                .rposition(|w| w == b",\n")
-                .map_or(0, |i| i + 2);
-            let _ = (self.out.write_all(&self.j.buf[..fit])).and_then(|_| self.out.flush());
+        let result = if self.j.bytes().len() > room {
+            // As many whole events as fit, so the file stays loadable.
+            let fit = self.j.fit(room);
+            let _ = (self.out.write_all(&self.j.bytes()[..fit])).and_then(|_| self.out.flush());
             self.written += fit as u64;
             Err(std::io::Error::other(format!(
                 "the file size limit (RLIMIT_FSIZE, {} bytes) is reached",
                 self.room
             )))
         } else {
-            self.written += self.j.buf.len() as u64;
+            self.written += self.j.bytes().len() as u64;
             self.out
-                .write_all(&self.j.buf)
+                .write_all(self.j.bytes())
                 .and_then(|_| self.out.flush())
         };
         if let Err(e) = result {
@@ -314,7 +273,7 @@ impl<W: Write + Send> Chrome<W> {
             );
             self.failed = Some(e.to_string());
         }
-        self.j.buf.clear();
+        self.j.clear();
     }
 
     fn record(&mut self, r: Record) {
@@ -356,7 +315,7 @@ impl<W: Write + Send> Chrome<W> {
         }
         // Written out between records, never inside one: a slice and the two ends of its arrow
         // reach the file together, so a killed program leaves no arrow with one end.
-        if self.j.buf.len() >= FLUSH_AT {
+        if self.j.bytes().len() >= FLUSH_AT {
             self.flush();
         }
     }
@@ -475,10 +434,10 @@ impl<W: Write + Send> Chrome<W> {
                 CallFlags::None => {}
                 CallFlags::Map(f) => {
                     j.field(s::MAP_FLAGS)
-                        .raw_bytes(flag_names(flag_cache, f, MAP_FLAGS));
+                        .raw_bytes(flag_names::<E>(flag_cache, f, MAP_FLAGS));
                 }
                 CallFlags::Migrate(f) => {
-                    j.field(s::MIGRATION_FLAGS).raw_bytes(flag_names(
+                    j.field(s::MIGRATION_FLAGS).raw_bytes(flag_names::<E>(
                         flag_cache,
                         f,
                         MIGRATION_FLAGS,
@@ -493,7 +452,7 @@ impl<W: Write + Send> Chrome<W> {
                     j.qkey(quoted!("kind")).word(m.kind_name());
                     j.qkey(quoted!("size")).u64(m.size);
                     j.qkey(quoted!("flags"))
-                        .raw_bytes(flag_names(flag_cache, m.flags, MEM_FLAGS));
+                        .raw_bytes(flag_names::<E>(flag_cache, m.flags, MEM_FLAGS));
                     // A kernel's access to its arguments, as far as their flags tell.
                     if e.kernel.is_some() {
                         let only_read = crate::model::classify::only_reads(e.reads, i);
@@ -712,7 +671,7 @@ impl<W: Write + Send> Chrome<W> {
     }
 }
 
-impl<W: Write + Send> Output for Chrome<W> {
+impl<W: Write + Send, E: Emit> Output for Chrome<W, E> {
     fn embed_report(&mut self, json: String) {
         self.report = Some(json);
     }
@@ -799,8 +758,8 @@ impl<W: Write + Send> Output for Chrome<W> {
             j.field(s::REPORT).raw_bytes(report.as_bytes());
         }
         j.close();
-        self.j.close();
-        self.j.buf.extend_from_slice(b"\n]\n");
+        self.end_event();
+        self.j.finish();
         self.flush();
         if self.failed.is_none() {
             crate::info!("trace: {} ({events} events)", self.what);
@@ -823,12 +782,11 @@ impl<W: Write + Send> Output for Chrome<W> {
 }
 
 /// `queue`: `device #D queue #Q`.
-fn queue_field(j: &mut Json, q: QueueRef) {
+fn queue_field<E: Emit>(j: &mut E, q: QueueRef) {
     j.field(s::QUEUE).raw_parts(&[
-        Part::Text("\"device #"),
+        Part::Text("device #"),
         Part::Num(q.device as u64),
         Part::Text(" queue #"),
         Part::Num(q.queue as u64),
-        Part::Text("\""),
     ]);
 }

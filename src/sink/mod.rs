@@ -7,6 +7,7 @@ pub mod buffer;
 pub mod chrome;
 pub mod counters;
 pub mod counts;
+pub mod emit;
 pub mod json;
 pub mod own;
 pub mod record;
@@ -40,7 +41,8 @@ fn output() -> Option<Box<dyn writer::Output>> {
                 settings: &config.settings,
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
-            let trace = chrome::Chrome::new(out, path.display().to_string(), start);
+            let trace: chrome::Chrome<_> =
+                chrome::Chrome::new(out, path.display().to_string(), start);
             Some(Box::new(summary::Both {
                 trace,
                 summary: summary::Summary::new(&program, report, false),

@@ -2,7 +2,7 @@
 //! The classification's members are a host slice's class (`classes.rs`): what varies per call,
 //! the bytes and the host pointer, is written apart ([`per_call`]).
 
-use super::super::json::Json;
+use super::super::emit::Emit;
 use super::super::record::Command;
 use crate::model::classification::{Classification, Direction, Reason};
 use crate::vocab::Api;
@@ -27,7 +27,12 @@ pub(super) struct Rendered {
 }
 
 /// The classification's fields (the host slice's args) of a call to `api`.
-pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &mut Rendered) {
+pub(super) fn classification<E: Emit>(
+    j: &mut E,
+    api: Api,
+    c: &Classification,
+    done: &mut Rendered,
+) {
     const DIRECTIONS: usize = Direction::ALL.len();
     if done.last.is_empty() {
         done.last.resize_with(Api::ALL.len() * DIRECTIONS, || None);
@@ -51,22 +56,23 @@ pub(super) fn classification(j: &mut Json, api: Api, c: &Classification, done: &
         }
         None => (c.clone(), Vec::new()),
     };
-    let mut r = Json::default();
-    r.buf = buf;
+    let mut r = E::default();
     fields(&mut r, c, &mut done.reasons);
-    j.raw_bytes(&r.buf);
-    *slot = Some((last, r.buf));
+    let mut buf = buf;
+    buf.extend_from_slice(r.bytes());
+    j.raw_bytes(&buf);
+    *slot = Some((last, buf));
 }
 
 /// What varies from call to call: the bytes moved and the host pointer.
-pub(super) fn per_call(j: &mut Json, c: &Classification) {
+pub(super) fn per_call<E: Emit>(j: &mut E, c: &Classification) {
     j.field(s::BYTES).u64(c.bytes);
     if let Some(h) = &c.host {
         j.field(s::HOST_PTR).hex(h.ptr as u64);
     }
 }
 
-fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
+fn fields<E: Emit>(j: &mut E, c: &Classification, cache: &mut ReasonsCache) {
     j.field(s::DIRECTION).word(c.direction.as_str());
     j.field(s::PATH).word(c.path.as_str());
     j.field(s::BLOCKING).bool(c.blocking);
@@ -76,21 +82,21 @@ fn fields(j: &mut Json, c: &Classification, cache: &mut ReasonsCache) {
         j.field(s::REASONS).raw_bytes(reasons);
         j.field(s::RULE_IDS).raw_bytes(ids);
     } else {
-        let mut r = Json::default();
+        let mut r = E::default();
         r.open_array();
         for reason in &c.reasons {
             r.display(&format_args!("[{}] {reason}", reason.rule));
         }
         r.close_array();
-        let mut ids = Json::default();
+        let mut ids = E::default();
         ids.open_array();
         for reason in &c.reasons {
             ids.word(reason.rule);
         }
         ids.close_array();
-        j.field(s::REASONS).raw_bytes(&r.buf);
-        j.field(s::RULE_IDS).raw_bytes(&ids.buf);
-        cache.insert(c.reasons.clone(), (r.buf.into(), ids.buf.into()));
+        j.field(s::REASONS).raw_bytes(r.bytes());
+        j.field(s::RULE_IDS).raw_bytes(ids.bytes());
+        cache.insert(c.reasons.clone(), (r.bytes().into(), ids.bytes().into()));
     }
     if let Some(h) = &c.host {
         j.field(s::HOST_MEMORY).word(h.kind);
@@ -115,12 +121,6 @@ pub(super) fn gbps(bytes: u64, ns: u64) -> f64 {
     } else {
         bytes as f64 / ns as f64
     }
-}
-
-/// An event's name: clxfer's own words joined by spaces, or text to escape.
-pub(super) enum Name<'a> {
-    Words(&'a [&'static str]),
-    Shown(&'a dyn std::fmt::Display),
 }
 
 /// `Write H2D staged`, `Kernel vadd`, `Marker`.

@@ -6,7 +6,7 @@
 //! Perfetto shows the class's members on its first slice, and `crate::trace::compact` restores
 //! them on every slice for clxfer's readers.
 
-use super::super::json::Json;
+use super::super::emit::Emit;
 use crate::vocab::schema as s;
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
@@ -17,21 +17,21 @@ use std::collections::HashMap;
 const CLASSES: usize = s::CLASSES as usize;
 
 #[derive(Default)]
-pub(super) struct Classes {
+pub(super) struct Classes<E> {
     /// A class's members as rendered → its number.
     ids: HashMap<Box<[u8]>, u64, FxBuildHasher>,
     next: u64,
     /// The class being rendered.
-    scratch: Json,
+    scratch: E,
 }
 
-impl Classes {
+impl<E: Emit> Classes<E> {
     /// The members `render` writes, as a class: `"class":N`, and the members themselves the
     /// first time.
-    pub(super) fn write(&mut self, j: &mut Json, render: impl FnOnce(&mut Json)) {
+    pub(super) fn write(&mut self, j: &mut E, render: impl FnOnce(&mut E)) {
         self.scratch.clear();
         render(&mut self.scratch);
-        if let Some(&id) = self.ids.get(self.scratch.buf.as_slice()) {
+        if let Some(&id) = self.ids.get(self.scratch.bytes()) {
             j.field(s::CLASS).u64(id);
             return;
         }
@@ -40,10 +40,9 @@ impl Classes {
         }
         self.next += 1;
         j.field(s::CLASS).u64(self.next);
-        if !self.scratch.buf.is_empty() {
-            j.raw_bytes(&self.scratch.buf);
+        if !self.scratch.bytes().is_empty() {
+            j.raw_bytes(self.scratch.bytes());
         }
-        self.ids
-            .insert(self.scratch.buf.as_slice().into(), self.next);
+        self.ids.insert(self.scratch.bytes().into(), self.next);
     }
 }

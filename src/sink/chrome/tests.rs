@@ -67,7 +67,7 @@ fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
         mode: "trace",
         settings: &[],
     };
-    let mut c = Chrome::new(&mut out, "test".into(), start);
+    let mut c: Chrome<_> = Chrome::new(&mut out, "test".into(), start);
     let spans = [
         (10_000, 20_000),
         (15_000, 25_000),

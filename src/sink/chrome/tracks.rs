@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl<W: Write + Send> Chrome<W> {
+impl<W: Write + Send, E: Emit> Chrome<W, E> {
     /// An `M` event `what` for (pid, tid) whose one `args` member is `key` (pre-quoted), written
     /// by `value`.
     fn metadata(
@@ -13,7 +13,7 @@ impl<W: Write + Send> Chrome<W> {
         tid: Option<u32>,
         what: &'static str,
         key: &'static str,
-        value: impl FnOnce(&mut Json),
+        value: impl FnOnce(&mut E),
     ) {
         let tid = tid.unwrap_or(0);
         let j = self.begin(Name::Words(&[what]), "__metadata", "M", pid, tid, 0);

@@ -1,0 +1,75 @@
+//! What the trace writer (`chrome.rs`) writes through: the JSON of Chrome's trace format
+//! ([`super::json::Json`]) or Perfetto's protobuf ([`super::pftrace::Proto`]), behind one set of
+//! calls shaped like JSON's (objects, arrays, keys, values), so that which event says what stays
+//! in one place whichever the format. An event starts with [`Emit::begin_event`] and ends with
+//! [`Emit::end_event`]; between them, its top-level keys (`dur`, `s`, `id`, `bp`, `args`) and
+//! its args.
+//!
+//! A fragment rendered into a separate emitter and copied with [`Emit::raw_bytes`] (the cached
+//! classification, flag names, a class's members) must come from the same kind of emitter, in
+//! the same place: a value after a key, or members inside `args`.
+
+use super::json::Part;
+use crate::vocab::schema::Key;
+use rustc_hash::FxBuildHasher;
+use std::collections::HashMap;
+
+/// An event's name: clxfer's own words joined by spaces, or text to escape.
+pub enum Name<'a> {
+    Words(&'a [&'static str]),
+    Shown(&'a dyn std::fmt::Display),
+}
+
+/// The JSON writer's cache of what follows an event's name (`"cat":…,"ts":`), by (cat, ph,
+/// pid, tid), the strings by address (each is one of clxfer's constants).
+pub type Heads = HashMap<((usize, usize), (usize, usize), u32, u32), Box<[u8]>, FxBuildHasher>;
+
+pub trait Emit: Default + Send {
+    /// Opens an event: its name, category, phase, track and time (ns from the trace's start).
+    #[allow(clippy::too_many_arguments)]
+    fn begin_event(
+        &mut self,
+        name: Name,
+        cat: &'static str,
+        ph: &'static str,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+        heads: &mut Heads,
+    );
+    /// Closes the event opened last.
+    fn end_event(&mut self);
+    /// What comes before the first event, and after the last.
+    fn start(&mut self);
+    fn finish(&mut self);
+    /// The bytes written since the last [`Emit::clear`].
+    fn bytes(&self) -> &[u8];
+    /// Empty again, its buffer kept.
+    fn clear(&mut self);
+    /// The longest prefix of [`Emit::bytes`] of at most `room` bytes that holds whole events.
+    fn fit(&self, room: usize) -> usize;
+
+    fn open(&mut self) -> &mut Self;
+    fn close(&mut self) -> &mut Self;
+    fn open_array(&mut self) -> &mut Self;
+    fn close_array(&mut self) -> &mut Self;
+    fn key(&mut self, key: &str) -> &mut Self;
+    fn qkey(&mut self, quoted: &'static str) -> &mut Self;
+    fn field(&mut self, key: Key) -> &mut Self;
+    fn word(&mut self, value: &'static str) -> &mut Self;
+    fn words(&mut self, words: &[&'static str]) -> &mut Self;
+    fn str(&mut self, value: &str) -> &mut Self;
+    fn display(&mut self, value: &dyn std::fmt::Display) -> &mut Self;
+    fn u64(&mut self, value: u64) -> &mut Self;
+    fn i64(&mut self, value: i64) -> &mut Self;
+    fn bool(&mut self, value: bool) -> &mut Self;
+    /// Nanoseconds, as microseconds.
+    fn us(&mut self, ns: u64) -> &mut Self;
+    /// A number to three decimals.
+    fn f3(&mut self, value: f64) -> &mut Self;
+    /// A pointer or handle.
+    fn hex(&mut self, value: u64) -> &mut Self;
+    fn raw_bytes(&mut self, bytes: &[u8]) -> &mut Self;
+    /// One string value made of clxfer's words and numbers.
+    fn raw_parts(&mut self, parts: &[Part]) -> &mut Self;
+}
