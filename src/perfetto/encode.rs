@@ -86,9 +86,46 @@ pub struct Encoder {
     global: u64,
     next_uuid: u64,
     packet: Vec<u8>,
+    /// Fragments only: nothing interned.
+    inline: bool,
 }
 
 impl Encoder {
+    /// An encoder of annotations only, with every name and string written in full: for
+    /// fragments rendered apart and copied into an event ([`Encoder::raw`]), whose interned ids
+    /// would be another table's.
+    pub fn fragments() -> Encoder {
+        let mut e = Encoder::new(1, 0);
+        e.out.clear();
+        e.inline = true;
+        e
+    }
+
+    /// The annotations written since the last event (a fragment's).
+    pub fn args(&self) -> &[u8] {
+        &self.args
+    }
+
+    pub fn clear_args(&mut self) {
+        self.args.clear();
+        self.open.clear();
+        self.key = None;
+    }
+
+    /// Copies a fragment ([`Encoder::fragments`]): after a pending key, its one annotation's
+    /// value, named by the key; otherwise its annotations as they are.
+    pub fn raw(&mut self, fragment: &[u8]) {
+        if self.key.is_none() {
+            self.args.extend_from_slice(fragment);
+            return;
+        }
+        let at = self.annotation();
+        if let Some(Ok((_, value))) = wire::fields(fragment).next() {
+            self.args.extend_from_slice(value.bytes());
+        }
+        wire::close(&mut self.args, at);
+    }
+
     /// A new trace whose clock 0 is `start_mono_ns` on `CLOCK_MONOTONIC`, on sequence `seq`.
     pub fn new(seq: u32, start_mono_ns: u64) -> Encoder {
         let mut e = Encoder {
@@ -108,6 +145,7 @@ impl Encoder {
             global: 0,
             next_uuid: 0,
             packet: Vec::new(),
+            inline: false,
         };
         // The first packet: the sequence starts afresh, its timestamps are on clxfer's clock
         // (nanoseconds from its start), which maps onto CLOCK_MONOTONIC, the trace's clock.
@@ -256,14 +294,17 @@ impl Encoder {
         };
         let key = self.key.take();
         let at = wire::open(&mut self.args, field);
+        let intern = !self.inline;
         match (within, key) {
-            (In::Event, Some(k)) => {
+            (In::Event, Some(k)) if intern => {
                 match self.keys.iid(&k, i::ANNOTATION_NAMES, &mut self.interned) {
                     Some(id) => wire::uint(&mut self.args, a::NAME_IID, id),
                     None => wire::bytes(&mut self.args, a::NAME, k.as_bytes()),
                 }
             }
-            (In::Dict(_), Some(k)) => wire::bytes(&mut self.args, a::NAME, k.as_bytes()),
+            (In::Event | In::Dict(_), Some(k)) => {
+                wire::bytes(&mut self.args, a::NAME, k.as_bytes())
+            }
             _ => {}
         }
         at
@@ -307,7 +348,7 @@ impl Encoder {
 
     pub fn str(&mut self, v: &str) -> &mut Self {
         let at = self.annotation();
-        let id = (v.len() <= INTERN_LEN)
+        let id = (v.len() <= INTERN_LEN && !self.inline)
             .then(|| self.strings.iid(v, i::STRINGS, &mut self.interned))
             .flatten();
         match id {
@@ -371,7 +412,10 @@ impl Encoder {
             wire::bytes(b, p::INTERNED_DATA, &self.interned);
             self.interned.clear();
         }
-        wire::uint(b, p::SEQUENCE_FLAGS, p::NEEDS_INCREMENTAL_STATE);
+        // What refers to interned names says so; a slice's end refers to none.
+        if name_cat.is_some() {
+            wire::uint(b, p::SEQUENCE_FLAGS, p::NEEDS_INCREMENTAL_STATE);
+        }
         let at = wire::open(b, p::TRACK_EVENT);
         wire::uint(b, ev::TYPE, kind);
         wire::uint(b, ev::TRACK_UUID, track);

@@ -162,7 +162,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             limited: false,
             closing: false,
         };
-        c.j.start();
+        c.j.start(t0.mono_ns);
         c.meta(host_pid, None, "process_name", start.program);
         c.sort_index(host_pid, None, 0);
         let j = c.begin(
@@ -755,7 +755,7 @@ impl<W: Write + Send, E: Emit> Output for Chrome<W, E> {
         j.field(s::EVENTS).u64(events);
         j.field(s::LEFT_OUT).u64(left_out);
         if let Some(report) = report {
-            j.field(s::REPORT).raw_bytes(report.as_bytes());
+            j.field(s::REPORT).raw_json(&report);
         }
         j.close();
         self.end_event();

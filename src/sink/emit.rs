@@ -39,8 +39,9 @@ pub trait Emit: Default + Send {
     );
     /// Closes the event opened last.
     fn end_event(&mut self);
-    /// What comes before the first event, and after the last.
-    fn start(&mut self);
+    /// What comes before the first event (clxfer's clock starts at `start_mono_ns`), and after
+    /// the last.
+    fn start(&mut self, start_mono_ns: u64);
     fn finish(&mut self);
     /// The bytes written since the last [`Emit::clear`].
     fn bytes(&self) -> &[u8];
@@ -70,6 +71,8 @@ pub trait Emit: Default + Send {
     /// A pointer or handle.
     fn hex(&mut self, value: u64) -> &mut Self;
     fn raw_bytes(&mut self, bytes: &[u8]) -> &mut Self;
+    /// A value given as JSON text (the run's report).
+    fn raw_json(&mut self, json: &str) -> &mut Self;
     /// One string value made of clxfer's words and numbers.
     fn raw_parts(&mut self, parts: &[Part]) -> &mut Self;
 }

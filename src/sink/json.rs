@@ -346,7 +346,7 @@ impl super::emit::Emit for Json {
         self.buf.extend_from_slice(b",\n");
     }
 
-    fn start(&mut self) {
+    fn start(&mut self, _start_mono_ns: u64) {
         self.buf.extend_from_slice(b"[\n");
     }
 
@@ -428,6 +428,9 @@ impl super::emit::Emit for Json {
     }
     fn raw_bytes(&mut self, bytes: &[u8]) -> &mut Self {
         Json::raw_bytes(self, bytes)
+    }
+    fn raw_json(&mut self, json: &str) -> &mut Self {
+        Json::raw_bytes(self, json.as_bytes())
     }
     fn raw_parts(&mut self, parts: &[Part]) -> &mut Self {
         Json::raw_parts(self, parts)

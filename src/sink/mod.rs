@@ -10,6 +10,7 @@ pub mod counts;
 pub mod emit;
 pub mod json;
 pub mod own;
+pub mod pftrace;
 pub mod record;
 pub mod summary;
 pub mod trace_file;
@@ -41,12 +42,16 @@ fn output() -> Option<Box<dyn writer::Output>> {
                 settings: &config.settings,
             };
             let out = std::io::BufWriter::with_capacity(1 << 16, file);
-            let trace: chrome::Chrome<_> =
-                chrome::Chrome::new(out, path.display().to_string(), start);
-            Some(Box::new(summary::Both {
-                trace,
-                summary: summary::Summary::new(&program, report, false),
-            }))
+            let what = path.display().to_string();
+            let summary = summary::Summary::new(&program, report, false);
+            if config.perfetto {
+                let trace: chrome::Chrome<_, pftrace::Proto> =
+                    chrome::Chrome::new(out, what, start);
+                Some(Box::new(summary::Both { trace, summary }))
+            } else {
+                let trace: chrome::Chrome<_> = chrome::Chrome::new(out, what, start);
+                Some(Box::new(summary::Both { trace, summary }))
+            }
         }
         Mode::Summary => Some(Box::new(summary::Summary::new(&program, report, true))),
         Mode::Off => None,

@@ -43,15 +43,24 @@ pub fn room() -> u64 {
 }
 
 /// The trace file's first name: `output` with its placeholders filled in, or
-/// `clxfer-<program>-<pid>.json` in `dir`.
-pub fn trace_name(dir: &Path, output: Option<&str>, program: &str, pid: u32) -> PathBuf {
+/// `clxfer-<program>-<pid>.json` (`.pftrace`: `perfetto`) in `dir`.
+pub fn trace_name(
+    dir: &Path,
+    output: Option<&str>,
+    program: &str,
+    pid: u32,
+    perfetto: bool,
+) -> PathBuf {
     let program = sanitize(program);
     match output {
         Some(o) => PathBuf::from(
             o.replace("{pid}", &pid.to_string())
                 .replace("{program}", &program),
         ),
-        None => dir.join(format!("clxfer-{program}-{pid}.json")),
+        None => {
+            let ext = if perfetto { "pftrace" } else { "json" };
+            dir.join(format!("clxfer-{program}-{pid}.{ext}"))
+        }
     }
 }
 
@@ -62,6 +71,7 @@ pub fn create(config: &crate::config::Config, program: &str) -> Option<(File, Pa
         config.output.as_deref(),
         program,
         std::process::id(),
+        config.perfetto,
     );
     match create_new(&first) {
         Ok(created) => Some(created),
@@ -201,14 +211,16 @@ mod tests {
     #[test]
     fn trace_names_fill_their_placeholders() {
         let d = Path::new("/d");
-        for (output, want) in [
-            (None, "/d/clxfer-my_prog-42.json"),
-            (Some("t.json"), "t.json"),
-            (Some("/x/{program}-{pid}.json"), "/x/my_prog-42.json"),
-            (Some("run-{pid}-{pid}.json"), "run-42-42.json"),
-            (Some("{PID}.json"), "{PID}.json"),
+        for (output, perfetto, want) in [
+            (None, false, "/d/clxfer-my_prog-42.json"),
+            (None, true, "/d/clxfer-my_prog-42.pftrace"),
+            (Some("t.json"), false, "t.json"),
+            (Some("/x/{program}-{pid}.json"), false, "/x/my_prog-42.json"),
+            (Some("run-{pid}-{pid}.json"), false, "run-42-42.json"),
+            (Some("{PID}.json"), false, "{PID}.json"),
         ] {
-            assert_eq!(trace_name(d, output, "my prog", 42), PathBuf::from(want));
+            let got = trace_name(d, output, "my prog", 42, perfetto);
+            assert_eq!(got, PathBuf::from(want));
         }
     }
 

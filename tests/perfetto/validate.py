@@ -83,8 +83,9 @@ for i, p in enumerate(trace.packet):
             tracks[t.uuid] = ("global", t.name, None)
     if p.HasField("track_event"):
         e = p.track_event
-        if not cleared or not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
-            bad(i, "a track event that does not say it needs the sequence's state")
+        refers = e.HasField("name_iid") or len(e.category_iids) or len(e.debug_annotations)
+        if not cleared or (refers and not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE):
+            bad(i, "a track event with interned references that does not say it needs the sequence's state")
         if e.track_uuid not in tracks:
             bad(i, f"track {e.track_uuid} used before its descriptor")
             continue

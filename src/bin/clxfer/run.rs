@@ -72,6 +72,18 @@ fn notes_file() -> std::io::Result<PathBuf> {
 fn end_event(trace: &Path) -> Option<serde_json::Value> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(trace).ok()?;
+    let mut first = [0u8; 1];
+    if f.read_exact(&mut first).is_ok() && clxfer::perfetto::decode::is_protobuf(&first) {
+        // Protobuf has no lines: its events, read through.
+        let mut end = None;
+        let name = clxfer::vocab::schema::TRACE_END;
+        let read = clxfer::trace::read::read_file_with(trace, |_, e| {
+            if e["name"] == name {
+                end = Some(e);
+            }
+        });
+        return read.ok().and(end);
+    }
     let len = f.metadata().ok()?.len();
     let tail = len.min(8 << 20);
     f.seek(SeekFrom::Start(len - tail)).ok()?;

@@ -52,10 +52,20 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         }
         Err(e) => return fail(e),
     };
-    // Served as written: the page reads a trace cut short as Perfetto does.
-    let body = match std::fs::read(trace) {
-        Ok(b) => b,
-        Err(e) => return fail(format!("cannot read {}: {e}", trace.display())),
+    // Served as written (the page reads a trace cut short as Perfetto does); a protobuf trace
+    // as the JSON it stands for, which the page reads.
+    let body = if clxfer::trace::convert::is_protobuf_name(trace) {
+        let mut json = Vec::new();
+        let as_json = std::path::Path::new("trace.json");
+        match clxfer::trace::convert::convert_file(trace, as_json, &mut json) {
+            Ok(_) => json,
+            Err(e) => return fail(format!("cannot read {}: {e}", trace.display())),
+        }
+    } else {
+        match std::fs::read(trace) {
+            Ok(b) => b,
+            Err(e) => return fail(format!("cannot read {}: {e}", trace.display())),
+        }
     };
     let name = trace
         .file_name()

@@ -1,0 +1,374 @@
+//! The trace writer's protobuf side (`CLXFER_FORMAT=perfetto`): the JSON-shaped calls of
+//! [`Emit`] turned into Perfetto's `TrackEvent` packets by [`crate::perfetto::encode`]. An
+//! event's top-level keys are what the packets need (`dur`: the slice's end; `s`: an instant's
+//! track; `id`: an arrow's flow id), its `args` are its debug annotations, and the metadata and
+//! counter events become track descriptors and counter values.
+
+use super::emit::{Emit, Heads, Name};
+use super::json::Part;
+use crate::perfetto::encode::{Encoder, Scope};
+use crate::perfetto::fields::{RACE_FLOW_BIT, WAIT_FLOW_BIT};
+use crate::perfetto::wire;
+use crate::vocab::schema::{self as s, Key};
+use std::fmt::Write as _;
+
+/// The top-level key whose value comes next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Top {
+    None,
+    Dur,
+    Scope,
+    Id,
+    Args,
+}
+
+pub struct Proto {
+    enc: Encoder,
+    /// The event being written: its name, category, phase, track and time.
+    name: String,
+    cat: &'static str,
+    ph: &'static str,
+    at: (u32, u32),
+    ts: u64,
+    dur: u64,
+    scope: Scope,
+    flow: u64,
+    top: Top,
+    /// How deep in the event: 0 its own keys, 1 its `args`, more inside them.
+    depth: u32,
+    /// A metadata event's name or order; a counter's key and value.
+    meta: (Option<String>, Option<i64>),
+    counter: Option<(String, i64)>,
+    pending_key: Option<String>,
+    /// A fragment's emitter: [`Emit::bytes`] are its annotations.
+    fragment: bool,
+}
+
+impl Default for Proto {
+    /// An emitter of fragments ([`Encoder::fragments`]); the trace's own one is made by
+    /// [`Emit::start`].
+    fn default() -> Proto {
+        Proto {
+            enc: Encoder::fragments(),
+            name: String::new(),
+            cat: "",
+            ph: "",
+            at: (0, 0),
+            ts: 0,
+            dur: 0,
+            scope: Scope::Thread,
+            flow: 0,
+            top: Top::None,
+            depth: 0,
+            meta: (None, None),
+            counter: None,
+            pending_key: None,
+            fragment: true,
+        }
+    }
+}
+
+impl Proto {
+    /// Whether a value now is one of `args` (or a fragment's), not a top-level key's.
+    fn in_args(&self) -> bool {
+        self.depth >= 1 || self.ph.is_empty()
+    }
+
+    /// A value of a metadata or counter event, kept for its end.
+    fn captured(&self) -> bool {
+        self.depth == 1 && matches!(self.ph, "M" | "C")
+    }
+
+    fn set_key(&mut self, key: &str) {
+        if self.captured() {
+            self.pending_key = Some(key.to_string());
+        } else {
+            self.enc.key(key);
+        }
+    }
+
+    fn text(&mut self, v: &str) -> &mut Self {
+        match self.top {
+            Top::Scope if self.depth == 0 => {
+                self.scope = match v {
+                    "g" => Scope::Global,
+                    "p" => Scope::Process,
+                    _ => Scope::Thread,
+                };
+            }
+            _ if self.captured() => self.meta.0 = Some(v.to_string()),
+            _ if self.in_args() => {
+                self.enc.str(v);
+            }
+            // `bp`: Perfetto binds a flow's end to the slice it sits in.
+            _ => {}
+        }
+        self
+    }
+
+    fn number(&mut self, v: u64) -> &mut Self {
+        match self.top {
+            Top::Id if self.depth == 0 => self.flow = v,
+            _ if self.captured() => {
+                match self.pending_key.take() {
+                    Some(k) if self.ph == "C" => self.counter = Some((k, v as i64)),
+                    _ => self.meta.1 = Some(v as i64),
+                };
+            }
+            _ if self.in_args() => {
+                self.enc.u64(v);
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+impl Emit for Proto {
+    fn begin_event(
+        &mut self,
+        name: Name,
+        cat: &'static str,
+        ph: &'static str,
+        pid: u32,
+        tid: u32,
+        ts: u64,
+        _heads: &mut Heads,
+    ) {
+        self.name.clear();
+        match name {
+            Name::Words(w) => {
+                for (i, word) in w.iter().enumerate() {
+                    if i > 0 {
+                        self.name.push(' ');
+                    }
+                    self.name.push_str(word);
+                }
+            }
+            Name::Shown(d) => {
+                let _ = write!(self.name, "{d}");
+            }
+        }
+        (self.cat, self.ph, self.at, self.ts) = (cat, ph, (pid, tid), ts);
+        (self.dur, self.scope, self.flow, self.top, self.depth) =
+            (0, Scope::Thread, 0, Top::None, 0);
+        self.meta = (None, None);
+        self.counter = None;
+        self.enc.clear_args();
+    }
+
+    fn end_event(&mut self) {
+        let (name, cat, at, ts) = (&self.name, self.cat, self.at, self.ts);
+        match self.ph {
+            "X" => self.enc.slice(name, cat, at, ts, self.dur),
+            "i" => self.enc.instant(name, cat, self.scope, at, ts),
+            "s" | "f" => {
+                let id = match name.as_str() {
+                    s::WAIT_FLOW_NAME => self.flow | WAIT_FLOW_BIT,
+                    s::RACE_FLOW_NAME => self.flow | RACE_FLOW_BIT,
+                    _ => self.flow,
+                };
+                self.enc.flow(name, cat, self.ph == "s", id, at, ts);
+            }
+            "C" => {
+                if let Some((key, value)) = self.counter.take() {
+                    self.enc.counter(name, cat, &key, at.0, ts, value);
+                }
+            }
+            "M" => {
+                let (text, rank) = (self.meta.0.take(), self.meta.1.take());
+                if name.starts_with("process") {
+                    self.enc.name_process(at.0, text.as_deref(), rank);
+                } else {
+                    self.enc.name_thread(at.0, at.1, text.as_deref(), rank);
+                }
+            }
+            _ => {}
+        }
+        self.ph = "";
+    }
+
+    fn start(&mut self, start_mono_ns: u64) {
+        self.enc = Encoder::new(1, start_mono_ns);
+        self.fragment = false;
+    }
+
+    fn finish(&mut self) {}
+
+    fn bytes(&self) -> &[u8] {
+        if self.fragment {
+            return self.enc.args();
+        }
+        &self.enc.out
+    }
+
+    fn clear(&mut self) {
+        self.enc.out.clear();
+        self.enc.clear_args();
+    }
+
+    /// Whole packets.
+    fn fit(&self, room: usize) -> usize {
+        let b = &self.enc.out;
+        let mut fields = wire::fields(b);
+        let mut fit = 0;
+        while let Some(Ok(_)) = fields.next() {
+            if fields.offset() > room {
+                break;
+            }
+            fit = fields.offset();
+        }
+        fit
+    }
+
+    fn open(&mut self) -> &mut Self {
+        if self.depth == 0 && self.top == Top::Args && !self.ph.is_empty() {
+            self.depth = 1;
+        } else {
+            self.depth += 1;
+            if !self.captured() {
+                self.enc.open_dict();
+            }
+        }
+        self
+    }
+
+    fn close(&mut self) -> &mut Self {
+        match self.depth {
+            0 => {}
+            1 if !self.ph.is_empty() => self.depth = 0,
+            _ => {
+                self.depth -= 1;
+                self.enc.close();
+            }
+        }
+        self
+    }
+
+    fn open_array(&mut self) -> &mut Self {
+        self.depth += 1;
+        self.enc.open_array();
+        self
+    }
+
+    fn close_array(&mut self) -> &mut Self {
+        self.depth = self.depth.saturating_sub(1);
+        self.enc.close();
+        self
+    }
+
+    fn key(&mut self, key: &str) -> &mut Self {
+        self.set_key(key);
+        self
+    }
+
+    fn qkey(&mut self, quoted: &'static str) -> &mut Self {
+        let key = quoted.trim_end_matches(':').trim_matches('"');
+        if self.depth == 0 && !self.ph.is_empty() {
+            self.top = match key {
+                "dur" => Top::Dur,
+                "s" => Top::Scope,
+                "id" => Top::Id,
+                "args" => Top::Args,
+                _ => Top::None,
+            };
+        } else {
+            self.set_key(key);
+        }
+        self
+    }
+
+    fn field(&mut self, key: Key) -> &mut Self {
+        self.set_key(key.name);
+        self
+    }
+
+    fn word(&mut self, value: &'static str) -> &mut Self {
+        self.text(value)
+    }
+
+    fn words(&mut self, words: &[&'static str]) -> &mut Self {
+        self.text(&words.join(" "))
+    }
+
+    fn str(&mut self, value: &str) -> &mut Self {
+        self.text(value)
+    }
+
+    fn display(&mut self, value: &dyn std::fmt::Display) -> &mut Self {
+        self.text(&value.to_string())
+    }
+
+    fn u64(&mut self, value: u64) -> &mut Self {
+        self.number(value)
+    }
+
+    fn i64(&mut self, value: i64) -> &mut Self {
+        if self.in_args() && !self.captured() {
+            self.enc.i64(value);
+        } else {
+            self.number(value as u64);
+        }
+        self
+    }
+
+    fn bool(&mut self, value: bool) -> &mut Self {
+        if self.in_args() {
+            self.enc.bool(value);
+        }
+        self
+    }
+
+    fn us(&mut self, ns: u64) -> &mut Self {
+        if self.depth == 0 && self.top == Top::Dur {
+            self.dur = ns;
+        } else if self.in_args() {
+            // As the JSON has it: whole microseconds are integers.
+            if ns.is_multiple_of(1000) {
+                self.enc.u64(ns / 1000);
+            } else {
+                self.enc.f64(ns as f64 / 1000.0);
+            }
+        }
+        self
+    }
+
+    fn f3(&mut self, value: f64) -> &mut Self {
+        let v = if value.is_finite() { value } else { 0.0 };
+        let scaled = (v.abs() * 1000.0 + 0.5) as u64;
+        if scaled.is_multiple_of(1000) && v >= 0.0 {
+            self.enc.u64(scaled / 1000);
+        } else {
+            self.enc.f64(v.signum() * scaled as f64 / 1000.0);
+        }
+        self
+    }
+
+    fn hex(&mut self, value: u64) -> &mut Self {
+        self.enc.pointer(value);
+        self
+    }
+
+    fn raw_bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        self.enc.raw(bytes);
+        self
+    }
+
+    fn raw_json(&mut self, json: &str) -> &mut Self {
+        self.enc.json(json);
+        self
+    }
+
+    fn raw_parts(&mut self, parts: &[Part]) -> &mut Self {
+        let mut text = String::new();
+        for p in parts {
+            match *p {
+                Part::Text(t) => text.push_str(t),
+                Part::Num(n) => {
+                    let _ = write!(text, "{n}");
+                }
+            }
+        }
+        self.text(&text)
+    }
+}
