@@ -155,3 +155,83 @@ fn a_broken_protobuf_trace_is_refused_and_a_cut_one_read_up_to_its_cut() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
+
+/// A run traced straight to protobuf (`CLXFER_FORMAT=perfetto`): the demo, four threads with
+/// every command timed, a program that forks, and one killed while it runs. Each file decodes with
+/// Perfetto's schema and keeps its rules; clxfer reads it (a killed one up to its last whole
+/// packet) and its report is the one the run wrote at exit.
+#[test]
+fn traces_written_as_protobuf_keep_perfetto_s_rules_in_every_way_a_program_ends() {
+    let check = |pf: &Path| -> Value {
+        let json = pf.with_extension("as.json");
+        convert(pf, &json);
+        validate(pf, &json).unwrap_or_else(|e| panic!("{}: {e}", pf.display()))
+    };
+    let perfetto = [("CLXFER_FORMAT", "perfetto")];
+    // The demo, and four threads with every command timed.
+    for (name, args, extra) in [
+        ("demo", &["4", "2"][..], ("CLXFER_RULES", "nvidia")),
+        ("storm", &["4000", "4"][..], ("CLXFER_DEVICE_TIMING", "all")),
+    ] {
+        let pf = traced(name, args, &[perfetto[0], extra]);
+        assert_eq!(pf.extension().unwrap(), "pftrace");
+        let summary = check(&pf);
+        assert_eq!(summary["whole"], true, "{summary}");
+        // The report from the file is the one written at exit, in its last event.
+        let ev = clxfer::trace::read::read_file(&pf).unwrap().events;
+        let end = ev
+            .iter()
+            .rfind(|e| e["name"] == "clxfer trace end")
+            .unwrap();
+        assert_eq!(report(&pf), end["args"]["report"], "{}", pf.display());
+        if name == "storm" {
+            let enqueues = 4 * 4000;
+            let bytes = std::fs::metadata(&pf).unwrap().len();
+            eprintln!(
+                "storm, 4 threads, every command timed: {} B per enqueue",
+                bytes / enqueues
+            );
+        }
+    }
+    // A forked child writes its own protobuf trace.
+    let r = run(program("fork"), Load::Layer, &perfetto);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.traces.len(), 2, "{:?}", r.traces);
+    for t in &r.traces {
+        assert_eq!(check(t)["whole"], true);
+    }
+    // Killed: readable up to its last whole packet.
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.arg("100000000").envs(perfetto);
+    let dir: PathBuf = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "CLXFER_DIR")
+        .and_then(|(_, v)| v)
+        .unwrap()
+        .into();
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let size = || -> u64 {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    while size() < 1 << 20 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let traces = checked_traces(&dir);
+    assert_eq!(traces.len(), 1);
+    let summary = check(&traces[0]);
+    assert!(summary["slices"].as_u64().unwrap() > 1000, "{summary}");
+    let r = clxfer(&["report".as_ref(), traces[0].as_os_str()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("was cut short"), "{}", r.stderr);
+}

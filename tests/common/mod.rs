@@ -213,7 +213,7 @@ pub fn checked_traces(dir: &Path) -> Vec<PathBuf> {
     let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
-    traces.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    traces.retain(|p| p.extension().is_some_and(|e| e == "json" || e == "pftrace"));
     traces.sort();
     for t in &traces {
         let report = clxfer::trace::check::check_file(t)
