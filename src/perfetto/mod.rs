@@ -5,4 +5,5 @@
 pub mod decode;
 pub mod encode;
 pub mod fields;
+pub mod rules;
 pub mod wire;

@@ -50,10 +50,19 @@ fn keep(texts: &mut Vec<String>, count: &mut usize, text: impl FnOnce() -> Strin
 }
 
 /// Checks a file event by event (any size: see [`read_file_with`]).
+/// A protobuf trace is checked twice: against the rules of Perfetto's protobuf import
+/// (`crate::perfetto::rules`), and as the JSON events it stands for against those below.
 pub fn check_file(path: &Path) -> Result<Report, ReadError> {
     let mut c = Checker::default();
     let shape = read_file_with(path, |i, e| c.event(i, &e))?;
-    Ok(c.finish(shape.closed, shape.truncated))
+    let mut r = c.finish(shape.closed, shape.truncated);
+    let map = super::read::mapped(path)?;
+    let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+    if crate::perfetto::decode::is_protobuf(bytes) {
+        let (texts, count) = crate::perfetto::rules::check(bytes, KEPT);
+        r.add(texts, count);
+    }
+    Ok(r)
 }
 
 /// JSON numbers are exact up to 2^53; larger integers lose bits (Perfetto: above int64, doubles).

@@ -57,18 +57,22 @@ pub struct Shape {
 /// Hands each event of the file to `f` in turn, holding one at a time: the file is mapped, not
 /// copied, so a trace of any size takes the memory of its largest event (and the page cache).
 pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
+    let map = mapped(path)?;
+    let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+    parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
+}
+
+/// The file's bytes, mapped (`None`: it is empty).
+pub fn mapped(path: &Path) -> Result<Option<memmap2::Mmap>, ReadError> {
     let cannot = |e: std::io::Error| ReadError(format!("cannot read {}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(cannot)?;
     let len = file.metadata().map_err(cannot)?.len();
+    if len == 0 {
+        return Ok(None);
+    }
     // SAFETY: the map is only read; a file shrunk meanwhile would fault (clxfer's own traces are
     // only ever appended to).
-    let map = if len == 0 {
-        None
-    } else {
-        Some(unsafe { memmap2::Mmap::map(&file) }.map_err(cannot)?)
-    };
-    let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
-    parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
+    Ok(Some(unsafe { memmap2::Mmap::map(&file) }.map_err(cannot)?))
 }
 
 /// A Perfetto protobuf trace's events, as the JSON events they stand for
