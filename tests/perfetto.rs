@@ -141,7 +141,11 @@ fn a_broken_protobuf_trace_is_refused_and_a_cut_one_read_up_to_its_cut() {
     // clxfer check knows the rule too.
     let r = clxfer(&["check".as_ref(), broken.as_os_str()]);
     assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("a track not described before it"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("a track not described before it"),
+        "{}",
+        r.stdout
+    );
     // Cut in the middle of a packet: clxfer reads the packets before it.
     let (a, b) = packets[packets.len() / 2];
     let cut = pf.with_extension("cut.pftrace");

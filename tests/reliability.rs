@@ -300,106 +300,126 @@ fn sixteen_threads_and_a_million_calls_lose_nothing() {
         run_cmd(cmd, Duration::from_secs(300))
     };
     assert_eq!(plain.code, Some(0), "{}", plain.stderr);
-    let out = fresh_dir("stress");
-    // CLXFER_DIR passed through `env`, so the harness does not load the 560 MB trace itself.
-    let mut cmd = Command::new("env");
-    cmd.arg(format!("CLXFER_DIR={}", out.display()))
-        .arg(format!(
-            "OPENCL_LAYERS={}",
-            release("libclxfer.so").display()
-        ))
-        .arg("CLXFER_LOG=info")
-        // Every command timed: one device slice per enqueue, none lost.
-        .arg("CLXFER_DEVICE_TIMING=all")
-        .arg(program("stress"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("CLXFER_") || k == "OPENCL_LAYERS" || k == "LD_PRELOAD" {
-            cmd.env_remove(k);
-        }
-    }
-    let r = run_cmd(cmd, Duration::from_secs(300));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.stdout, plain.stdout, "the program's results changed");
-    let made: std::collections::HashMap<String, u64> = r
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .filter(|(k, _)| k.starts_with("cl"))
-        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
-        .collect();
-    assert!(made.values().sum::<u64>() >= 1_000_000);
-    let trace = std::fs::read_dir(&out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    // clxfer check and report (the release build: the debug one takes minutes on 560 MB), in
-    // bounded memory: events stream through them from the mapped file (peak RSS from time(1)).
-    for args in [&["check"][..], &["report", "--format", "json"]] {
-        in_bounded_memory(args, &trace);
-    }
-    // Count the slices, one event per line, without parsing all 2.5 million events.
-    use std::io::BufRead;
-    let field = |line: &str, key: &str| -> Option<String> {
-        let at = line.find(key)? + key.len();
-        let rest = &line[at..];
-        let end = rest.find([',', '"', '}']).unwrap_or(rest.len());
-        Some(rest[..end].to_string())
-    };
-    let mut host: std::collections::HashMap<String, u64> = Default::default();
-    let mut host_commands = std::collections::HashSet::new();
-    let mut device_commands = std::collections::HashSet::new();
-    let mut device_slices = 0u64;
-    for line in std::io::BufReader::new(std::fs::File::open(&trace).unwrap()).lines() {
-        let line = line.unwrap();
-        if field(&line, "\"ph\":\"").as_deref() != Some("X") {
-            if line.contains("clxfer trace end") {
-                assert!(
-                    line.contains("\"dropped\":{\"calls\":0,\"commands\":0,\"counters\":0"),
-                    "records were dropped: {}",
-                    &line[..line.len().min(2000)]
-                );
-                assert!(
-                    line.contains("\"incomplete_at_exit\":0"),
-                    "{}",
-                    &line[..line.len().min(2000)]
-                );
+    // In both formats: the protobuf trace is counted as the JSON `clxfer convert` makes of it.
+    for format in ["json", "perfetto"] {
+        let out = fresh_dir("stress");
+        // CLXFER_DIR passed through `env`, so the harness does not load the 560 MB trace itself.
+        let mut cmd = Command::new("env");
+        cmd.arg(format!("CLXFER_DIR={}", out.display()))
+            .arg(format!(
+                "OPENCL_LAYERS={}",
+                release("libclxfer.so").display()
+            ))
+            .arg("CLXFER_LOG=info")
+            .arg(format!("CLXFER_FORMAT={format}"))
+            // Every command timed: one device slice per enqueue, none lost.
+            .arg("CLXFER_DEVICE_TIMING=all")
+            .arg(program("stress"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("CLXFER_") || k == "OPENCL_LAYERS" || k == "LD_PRELOAD" {
+                cmd.env_remove(k);
             }
-            continue;
         }
-        let pid: u64 = field(&line, "\"pid\":").unwrap().parse().unwrap();
-        let command: Option<u64> = field(&line, "\"command\":").map(|c| c.parse().unwrap());
-        if pid >= 1 << 31 {
-            device_slices += 1;
-            assert!(
-                device_commands.insert(command.unwrap()),
-                "a device slice twice"
-            );
+        let r = run_cmd(cmd, Duration::from_secs(300));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.stdout, plain.stdout, "the program's results changed");
+        let made: std::collections::HashMap<String, u64> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(k, _)| k.starts_with("cl"))
+            .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+            .collect();
+        assert!(made.values().sum::<u64>() >= 1_000_000);
+        let trace = std::fs::read_dir(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        // clxfer check and report (the release build: the debug one takes minutes on 560 MB), in
+        // bounded memory: events stream through them from the mapped file (peak RSS from time(1)).
+        for args in [&["check"][..], &["report", "--format", "json"]] {
+            in_bounded_memory(args, &trace);
+        }
+        let trace = if format == "perfetto" {
+            let json = trace.with_extension("json");
+            let r = Command::new(release("clxfer"))
+                .arg("convert")
+                .arg(&trace)
+                .arg(&json)
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            json
         } else {
-            let name = field(&line, "{\"name\":\"").unwrap();
-            let api = name.split(' ').next().unwrap().to_string();
-            *host.entry(api).or_default() += 1;
-            if let Some(c) = command.filter(|&c| c != 0) {
-                assert!(host_commands.insert(c), "a command twice");
+            trace
+        };
+        // Count the slices, one event per line, without parsing all 2.5 million events.
+        use std::io::BufRead;
+        let field = |line: &str, key: &str| -> Option<String> {
+            let at = line.find(key)? + key.len();
+            let rest = &line[at..];
+            let end = rest.find([',', '"', '}']).unwrap_or(rest.len());
+            Some(rest[..end].to_string())
+        };
+        let mut host: std::collections::HashMap<String, u64> = Default::default();
+        let mut host_commands = std::collections::HashSet::new();
+        let mut device_commands = std::collections::HashSet::new();
+        let mut device_slices = 0u64;
+        for line in std::io::BufReader::new(std::fs::File::open(&trace).unwrap()).lines() {
+            let line = line.unwrap();
+            if field(&line, "\"ph\":\"").as_deref() != Some("X") {
+                if line.contains("clxfer trace end") {
+                    assert!(
+                        line.contains("\"dropped\":{\"calls\":0,\"commands\":0,\"counters\":0"),
+                        "records were dropped: {}",
+                        &line[..line.len().min(2000)]
+                    );
+                    assert!(
+                        line.contains("\"incomplete_at_exit\":0"),
+                        "{}",
+                        &line[..line.len().min(2000)]
+                    );
+                }
+                continue;
+            }
+            let pid: u64 = field(&line, "\"pid\":").unwrap().parse().unwrap();
+            let command: Option<u64> = field(&line, "\"command\":").map(|c| c.parse().unwrap());
+            if pid >= 1 << 31 {
+                device_slices += 1;
+                assert!(
+                    device_commands.insert(command.unwrap()),
+                    "a device slice twice"
+                );
+            } else {
+                // The event's own name: first as clxfer writes it, last where keys are sorted
+                // (`clxfer convert`'s JSON), after `args`.
+                let at = line.rfind("\"name\":\"").unwrap() + "\"name\":\"".len();
+                let name = &line[at..at + line[at..].find('"').unwrap()];
+                let api = name.split(' ').next().unwrap().to_string();
+                *host.entry(api).or_default() += 1;
+                if let Some(c) = command.filter(|&c| c != 0) {
+                    assert!(host_commands.insert(c), "a command twice");
+                }
             }
         }
+        for (api, n) in &made {
+            assert_eq!(
+                host.get(api).copied().unwrap_or(0),
+                *n,
+                "host slices of {api}"
+            );
+        }
+        let enqueues: u64 = made
+            .iter()
+            .filter(|(k, _)| k.starts_with("clEnqueue"))
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(device_slices, enqueues, "one device slice per enqueue");
+        assert_eq!(host_commands, device_commands);
+        let _ = std::fs::remove_dir_all(&out);
     }
-    for (api, n) in &made {
-        assert_eq!(
-            host.get(api).copied().unwrap_or(0),
-            *n,
-            "host slices of {api}"
-        );
-    }
-    let enqueues: u64 = made
-        .iter()
-        .filter(|(k, _)| k.starts_with("clEnqueue"))
-        .map(|(_, n)| n)
-        .sum();
-    assert_eq!(device_slices, enqueues, "one device slice per enqueue");
-    assert_eq!(host_commands, device_commands);
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
