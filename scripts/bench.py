@@ -32,6 +32,8 @@ for mode in ["summary", "trace"]:
 for mode in ["summary", "trace"]:
     CONFIGS[f"layer {mode} untimed"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
                                         "CLXFER_DEVICE_TIMING": "off"}
+# The trace as Perfetto's protobuf (CLXFER_FORMAT=perfetto) instead of JSON.
+CONFIGS["layer trace pftrace"] = {"OPENCL_LAYERS": LIB, "CLXFER_MODE": "trace", "CLXFER_FORMAT": "perfetto"}
 # The race check's own cost (issue #25): the same layer with CLXFER_RACES=off, counted in
 # instructions only.
 RACES_OFF = {f"layer {mode} no race": {"OPENCL_LAYERS": LIB, "CLXFER_MODE": mode,
@@ -229,7 +231,7 @@ def main():
                      lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
     out += lines + [""]
     names = ["none", "layer off", "layer summary", "layer summary all", "layer summary no race",
-             "layer trace", "layer trace all", "layer trace no race"]
+             "layer trace", "layer trace all", "layer trace no race", "layer trace pftrace"]
     envs = dict(CONFIGS, **RACES_OFF)
     GRAPHED = {"layer summary", "layer trace"}
     usm = {c: instructions(envs[c], True, c in GRAPHED) for c in names}

@@ -1075,7 +1075,7 @@ fn report_refuses_what_is_not_a_clxfer_trace_and_warns_about_a_cut_one() {
     assert_eq!(r.code, Some(2));
     assert!(
         r.stderr
-            .contains("is a directory with no clxfer-*.json trace"),
+            .contains("is a directory with no clxfer-*.json or clxfer-*.pftrace trace"),
         "{}",
         r.stderr
     );

@@ -306,6 +306,7 @@ macro_rules! quoted {
 pub(crate) use quoted;
 
 impl super::emit::Emit for Json {
+    #[inline]
     fn begin_event(
         &mut self,
         name: super::emit::Name,
@@ -341,17 +342,20 @@ impl super::emit::Emit for Json {
         .us_bare(ts);
     }
 
+    #[inline]
     fn end_event(&mut self) {
         self.close();
         self.buf.extend_from_slice(b",\n");
     }
 
+    #[inline]
     fn start(&mut self, _start_mono_ns: u64) {
         self.buf.extend_from_slice(b"[\n");
     }
 
     /// Closes the array after the last event (whose separator goes: strict readers refuse a
     /// trailing comma).
+    #[inline]
     fn finish(&mut self) {
         if self.buf.ends_with(b",\n") {
             self.buf.truncate(self.buf.len() - 2);
@@ -359,15 +363,18 @@ impl super::emit::Emit for Json {
         self.buf.extend_from_slice(b"\n]\n");
     }
 
+    #[inline]
     fn bytes(&self) -> &[u8] {
         &self.buf
     }
 
+    #[inline]
     fn clear(&mut self) {
         Json::clear(self)
     }
 
     /// Each event ends with `,\n`.
+    #[inline]
     fn fit(&self, room: usize) -> usize {
         let room = room.min(self.buf.len());
         (self.buf[..room].windows(2))
@@ -375,63 +382,83 @@ impl super::emit::Emit for Json {
             .map_or(0, |i| i + 2)
     }
 
+    #[inline]
     fn open(&mut self) -> &mut Self {
         Json::open(self)
     }
+    #[inline]
     fn close(&mut self) -> &mut Self {
         Json::close(self)
     }
+    #[inline]
     fn open_array(&mut self) -> &mut Self {
         Json::open_array(self)
     }
+    #[inline]
     fn close_array(&mut self) -> &mut Self {
         Json::close_array(self)
     }
+    #[inline]
     fn key(&mut self, key: &str) -> &mut Self {
         Json::key(self, key)
     }
+    #[inline]
     fn qkey(&mut self, quoted: &'static str) -> &mut Self {
         Json::qkey(self, quoted)
     }
+    #[inline]
     fn field(&mut self, key: crate::vocab::schema::Key) -> &mut Self {
         Json::field(self, key)
     }
+    #[inline]
     fn word(&mut self, value: &'static str) -> &mut Self {
         Json::word(self, value)
     }
+    #[inline]
     fn words(&mut self, words: &[&'static str]) -> &mut Self {
         Json::words(self, words)
     }
+    #[inline]
     fn str(&mut self, value: &str) -> &mut Self {
         Json::str(self, value)
     }
+    #[inline]
     fn display(&mut self, value: &dyn std::fmt::Display) -> &mut Self {
         Json::display(self, value)
     }
+    #[inline]
     fn u64(&mut self, value: u64) -> &mut Self {
         Json::u64(self, value)
     }
+    #[inline]
     fn i64(&mut self, value: i64) -> &mut Self {
         Json::i64(self, value)
     }
+    #[inline]
     fn bool(&mut self, value: bool) -> &mut Self {
         Json::bool(self, value)
     }
+    #[inline]
     fn us(&mut self, ns: u64) -> &mut Self {
         Json::us(self, ns)
     }
+    #[inline]
     fn f3(&mut self, value: f64) -> &mut Self {
         Json::f3(self, value)
     }
+    #[inline]
     fn hex(&mut self, value: u64) -> &mut Self {
         Json::hex(self, value)
     }
+    #[inline]
     fn raw_bytes(&mut self, bytes: &[u8]) -> &mut Self {
         Json::raw_bytes(self, bytes)
     }
+    #[inline]
     fn raw_json(&mut self, json: &str) -> &mut Self {
         Json::raw_bytes(self, json.as_bytes())
     }
+    #[inline]
     fn raw_parts(&mut self, parts: &[Part]) -> &mut Self {
         Json::raw_parts(self, parts)
     }

@@ -8,7 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The traces named, a directory standing for every `clxfer-*.json` in it (sorted).
+/// The traces named, a directory standing for every `clxfer-*.json` and `clxfer-*.pftrace` in
+/// it (sorted).
 fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for t in traces {
@@ -20,7 +21,7 @@ fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             traces_in(t).map_err(|e| format!("cannot read the directory {}: {e}", t.display()))?;
         if inside.is_empty() {
             return Err(format!(
-                "{} is a directory with no clxfer-*.json trace",
+                "{} is a directory with no clxfer-*.json or clxfer-*.pftrace trace",
                 t.display()
             ));
         }
