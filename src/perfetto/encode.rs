@@ -32,9 +32,22 @@ pub enum Scope {
 #[derive(Default)]
 struct Table {
     ids: FxHashMap<Box<str>, u64>,
+    /// clxfer's own words (schema keys, categories, vocabulary) by address: one lookup of two
+    /// words instead of hashing the text, at every annotation.
+    statics: FxHashMap<(usize, usize), u64>,
 }
 
 impl Table {
+    fn iid_static(&mut self, text: &'static str, field: u32, new: &mut Vec<u8>) -> Option<u64> {
+        let at = (text.as_ptr() as usize, text.len());
+        if let Some(&id) = self.statics.get(&at) {
+            return Some(id);
+        }
+        let id = self.iid(text, field, new)?;
+        self.statics.insert(at, id);
+        Some(id)
+    }
+
     /// The iid of `text`, adding it to `new` (this packet's interned data) the first time;
     /// `None` when the table is full.
     fn iid(&mut self, text: &str, field: u32, new: &mut Vec<u8>) -> Option<u64> {
@@ -52,6 +65,14 @@ impl Table {
         wire::close(new, at);
         Some(id)
     }
+}
+
+/// The pending name of the next annotation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    None,
+    Static(&'static str),
+    Text,
 }
 
 /// What the annotations being written sit in.
@@ -78,8 +99,9 @@ pub struct Encoder {
     /// This event's annotations, and where each open container starts.
     args: Vec<u8>,
     open: Vec<In>,
-    /// The name of the next annotation.
-    key: Option<Box<str>>,
+    /// The name of the next annotation: one of clxfer's words, or text in `key_text`.
+    key: Key,
+    key_text: String,
     processes: FxHashMap<u32, u64>,
     threads: FxHashMap<(u32, u32), u64>,
     counters: FxHashMap<(u32, Box<str>), u64>,
@@ -109,13 +131,13 @@ impl Encoder {
     pub fn clear_args(&mut self) {
         self.args.clear();
         self.open.clear();
-        self.key = None;
+        self.key = Key::None;
     }
 
     /// Copies a fragment ([`Encoder::fragments`]): after a pending key, its one annotation's
     /// value, named by the key; otherwise its annotations as they are.
     pub fn raw(&mut self, fragment: &[u8]) {
-        if self.key.is_none() {
+        if self.key == Key::None {
             self.args.extend_from_slice(fragment);
             return;
         }
@@ -138,7 +160,8 @@ impl Encoder {
             interned: Vec::new(),
             args: Vec::new(),
             open: Vec::new(),
-            key: None,
+            key: Key::None,
+            key_text: String::new(),
             processes: FxHashMap::default(),
             threads: FxHashMap::default(),
             counters: FxHashMap::default(),
@@ -280,7 +303,15 @@ impl Encoder {
     // its members).
 
     pub fn key(&mut self, key: &str) -> &mut Self {
-        self.key = Some(key.into());
+        self.key_text.clear();
+        self.key_text.push_str(key);
+        self.key = Key::Text;
+        self
+    }
+
+    /// [`Encoder::key`] for one of clxfer's own words.
+    pub fn key_static(&mut self, key: &'static str) -> &mut Self {
+        self.key = Key::Static(key);
         self
     }
 
@@ -292,20 +323,28 @@ impl Encoder {
             In::Dict(_) => a::DICT,
             In::Array(_) => a::ARRAY,
         };
-        let key = self.key.take();
+        let key = std::mem::replace(&mut self.key, Key::None);
         let at = wire::open(&mut self.args, field);
-        let intern = !self.inline;
-        match (within, key) {
-            (In::Event, Some(k)) if intern => {
-                match self.keys.iid(&k, i::ANNOTATION_NAMES, &mut self.interned) {
-                    Some(id) => wire::uint(&mut self.args, a::NAME_IID, id),
-                    None => wire::bytes(&mut self.args, a::NAME, k.as_bytes()),
-                }
+        if matches!(within, In::Array(_)) || key == Key::None {
+            return at;
+        }
+        let text = match key {
+            Key::Static(k) => k,
+            _ => self.key_text.as_str(),
+        };
+        let iid = match (within, key) {
+            (In::Event, Key::Static(k)) if !self.inline => {
+                self.keys
+                    .iid_static(k, i::ANNOTATION_NAMES, &mut self.interned)
             }
-            (In::Event | In::Dict(_), Some(k)) => {
-                wire::bytes(&mut self.args, a::NAME, k.as_bytes())
+            (In::Event, _) if !self.inline => {
+                self.keys.iid(text, i::ANNOTATION_NAMES, &mut self.interned)
             }
-            _ => {}
+            _ => None,
+        };
+        match iid {
+            Some(id) => wire::uint(&mut self.args, a::NAME_IID, id),
+            None => wire::bytes(&mut self.args, a::NAME, text.as_bytes()),
         }
         at
     }
@@ -342,6 +381,20 @@ impl Encoder {
     pub fn pointer(&mut self, v: u64) -> &mut Self {
         let at = self.annotation();
         wire::uint(&mut self.args, a::POINTER, v);
+        wire::close(&mut self.args, at);
+        self
+    }
+
+    /// [`Encoder::str`] for one of clxfer's own words.
+    pub fn str_static(&mut self, v: &'static str) -> &mut Self {
+        let at = self.annotation();
+        let id = (!self.inline)
+            .then(|| self.strings.iid_static(v, i::STRINGS, &mut self.interned))
+            .flatten();
+        match id {
+            Some(id) => wire::uint(&mut self.args, a::STRING_IID, id),
+            None => wire::bytes(&mut self.args, a::STRING, v.as_bytes()),
+        }
         wire::close(&mut self.args, at);
         self
     }
@@ -405,7 +458,9 @@ impl Encoder {
             (n, c, name)
         });
         self.open.clear();
-        let b = &mut self.packet;
+        // Straight into the file's bytes: the packet's length goes in front once it is written.
+        let b = &mut self.out;
+        let packet = wire::open(b, f::TRACE_PACKET);
         wire::uint(b, p::TIMESTAMP, ts_ns);
         wire::uint(b, p::SEQUENCE_ID, self.seq);
         if !self.interned.is_empty() {
@@ -432,7 +487,7 @@ impl Encoder {
         b.extend_from_slice(&self.args);
         self.args.clear();
         wire::close(b, at);
-        self.emit();
+        wire::close(b, packet);
     }
 
     /// A complete slice (`X`): a begin with the annotations, an end `dur_ns` later.

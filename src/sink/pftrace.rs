@@ -38,8 +38,8 @@ pub struct Proto {
     depth: u32,
     /// A metadata event's name or order; a counter's key and value.
     meta: (Option<String>, Option<i64>),
-    counter: Option<(String, i64)>,
-    pending_key: Option<String>,
+    counter: Option<(&'static str, i64)>,
+    pending_key: Option<&'static str>,
     /// A fragment's emitter: [`Emit::bytes`] are its annotations.
     fragment: bool,
 }
@@ -79,11 +79,11 @@ impl Proto {
         self.depth == 1 && matches!(self.ph, "M" | "C")
     }
 
-    fn set_key(&mut self, key: &str) {
+    fn set_key(&mut self, key: &'static str) {
         if self.captured() {
-            self.pending_key = Some(key.to_string());
+            self.pending_key = Some(key);
         } else {
-            self.enc.key(key);
+            self.enc.key_static(key);
         }
     }
 
@@ -172,7 +172,7 @@ impl Emit for Proto {
             }
             "C" => {
                 if let Some((key, value)) = self.counter.take() {
-                    self.enc.counter(name, cat, &key, at.0, ts, value);
+                    self.enc.counter(name, cat, key, at.0, ts, value);
                 }
             }
             "M" => {
@@ -258,12 +258,16 @@ impl Emit for Proto {
     }
 
     fn key(&mut self, key: &str) -> &mut Self {
-        self.set_key(key);
+        // Not clxfer's own word (an option's name, a flag count's kind): never a counter's key.
+        self.enc.key(key);
         self
     }
 
     fn qkey(&mut self, quoted: &'static str) -> &mut Self {
-        let key = quoted.trim_end_matches(':').trim_matches('"');
+        // `"key":`, as `quoted!` makes it.
+        let key = quoted
+            .get(1..quoted.len().saturating_sub(2))
+            .unwrap_or(quoted);
         if self.depth == 0 && !self.ph.is_empty() {
             self.top = match key {
                 "dur" => Top::Dur,
@@ -284,7 +288,12 @@ impl Emit for Proto {
     }
 
     fn word(&mut self, value: &'static str) -> &mut Self {
-        self.text(value)
+        if self.in_args() && !self.captured() {
+            self.enc.str_static(value);
+            self
+        } else {
+            self.text(value)
+        }
     }
 
     fn words(&mut self, words: &[&'static str]) -> &mut Self {
