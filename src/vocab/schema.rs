@@ -175,6 +175,15 @@ const TRACE_DOC: &str = r#"# The clxfer trace
 One file per process, `clxfer-<program>-<pid>.json` in `CLXFER_DIR` (or as `CLXFER_OUTPUT` names
 it), in Chrome's JSON trace format
 as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and DevTools).
+With `CLXFER_FORMAT=perfetto`, `clxfer-<program>-<pid>.pftrace` holds the same events as
+Perfetto's protobuf: `TrackEvent` packets on one sequence, timestamps in nanoseconds on a clock of
+clxfer's own mapped onto `CLOCK_MONOTONIC` by the first packet, event names, categories,
+annotation names and short strings interned, a track descriptor per process, thread, queue lane
+(the names below) and counter; a slice is a begin and an end packet, an arrow's two ends are
+instants carrying its flow id (an enqueue arrow's is the command's number; a `wait` arrow's its
+own with bit 62 set, a `race` arrow's with bit 61), and `args` are debug annotations (pointers as
+pointer values, the report as JSON text). `clxfer convert` turns either form into the other;
+every `clxfer` command reads both.
 
 - **Streamed**: a bare array, one event per line, written as the program runs (every 20 ms at
   most). A program that is killed leaves a file Perfetto loads (the array may lack its closing
