@@ -278,7 +278,9 @@
     if (q.get('trace')) {
       load({ trace: q.get('trace'), report: q.get('report'), name: q.get('name') });
     } else if (location.protocol.startsWith('http')) {
-      fetch('served.json').then((r) => (r.ok ? r.json() : null)).then((s) => s && load(s), () => {});
+      // Not served by `clxfer view` (no served.json): the page waits for a file.
+      fetch('served.json').then((r) => (r.ok ? r.json() : null)).then((s) => s && load(s),
+        (e) => fail(`cannot reach the server that served this page: ${e}`));
     }
   }
 

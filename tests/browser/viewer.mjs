@@ -13,7 +13,7 @@ const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu'],
 });
-const ready = (page, timeout = 60000) =>
+const ready = (page, timeout = 180000) =>
   page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status), null, { timeout });
 
 try {

@@ -86,24 +86,40 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         "clxfer: viewing {} at http://{addr}/ (Ctrl-C to stop)",
         trace.display()
     );
-    for request in server.incoming_requests() {
-        let path = request.url().split('?').next().unwrap_or("/").to_string();
-        let (kind, bytes): (&str, &[u8]) = match path.as_str() {
-            "/trace.json" => ("application/json", &body),
-            "/report.json" => ("application/json", &report),
-            "/served.json" => ("application/json", &served),
-            p => match FILES.iter().find(|(f, ..)| *f == p) {
-                Some((_, kind, bytes)) => (kind, bytes),
-                None => {
-                    let _ =
-                        request.respond(Response::from_string("not found").with_status_code(404));
-                    continue;
+    // A few threads answer: a response that waits on a slow reader (a 100 MB trace) holds no
+    // other request back.
+    let files = [
+        ("/trace.json", body),
+        ("/report.json", report),
+        ("/served.json", served),
+    ];
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                while let Ok(request) = server.recv() {
+                    respond(request, &files);
                 }
-            },
-        };
-        let header = Header::from_bytes("Content-Type", format!("{kind}; charset=utf-8"))
-            .expect("a valid header");
-        let _ = request.respond(Response::from_data(bytes.to_vec()).with_header(header));
-    }
+            });
+        }
+    });
     ExitCode::SUCCESS
+}
+
+/// Answers one request: the trace, its report, what is served, or one of the page's files.
+fn respond(request: tiny_http::Request, served: &[(&str, Vec<u8>)]) {
+    let path = request.url().split('?').next().unwrap_or("/").to_string();
+    let found = (served.iter())
+        .find(|(p, _)| *p == path)
+        .map(|(_, b)| ("application/json", b.as_slice()))
+        .or_else(|| {
+            let (_, kind, bytes) = FILES.iter().find(|(f, ..)| *f == path)?;
+            Some((*kind, *bytes))
+        });
+    let Some((kind, bytes)) = found else {
+        let _ = request.respond(Response::from_string("not found").with_status_code(404));
+        return;
+    };
+    let header = Header::from_bytes("Content-Type", format!("{kind}; charset=utf-8"))
+        .expect("a valid header");
+    let _ = request.respond(Response::from_data(bytes.to_vec()).with_header(header));
 }
