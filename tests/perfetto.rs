@@ -243,3 +243,55 @@ fn traces_written_as_protobuf_keep_perfetto_s_rules_in_every_way_a_program_ends(
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stderr.contains("was cut short"), "{}", r.stderr);
 }
+
+/// `clxfer merge` and `clxfer view` take protobuf traces: a merge of a protobuf and a JSON trace
+/// is one JSON timeline Perfetto's rules accept, and the viewer's server hands the page a protobuf
+/// trace as the JSON it stands for.
+#[test]
+fn merge_and_view_take_protobuf_traces() {
+    let json = traced("demo", &["2", "1"], &[]);
+    let pf = traced("demo", &["2", "1"], &[("CLXFER_FORMAT", "perfetto")]);
+    let merged = pf.with_extension("merged.json");
+    let r = clxfer(&[
+        "merge".as_ref(),
+        json.as_os_str(),
+        pf.as_os_str(),
+        "-o".as_ref(),
+        merged.as_os_str(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let check = clxfer::trace::check::check_file(&merged).unwrap();
+    assert!(check.ok(), "{:?}", check.violations);
+    let reports = clxfer::report::from_trace::report_file(&merged, None).unwrap();
+    assert_eq!(reports.len(), 2);
+    // The viewer's server: the trace as JSON.
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_clxfer"))
+        .arg("view")
+        .arg(&pf)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::{BufRead, Read, Write};
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    write!(conn, "GET /trace.json HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    conn.read_to_end(&mut response).unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let at = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let events: Vec<Value> = serde_json::from_slice(&response[at..]).unwrap();
+    let decoded = clxfer::trace::read::read_file_with(&pf, |_, _| {}).unwrap();
+    assert_eq!(events.len(), decoded.events);
+    assert!(events.iter().any(|e| e["name"] == "clxfer trace end"));
+}

@@ -211,13 +211,18 @@ fn findings_name_each_pattern_rank_by_saving_and_stay_within_100_columns() {
         "findings, ranked by the time they would save:",
         " 1. ",
         "    fix:      ",
-        "    saves:    ~",
         "save under 1% of the run's wall time",
         "small-transfers",
         "clxfer: report: above, on stderr",
     ] {
         assert!(text.contains(needle), "{needle:?} missing in\n{text}");
     }
+    // A saving shown, or (a loaded machine stretches the run's wall time) counted as minor
+    // with its largest figure.
+    assert!(
+        text.contains("    saves:    ~") || text.contains("(the largest "),
+        "no saving in\n{text}"
+    );
     for line in text.lines() {
         assert!(line.chars().count() <= 100, "too long: {line:?}");
     }
