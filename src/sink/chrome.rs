@@ -34,6 +34,17 @@ const JOIN_LIMIT: usize = 1 << 20;
 /// Flag values whose names are kept rendered, at most.
 const FLAGS_CACHED: usize = 1024;
 
+/// What makes a host slice's class: its queue, kernel, flags, objects (and which it only reads)
+/// and classification.
+type ClassKey = (
+    QueueRef,
+    Option<std::sync::Arc<str>>,
+    CallFlags,
+    smallvec::SmallVec<[crate::model::classification::ObjRef; 2]>,
+    u64,
+    Option<crate::model::classification::Classification>,
+);
+
 /// The trace writer: records in, events out, as JSON (the default) or Perfetto's protobuf
 /// (`E`, [`super::emit`]).
 pub struct Chrome<W: Write + Send, E: Emit = Json> {
@@ -56,6 +67,8 @@ pub struct Chrome<W: Write + Send, E: Emit = Json> {
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
     classes: classes::Classes<E>,
+    /// By entry point: its last class, and what made it.
+    last_class: Vec<Option<classes::Last<ClassKey>>>,
     /// The dependency arrows' ends not yet joined.
     waits: waits::Waits,
     /// Race arrows drawn (their flow ids).
@@ -145,6 +158,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             early: HashMap::default(),
             rendered: Rendered::default(),
             classes: classes::Classes::default(),
+            last_class: Vec::new(),
             waits: waits::Waits::default(),
             races: 0,
             out_of_order: HashSet::default(),
@@ -420,15 +434,54 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             j.qkey(quoted!("size")).u64(size);
             j.close();
         }
+        // A call like the last of its entry point (a loop's) names that class without rendering.
+        if self.last_class.is_empty() {
+            self.last_class
+                .resize_with(crate::vocab::Api::ALL.len(), || None);
+        }
+        let last = &mut self.last_class[c.api as usize];
+        let same = self.classes.current(last)
+            && last.as_ref().is_some_and(|l| {
+                let (queue, kernel, flags, mems, reads, class) = &l.key;
+                *queue == e.queue
+                    && *kernel == e.kernel
+                    && *flags == e.flags
+                    && *mems == e.mems
+                    && *reads == e.reads
+                    && *class == e.class
+            });
+        if let Some(l) = last.as_ref().filter(|_| same) {
+            self.classes.reuse(j, l);
+        } else {
+            self.class(&e, c.api);
+        }
+        let j = &mut self.j;
+        j.close();
+        self.end_event();
+        let (id, timed) = (e.id, e.timed);
+        super::buffer::unbox(e);
+        if timed {
+            match self.early.remove(&id) {
+                Some(c) => self.device_slice(c, true),
+                None => self.bare(id),
+            }
+        }
+    }
+
+    /// A host slice's class (`classes.rs`), rendered and numbered, and remembered as its entry
+    /// point's last.
+    fn class(&mut self, e: &Enqueued, api: crate::vocab::Api) {
+        let c_api = api;
+        let j = &mut self.j;
         let (rendered, flag_cache) = (&mut self.rendered, &mut self.flag_names);
         self.classes.write(j, |j| {
-            j.field(s::API).word(c.api.name());
+            j.field(s::API).word(c_api.name());
             queue_field(j, e.queue);
             if let Some(k) = &e.kernel {
                 j.field(s::KERNEL).str(k);
             }
             if let Some(cl) = &e.class {
-                classification(j, c.api, cl, rendered);
+                classification(j, c_api, cl, rendered);
             }
             match e.flags {
                 CallFlags::None => {}
@@ -463,16 +516,15 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
                 j.close_array();
             }
         });
-        j.close();
-        self.end_event();
-        let (id, timed) = (e.id, e.timed);
-        super::buffer::unbox(e);
-        if timed {
-            match self.early.remove(&id) {
-                Some(c) => self.device_slice(c, true),
-                None => self.bare(id),
-            }
-        }
+        let key = (
+            e.queue,
+            e.kernel.clone(),
+            e.flags,
+            e.mems.clone(),
+            e.reads,
+            e.class.clone(),
+        );
+        self.last_class[c_api as usize] = Some(self.classes.remember(key));
     }
 
     /// A completed command: drawn once its enqueue's host slice is written, so that the arrow
