@@ -16,6 +16,24 @@ const browser = await chromium.launch({
 const ready = (page, timeout = 180000) =>
   page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status), null, { timeout });
 
+// Navigates and waits for the page to be drawn. Now and then (about one run in ten, more on a
+// loaded machine) headless Chromium's first load of the page from `clxfer view` never finishes;
+// a fresh navigation then loads at once. Up to three tries, each said on stderr; what the page
+// shows is asserted as always.
+async function open(page, url, timeout) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url, { waitUntil: 'commit', timeout });
+      await ready(page, timeout);
+      return;
+    } catch (e) {
+      const status = await page.evaluate(() => window.clxferViewer?.status).catch(() => 'unknown');
+      console.error(`viewer.mjs: ${url} not drawn (try ${attempt}, status ${status}): ${e.message.split('\n')[0]}`);
+      if (attempt === 3) throw e;
+    }
+  }
+}
+
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   // No internet here, and none assumed: ui.perfetto.dev is unreachable for certain.
@@ -27,8 +45,7 @@ try {
   page.on('console', (m) => m.type() === 'error' && !m.text().includes('ERR_INTERNET_DISCONNECTED') && errors.push(m.text()));
   page.on('requestfailed', (r) => r.url().startsWith('https://ui.perfetto.dev') || errors.push(`request failed: ${r.url()}`));
   // The bare URL `clxfer view` prints.
-  await page.goto(url, { waitUntil: 'commit' });
-  await ready(page);
+  await open(page, url, 60000);
   const shown = await page.evaluate(() => {
     const s = window.clxferViewer;
     const scatter = s.scatter;
@@ -176,8 +193,7 @@ try {
     const p = await context.newPage();
     p.on('pageerror', (e) => errors.push(`big: ${e.message}`));
     const t0 = Date.now();
-    await p.goto(bigUrl, { waitUntil: 'commit', timeout: 120000 });
-    await ready(p, 300000);
+    await open(p, bigUrl, 200000);
     const wall = Date.now() - t0;
     big = await p.evaluate(() => {
       const s = window.clxferViewer;
