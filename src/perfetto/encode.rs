@@ -387,23 +387,22 @@ impl Encoder {
 
     /// [`Encoder::str`] for one of clxfer's own words.
     pub fn str_static(&mut self, v: &'static str) -> &mut Self {
-        let at = self.annotation();
         let id = (!self.inline)
             .then(|| self.strings.iid_static(v, i::STRINGS, &mut self.interned))
             .flatten();
-        match id {
-            Some(id) => wire::uint(&mut self.args, a::STRING_IID, id),
-            None => wire::bytes(&mut self.args, a::STRING, v.as_bytes()),
-        }
-        wire::close(&mut self.args, at);
-        self
+        self.string(v, id)
     }
 
     pub fn str(&mut self, v: &str) -> &mut Self {
-        let at = self.annotation();
         let id = (v.len() <= INTERN_LEN && !self.inline)
             .then(|| self.strings.iid(v, i::STRINGS, &mut self.interned))
             .flatten();
+        self.string(v, id)
+    }
+
+    /// A string annotation: by its interned id, or in full.
+    fn string(&mut self, v: &str, id: Option<u64>) -> &mut Self {
+        let at = self.annotation();
         match id {
             Some(id) => wire::uint(&mut self.args, a::STRING_IID, id),
             None => wire::bytes(&mut self.args, a::STRING, v.as_bytes()),

@@ -1,7 +1,7 @@
 //! `clxfer check`: every rule of perfetto-json.md that a trace can break, checked. A trace that
 //! passes is drawn by Perfetto as written: no dropped or mis-nested slices, every arrow bound.
 
-use super::read::{ReadError, Trace, ns, read_file_with};
+use super::read::{ReadError, Trace, ns};
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -49,15 +49,17 @@ fn keep(texts: &mut Vec<String>, count: &mut usize, text: impl FnOnce() -> Strin
     *count += 1;
 }
 
-/// Checks a file event by event (any size: see [`read_file_with`]).
+/// Checks a file event by event (any size: see [`super::read::read_file_with`]).
 /// A protobuf trace is checked twice: against the rules of Perfetto's protobuf import
 /// (`crate::perfetto::rules`), and as the JSON events it stands for against those below.
 pub fn check_file(path: &Path) -> Result<Report, ReadError> {
-    let mut c = Checker::default();
-    let shape = read_file_with(path, |i, e| c.event(i, &e))?;
-    let mut r = c.finish(shape.closed, shape.truncated);
+    // Mapped once for both passes.
     let map = super::read::mapped(path)?;
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+    let mut c = Checker::default();
+    let shape = super::read::parse_with(bytes, |i, e| c.event(i, &e))
+        .map_err(|e| ReadError(format!("{}: {e}", path.display())))?;
+    let mut r = c.finish(shape.closed, shape.truncated);
     if crate::perfetto::decode::is_protobuf(bytes) {
         let (texts, count) = crate::perfetto::rules::check(bytes, KEPT);
         r.add(texts, count);

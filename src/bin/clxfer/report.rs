@@ -146,26 +146,7 @@ fn report_csv(
 }
 
 pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
-    // An input that cannot be opened is named before anything is written.
-    for t in traces {
-        if let Err(e) = std::fs::File::open(t) {
-            return fail(format!("cannot read {}: {e}", t.display()));
-        }
-    }
-    let file = match clxfer::sink::trace_file::open_new(out) {
-        Ok(f) => f,
-        Err(e) => {
-            return fail(format!(
-                "cannot write {}: {e} (an existing file is never overwritten)",
-                out.display()
-            ));
-        }
-    };
-    let mut w = std::io::BufWriter::new(file);
-    let merged = merge::merge_files(traces, &mut w).and_then(|n| {
-        w.flush().map_err(|e| e.to_string())?;
-        Ok(n)
-    });
+    let merged = write_new(traces, out, |w| merge::merge_files(traces, w));
     match merged {
         Ok(n) => {
             let (t, e) = (traces.len(), n);
@@ -177,31 +158,14 @@ pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            // Leave no half-written file behind.
-            let _ = std::fs::remove_file(out);
-            fail(e)
-        }
+        Err(code) => code,
     }
 }
 
 pub fn convert(input: &Path, out: &Path) -> ExitCode {
-    if let Err(e) = std::fs::File::open(input) {
-        return fail(format!("cannot read {}: {e}", input.display()));
-    }
-    let file = match clxfer::sink::trace_file::open_new(out) {
-        Ok(f) => f,
-        Err(e) => {
-            return fail(format!(
-                "cannot write {}: {e} (an existing file is never overwritten)",
-                out.display()
-            ));
-        }
-    };
-    let mut w = std::io::BufWriter::new(file);
-    let converted = clxfer::trace::convert::convert_file(input, out, &mut w).and_then(|n| {
-        w.flush().map_err(|e| e.to_string())?;
-        Ok(n)
+    let inputs = [input.to_path_buf()];
+    let converted = write_new(&inputs, out, |w| {
+        clxfer::trace::convert::convert_file(input, out, w)
     });
     match converted {
         Ok(n) => {
@@ -212,9 +176,36 @@ pub fn convert(input: &Path, out: &Path) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(out);
-            fail(e)
+        Err(code) => code,
+    }
+}
+
+/// Writes `out`, created new, with `write` (which returns its event count), once every input
+/// opens: an input that cannot be opened is named before anything is written, and a failed write
+/// leaves no half-written file behind.
+fn write_new(
+    inputs: &[PathBuf],
+    out: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<usize, String>,
+) -> Result<usize, ExitCode> {
+    for t in inputs {
+        if let Err(e) = std::fs::File::open(t) {
+            return Err(fail(format!("cannot read {}: {e}", t.display())));
         }
     }
+    let file = clxfer::sink::trace_file::open_new(out).map_err(|e| {
+        fail(format!(
+            "cannot write {}: {e} (an existing file is never overwritten)",
+            out.display()
+        ))
+    })?;
+    let mut w = std::io::BufWriter::new(file);
+    let written = write(&mut w).and_then(|n| {
+        w.flush().map_err(|e| e.to_string())?;
+        Ok(n)
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(out);
+        fail(e)
+    })
 }
