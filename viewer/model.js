@@ -37,7 +37,7 @@ window.clxfer = window.clxfer || {};
   }
 
   // A host slice's keys that vary per call; the rest of a class's first slice are its members.
-  const PER_CALL = new Set(['class', 'command', 'device_time', 'waits', 'waits_unknown', 'after',
+  const PER_CALL = new Set(['class', 'command', 'waits', 'waits_unknown', 'after',
     'after_all', 'bytes', 'host_ptr', 'projected_us', 'projected_gbps', 'host_gbps', 'region']);
 
   // Compact events read back whole (docs/TRACE.md, *Compact*; as clxfer's own reader,

@@ -4,6 +4,7 @@
 //! are resolved per sequence as Perfetto resolves them; a file cut short (a killed program) is
 //! read up to its last whole packet.
 
+use super::clocks::{self, Clocks, Stamp};
 use super::fields::{
     self as f, annotation as a, event as ev, interned as i, packet as p, track as t,
 };
@@ -44,6 +45,8 @@ type Begun = (String, String, u64, Option<Map<String, Value>>);
 #[derive(Default)]
 struct Decoder {
     sequences: FxHashMap<u64, Interned>,
+    /// Each sequence's clocks (its timestamps may be deltas).
+    clocks: FxHashMap<u64, Clocks>,
     tracks: FxHashMap<u64, Track>,
     /// Slices begun and not yet ended, per track.
     open: FxHashMap<u64, Vec<Begun>>,
@@ -85,12 +88,15 @@ fn text(b: &[u8]) -> String {
 
 impl Decoder {
     fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Value)) -> Result<(), Malformed> {
-        let (mut ts, mut seq, mut flags) = (0, 0, 0);
+        let (mut seq, mut flags) = (0, 0);
         let (mut interned, mut event, mut descriptor) = (None, None, None);
+        let mut stamp: Stamp = (None, None, None, None);
         for field in wire::fields(b) {
             let (n, v) = field?;
+            if clocks::field(&mut stamp, n, &v) {
+                continue;
+            }
             match n {
-                p::TIMESTAMP => ts = v.uint(),
                 p::SEQUENCE_ID => seq = v.uint(),
                 p::SEQUENCE_FLAGS => flags = v.uint(),
                 p::INTERNED_DATA => interned = Some(v.bytes()),
@@ -102,6 +108,12 @@ impl Decoder {
         if flags & p::INCREMENTAL_STATE_CLEARED != 0 {
             self.sequences.insert(seq, Interned::default());
         }
+        let clocks = self.clocks.entry(seq).or_default();
+        clocks.packet(stamp.2, stamp.3)?;
+        // A timestamp on a clock the trace never described is taken as it is.
+        let ts = stamp
+            .0
+            .map_or(0, |t| clocks.resolve(t, stamp.1).unwrap_or(t));
         if let Some(b) = interned {
             self.intern(seq, b)?;
         }

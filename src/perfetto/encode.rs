@@ -1,5 +1,5 @@
 //! Writing Perfetto's protobuf trace: the events of clxfer's trace (docs/TRACE.md) as
-//! `TrackEvent` packets on one sequence, with event names, categories, annotation names and short
+//! `TrackEvent` packets, with event names, categories, annotation names and short
 //! string values interned, a track descriptor for each process, thread, queue lane and counter,
 //! arrows by flow ids, and the args as debug annotations.
 //!
@@ -8,15 +8,22 @@
 //! process's or the global track; an arrow's end (`s`, `f`) an instant carrying the arrow's flow
 //! id where the JSON binds it (the start of a slice, inside which it sits); a counter sample (`C`)
 //! a counter event on a counter track; the metadata (`M`) the descriptors' names and order.
+//!
+//! Timestamps are deltas: the default clock is an incremental one (Perfetto's sequence-scoped
+//! clocks may be), so a packet says how long after the one before it happened, in a byte or two
+//! instead of five or six. A delta cannot be negative, and the writer takes the threads' batches
+//! in turn, so each track's events go on a sequence of their own (a thread's calls, a queue
+//! lane's commands follow each other in time), and the arrows' ends on one more. A packet earlier
+//! than the one before on its sequence (an arrow's start, a command that completed late) names
+//! clxfer's absolute clock instead. Sequence 1 holds the track descriptors.
 
 use super::fields::{
     self as f, annotation as a, event as ev, interned as i, packet as p, track as t,
 };
+use super::intern::{Label, Table, join};
 use super::wire;
 use rustc_hash::FxHashMap;
 
-/// Entries an interning table holds at most; past it, texts are written in full.
-const INTERNED: usize = 1 << 16;
 /// Strings longer than this are written in full (reasons, paths): interning pays for words.
 const INTERN_LEN: usize = 40;
 
@@ -26,45 +33,6 @@ pub enum Scope {
     Thread,
     Process,
     Global,
-}
-
-/// One interning table: text → iid, and the `InternedData` field its new entries go to.
-#[derive(Default)]
-struct Table {
-    ids: FxHashMap<Box<str>, u64>,
-    /// clxfer's own words (schema keys, categories, vocabulary) by address: one lookup of two
-    /// words instead of hashing the text, at every annotation.
-    statics: FxHashMap<(usize, usize), u64>,
-}
-
-impl Table {
-    fn iid_static(&mut self, text: &'static str, field: u32, new: &mut Vec<u8>) -> Option<u64> {
-        let at = (text.as_ptr() as usize, text.len());
-        if let Some(&id) = self.statics.get(&at) {
-            return Some(id);
-        }
-        let id = self.iid(text, field, new)?;
-        self.statics.insert(at, id);
-        Some(id)
-    }
-
-    /// The iid of `text`, adding it to `new` (this packet's interned data) the first time;
-    /// `None` when the table is full.
-    fn iid(&mut self, text: &str, field: u32, new: &mut Vec<u8>) -> Option<u64> {
-        if let Some(&id) = self.ids.get(text) {
-            return Some(id);
-        }
-        if self.ids.len() >= INTERNED {
-            return None;
-        }
-        let id = self.ids.len() as u64 + 1;
-        self.ids.insert(text.into(), id);
-        let at = wire::open(new, field);
-        wire::uint(new, i::IID, id);
-        wire::bytes(new, i::TEXT, text.as_bytes());
-        wire::close(new, at);
-        Some(id)
-    }
 }
 
 /// The pending name of the next annotation.
@@ -86,17 +54,34 @@ enum In {
     Array(usize),
 }
 
-pub struct Encoder {
-    /// Whole packets, each framed as `Trace.packet`, ready for the file.
-    pub out: Vec<u8>,
-    seq: u64,
+/// One sequence: its interning tables, and its incremental clock's value (the time of the last
+/// packet stamped on it).
+#[derive(Default)]
+struct Sequence {
+    id: u64,
     names: Table,
     categories: Table,
     keys: Table,
     strings: Table,
+    last_ts: u64,
+}
+
+/// The sequence key of the arrows' ends ([`Encoder::flow`]); others are their track's uuid.
+const ARROWS: u64 = u64::MAX;
+
+pub struct Encoder {
+    /// Whole packets, each framed as `Trace.packet`, ready for the file.
+    pub out: Vec<u8>,
+    /// The sequences, by track (or [`ARROWS`]), and the one being written.
+    sequences: Vec<Sequence>,
+    by_key: FxHashMap<u64, usize>,
+    cur: usize,
+    start_mono_ns: u64,
     /// This packet's new interned entries.
     interned: Vec<u8>,
-    /// This event's annotations, and where each open container starts.
+    /// This event's annotations, and where each open container starts. While an event is open
+    /// ([`Encoder::open_event`]), the file's bytes themselves, swapped with `out`: annotations
+    /// are written once, in their packet, instead of being gathered and copied.
     args: Vec<u8>,
     open: Vec<In>,
     /// The name of the next annotation: one of clxfer's words, or text in `key_text`.
@@ -110,6 +95,10 @@ pub struct Encoder {
     packet: Vec<u8>,
     /// Fragments only: nothing interned.
     inline: bool,
+    /// The open event: where its packet and its `TrackEvent` start.
+    event: Option<(usize, usize)>,
+    /// A name's words joined, when they are written in full.
+    scratch: String,
 }
 
 impl Encoder {
@@ -117,7 +106,7 @@ impl Encoder {
     /// fragments rendered apart and copied into an event ([`Encoder::raw`]), whose interned ids
     /// would be another table's.
     pub fn fragments() -> Encoder {
-        let mut e = Encoder::new(1, 0);
+        let mut e = Encoder::new(0);
         e.out.clear();
         e.inline = true;
         e
@@ -129,6 +118,7 @@ impl Encoder {
     }
 
     pub fn clear_args(&mut self) {
+        debug_assert!(self.event.is_none(), "an event is open");
         self.args.clear();
         self.open.clear();
         self.key = Key::None;
@@ -148,15 +138,14 @@ impl Encoder {
         wire::close(&mut self.args, at);
     }
 
-    /// A new trace whose clock 0 is `start_mono_ns` on `CLOCK_MONOTONIC`, on sequence `seq`.
-    pub fn new(seq: u32, start_mono_ns: u64) -> Encoder {
+    /// A new trace whose clock 0 is `start_mono_ns` on `CLOCK_MONOTONIC`.
+    pub fn new(start_mono_ns: u64) -> Encoder {
         let mut e = Encoder {
             out: Vec::new(),
-            seq: u64::from(seq.max(1)),
-            names: Table::default(),
-            categories: Table::default(),
-            keys: Table::default(),
-            strings: Table::default(),
+            sequences: Vec::new(),
+            by_key: FxHashMap::default(),
+            cur: 0,
+            start_mono_ns,
             interned: Vec::new(),
             args: Vec::new(),
             open: Vec::new(),
@@ -169,31 +158,61 @@ impl Encoder {
             next_uuid: 0,
             packet: Vec::new(),
             inline: false,
+            event: None,
+            scratch: String::new(),
         };
-        // The first packet: the sequence starts afresh, its timestamps are on clxfer's clock
-        // (nanoseconds from its start), which maps onto CLOCK_MONOTONIC, the trace's clock.
-        let b = &mut e.packet;
-        wire::uint(b, p::SEQUENCE_ID, e.seq);
+        e.sequence(0);
+        e
+    }
+
+    /// Starts the sequence of `key` (a track's uuid, [`ARROWS`], or 0 for the descriptors') the
+    /// first time, and makes it the current one.
+    fn sequence(&mut self, key: u64) {
+        if let Some(&n) = self.by_key.get(&key) {
+            self.cur = n;
+            return;
+        }
+        let id = self.sequences.len() as u64 + 1;
+        self.by_key.insert(key, self.sequences.len());
+        self.cur = self.sequences.len();
+        self.sequences.push(Sequence {
+            id,
+            ..Sequence::default()
+        });
+        // Its first packet: it starts afresh; its timestamps are on clxfer's clock (nanoseconds
+        // from its start; sequence-scoped, so each sequence says it), which maps onto
+        // CLOCK_MONOTONIC, the trace's clock, and by default on that clock's incremental twin
+        // (0 at the same instant).
+        let b = &mut self.packet;
+        wire::uint(b, p::SEQUENCE_ID, id);
         wire::uint(b, p::FIRST_ON_SEQUENCE, 1);
         wire::uint(b, p::SEQUENCE_FLAGS, p::INCREMENTAL_STATE_CLEARED);
         let snap = wire::open(b, p::CLOCK_SNAPSHOT);
-        for (id, ts) in [(f::clock::CLXFER, 0), (f::clock::MONOTONIC, start_mono_ns)] {
+        let clocks = [
+            (f::clock::CLXFER, 0, false),
+            (f::clock::CLXFER_DELTA, 0, true),
+            (f::clock::MONOTONIC, self.start_mono_ns, false),
+        ];
+        for (id, ts, incremental) in clocks {
             let c = wire::open(b, f::clock::SNAPSHOT_CLOCKS);
             wire::uint(b, f::clock::CLOCK_ID, id);
             wire::uint(b, f::clock::CLOCK_TIMESTAMP, ts);
+            if incremental {
+                wire::uint(b, f::clock::CLOCK_INCREMENTAL, 1);
+            }
             wire::close(b, c);
         }
         wire::uint(b, f::clock::SNAPSHOT_PRIMARY, f::clock::MONOTONIC);
         wire::close(b, snap);
         let d = wire::open(b, p::DEFAULTS);
-        wire::uint(b, f::clock::DEFAULTS_CLOCK_ID, f::clock::CLXFER);
+        wire::uint(b, f::clock::DEFAULTS_CLOCK_ID, f::clock::CLXFER_DELTA);
         wire::close(b, d);
-        e.emit();
-        e
+        self.emit();
     }
 
     /// Frames the packet built so far into [`Encoder::out`].
     fn emit(&mut self) {
+        debug_assert!(self.event.is_none(), "a descriptor inside an event");
         wire::bytes(&mut self.out, f::TRACE_PACKET, &self.packet);
         self.packet.clear();
     }
@@ -206,7 +225,7 @@ impl Encoder {
     /// A track descriptor packet: `uuid`, what it describes (written by `body`).
     fn describe(&mut self, uuid: u64, body: impl FnOnce(&mut Vec<u8>)) {
         let b = &mut self.packet;
-        wire::uint(b, p::SEQUENCE_ID, self.seq);
+        wire::uint(b, p::SEQUENCE_ID, 1);
         let at = wire::open(b, p::TRACK_DESCRIPTOR);
         wire::uint(b, t::UUID, uuid);
         body(b);
@@ -333,12 +352,13 @@ impl Encoder {
             _ => self.key_text.as_str(),
         };
         let iid = match (within, key) {
-            (In::Event, Key::Static(k)) if !self.inline => {
-                self.keys
-                    .iid_static(k, i::ANNOTATION_NAMES, &mut self.interned)
-            }
+            (In::Event, Key::Static(k)) if !self.inline => self.sequences[self.cur]
+                .keys
+                .iid_static(k, i::ANNOTATION_NAMES, &mut self.interned),
             (In::Event, _) if !self.inline => {
-                self.keys.iid(text, i::ANNOTATION_NAMES, &mut self.interned)
+                self.sequences[self.cur]
+                    .keys
+                    .iid(text, i::ANNOTATION_NAMES, &mut self.interned)
             }
             _ => None,
         };
@@ -388,14 +408,20 @@ impl Encoder {
     /// [`Encoder::str`] for one of clxfer's own words.
     pub fn str_static(&mut self, v: &'static str) -> &mut Self {
         let id = (!self.inline)
-            .then(|| self.strings.iid_static(v, i::STRINGS, &mut self.interned))
+            .then(|| {
+                let strings = &mut self.sequences[self.cur].strings;
+                strings.iid_static(v, i::STRINGS, &mut self.interned)
+            })
             .flatten();
         self.string(v, id)
     }
 
     pub fn str(&mut self, v: &str) -> &mut Self {
         let id = (v.len() <= INTERN_LEN && !self.inline)
-            .then(|| self.strings.iid(v, i::STRINGS, &mut self.interned))
+            .then(|| {
+                let strings = &mut self.sequences[self.cur].strings;
+                strings.iid(v, i::STRINGS, &mut self.interned)
+            })
             .flatten();
         self.string(v, id)
     }
@@ -438,242 +464,140 @@ impl Encoder {
         self
     }
 
-    // The events, each taking the annotations written since the last.
+    // The events: opened, their annotations written, closed.
 
-    /// A `TrackEvent` packet of `kind` at `ts_ns` on `track`, named `name` in `cat` (both
-    /// optional: an end needs neither), with the annotations written since the last event and
-    /// what `more` adds.
-    fn track_event(
+    /// The track of an event at `scope`, described first if new.
+    pub fn track(&mut self, scope: Scope, (pid, tid): (u32, u32)) -> u64 {
+        match scope {
+            Scope::Thread => self.thread(pid, tid, None, None),
+            Scope::Process => self.process(pid, None, None),
+            Scope::Global => self.global_track(),
+        }
+    }
+
+    /// Opens a `TrackEvent` packet of `kind` at `ts_ns` on `track` (already described), named
+    /// `name` in `cat`: the annotations written next are its, until [`Encoder::close_event`].
+    pub fn open_event(&mut self, kind: u64, track: u64, ts_ns: u64, label: (Label, Label)) {
+        self.open_on(track, kind, track, ts_ns, label);
+    }
+
+    /// [`Encoder::open_event`] on the sequence of `key`.
+    fn open_on(
         &mut self,
+        key: u64,
         kind: u64,
         track: u64,
         ts_ns: u64,
-        name_cat: Option<(&str, &str)>,
-        more: impl FnOnce(&mut Vec<u8>),
+        (name, cat): (Label, Label),
     ) {
-        let ids = name_cat.map(|(name, cat)| {
-            let n = self.names.iid(name, i::NAMES, &mut self.interned);
-            let c = self.categories.iid(cat, i::CATEGORIES, &mut self.interned);
-            (n, c, name)
-        });
+        debug_assert!(self.event.is_none(), "an event is open");
+        self.sequence(key);
+        let seq = &mut self.sequences[self.cur];
+        let n = seq
+            .names
+            .iid_label(name, i::NAMES, &mut self.interned, &mut self.scratch);
+        std::mem::swap(&mut self.out, &mut self.args);
         self.open.clear();
-        // Straight into the file's bytes: the packet's length goes in front once it is written.
-        let b = &mut self.out;
+        self.key = Key::None;
+        let b = &mut self.args;
         let packet = wire::open(b, f::TRACE_PACKET);
-        wire::uint(b, p::TIMESTAMP, ts_ns);
-        wire::uint(b, p::SEQUENCE_ID, self.seq);
+        stamp(b, &mut seq.last_ts, ts_ns);
+        wire::uint(b, p::SEQUENCE_ID, seq.id);
+        let event = wire::open(b, p::TRACK_EVENT);
+        wire::uint(b, ev::TYPE, kind);
+        wire::uint(b, ev::TRACK_UUID, track);
+        match (n, name) {
+            (Some(id), _) => wire::uint(b, ev::NAME_IID, id),
+            (None, Label::Text(text)) => wire::bytes(b, ev::NAME, text.as_bytes()),
+            // The table is full: `scratch` holds the words joined.
+            (None, Label::Words(_)) => wire::bytes(b, ev::NAME, self.scratch.as_bytes()),
+        }
+        let c = seq
+            .categories
+            .iid_label(cat, i::CATEGORIES, &mut self.interned, &mut self.scratch);
+        if let Some(c) = c {
+            wire::uint(&mut self.args, ev::CATEGORY_IIDS, c);
+        }
+        self.event = Some((packet, event));
+    }
+
+    /// Closes the event [`Encoder::open_event`] opened, with what `more` adds after its
+    /// annotations (flow ids, a counter's value), and the names its packet interned.
+    pub fn close_event(&mut self, more: impl FnOnce(&mut Vec<u8>)) {
+        let Some((packet, event)) = self.event.take() else {
+            return;
+        };
+        self.open.clear();
+        self.key = Key::None;
+        let b = &mut self.args;
+        more(b);
+        wire::close(b, event);
+        // It refers to interned names (its own, at least).
+        wire::uint(b, p::SEQUENCE_FLAGS, p::NEEDS_INCREMENTAL_STATE);
         if !self.interned.is_empty() {
             wire::bytes(b, p::INTERNED_DATA, &self.interned);
             self.interned.clear();
         }
-        // What refers to interned names says so; a slice's end refers to none.
-        if name_cat.is_some() {
-            wire::uint(b, p::SEQUENCE_FLAGS, p::NEEDS_INCREMENTAL_STATE);
-        }
-        let at = wire::open(b, p::TRACK_EVENT);
-        wire::uint(b, ev::TYPE, kind);
+        wire::close(b, packet);
+        std::mem::swap(&mut self.out, &mut self.args);
+    }
+
+    /// A slice's end: a packet with neither name nor annotations.
+    pub fn slice_end(&mut self, track: u64, ts_ns: u64) {
+        debug_assert!(self.event.is_none(), "an event is open");
+        self.sequence(track);
+        let seq = &mut self.sequences[self.cur];
+        let b = &mut self.out;
+        let packet = wire::open(b, f::TRACE_PACKET);
+        stamp(b, &mut seq.last_ts, ts_ns);
+        wire::uint(b, p::SEQUENCE_ID, seq.id);
+        let event = wire::open(b, p::TRACK_EVENT);
+        wire::uint(b, ev::TYPE, ev::SLICE_END);
         wire::uint(b, ev::TRACK_UUID, track);
-        if let Some((name, cat, text)) = ids {
-            match name {
-                Some(id) => wire::uint(b, ev::NAME_IID, id),
-                None => wire::bytes(b, ev::NAME, text.as_bytes()),
-            }
-            if let Some(c) = cat {
-                wire::uint(b, ev::CATEGORY_IIDS, c);
-            }
-        }
-        more(b);
-        b.extend_from_slice(&self.args);
-        self.args.clear();
-        wire::close(b, at);
+        wire::close(b, event);
         wire::close(b, packet);
     }
 
-    /// A complete slice (`X`): a begin with the annotations, an end `dur_ns` later.
-    pub fn slice(
-        &mut self,
-        name: &str,
-        cat: &str,
-        (pid, tid): (u32, u32),
-        ts_ns: u64,
-        dur_ns: u64,
-    ) {
-        let track = self.thread(pid, tid, None, None);
-        self.track_event(ev::SLICE_BEGIN, track, ts_ns, Some((name, cat)), |_| {});
-        self.track_event(
-            ev::SLICE_END,
-            track,
-            ts_ns.saturating_add(dur_ns),
-            None,
-            |_| {},
-        );
-    }
-
-    pub fn instant(
-        &mut self,
-        name: &str,
-        cat: &str,
-        scope: Scope,
-        (pid, tid): (u32, u32),
-        ts_ns: u64,
-    ) {
-        let track = match scope {
-            Scope::Thread => self.thread(pid, tid, None, None),
-            Scope::Process => self.process(pid, None, None),
-            Scope::Global => self.global_track(),
-        };
-        self.track_event(ev::INSTANT, track, ts_ns, Some((name, cat)), |_| {});
-    }
-
-    /// One end of an arrow (`s`: `start`, or `f`), flow `id` across the trace.
-    pub fn flow(
-        &mut self,
-        name: &str,
-        cat: &str,
-        start: bool,
-        id: u64,
-        (pid, tid): (u32, u32),
-        ts_ns: u64,
-    ) {
-        let track = self.thread(pid, tid, None, None);
+    /// One end of an arrow (`s`: `start`, or `f`), flow `id` across the trace, on a thread.
+    pub fn flow(&mut self, label: (Label, Label), start: bool, id: u64, at: (u32, u32), ts: u64) {
+        let track = self.track(Scope::Thread, at);
         let field = if start {
             ev::FLOW_IDS
         } else {
             ev::TERMINATING_FLOW_IDS
         };
-        self.track_event(ev::INSTANT, track, ts_ns, Some((name, cat)), |b| {
+        self.open_on(ARROWS, ev::INSTANT, track, ts, label);
+        self.close_event(|b| {
             wire::key(b, field, f::FIXED64);
             b.extend_from_slice(&id.to_le_bytes());
         });
     }
 
-    /// A counter sample (`C`) of `name`, whose one `args` key is `key`.
-    pub fn counter(&mut self, name: &str, cat: &str, key: &str, pid: u32, ts_ns: u64, value: i64) {
-        let track = self.counter_track(pid, name, key);
-        self.args.clear();
-        self.track_event(ev::COUNTER, track, ts_ns, Some((name, cat)), |b| {
-            wire::int(b, ev::COUNTER_VALUE, value);
-        });
+    /// A counter sample (`C`) of the counter `label` names, whose one `args` key is `key`.
+    pub fn counter(&mut self, label: (Label, Label), key: &str, pid: u32, ts: u64, value: i64) {
+        let name = match label.0 {
+            Label::Text(t) => t.to_string(),
+            Label::Words(w) => {
+                let mut text = String::new();
+                join(w, &mut text);
+                text
+            }
+        };
+        let track = self.counter_track(pid, &name, key);
+        self.open_event(ev::COUNTER, track, ts, label);
+        self.close_event(|b| wire::int(b, ev::COUNTER_VALUE, value));
     }
 }
 
-/// Nanoseconds of a JSON `ts` or `dur` (microseconds), as Perfetto rounds them.
-fn ns(us: &serde_json::Value) -> u64 {
-    (us.as_f64().unwrap_or(0.0) * 1000.0).round().max(0.0) as u64
-}
-
-/// A JSON hex string (a pointer or handle, as clxfer writes them): its value.
-fn hex(s: &str) -> Option<u64> {
-    let digits = s.strip_prefix("0x")?;
-    let plain = !digits.is_empty() && digits.len() <= 16 && !digits.starts_with('0');
-    let lower = digits
-        .bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    (plain && lower)
-        .then(|| u64::from_str_radix(digits, 16).ok())
-        .flatten()
-}
-
-/// One value of `args`, named by the pending key.
-fn arg(enc: &mut Encoder, key: Option<&str>, v: &serde_json::Value) {
-    use serde_json::Value as V;
-    if let Some(k) = key {
-        enc.key(k);
-    }
-    match v {
-        V::Bool(b) => {
-            enc.bool(*b);
-        }
-        V::Number(n) => {
-            match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => enc.u64(u),
-                (None, Some(i)) => enc.i64(i),
-                _ => enc.f64(n.as_f64().unwrap_or(0.0)),
-            };
-        }
-        V::String(s) => {
-            match hex(s) {
-                Some(p) => enc.pointer(p),
-                None => enc.str(s),
-            };
-        }
-        // The run's report: one annotation of JSON text.
-        V::Object(_) if key == Some(crate::vocab::schema::REPORT.name) => {
-            enc.json(&v.to_string());
-        }
-        V::Object(m) => {
-            enc.open_dict();
-            for (k, x) in m {
-                arg(enc, Some(k), x);
-            }
-            enc.close();
-        }
-        V::Array(xs) => {
-            enc.open_array();
-            for x in xs {
-                arg(enc, None, x);
-            }
-            enc.close();
-        }
-        V::Null => {
-            enc.str("");
-        }
-    }
-}
-
-/// One JSON event of clxfer's trace, as packets (the module's opening comment says how each
-/// kind maps).
-pub fn event(enc: &mut Encoder, e: &serde_json::Value) {
-    use super::fields::{RACE_FLOW_BIT, WAIT_FLOW_BIT};
-    let s = |k: &str| e.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
-    let n = |k: &str| e.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0) as u32;
-    let (name, cat, at) = (s("name"), s("cat"), (n("pid"), n("tid")));
-    let ts = e.get("ts").map_or(0, ns);
-    let args = e.get("args").and_then(serde_json::Value::as_object);
-    let annotate = |enc: &mut Encoder| {
-        for (k, v) in args.into_iter().flatten() {
-            arg(enc, Some(k), v);
-        }
-    };
-    match s("ph") {
-        "X" => {
-            annotate(enc);
-            enc.slice(name, cat, at, ts, e.get("dur").map_or(0, ns));
-        }
-        "i" | "I" => {
-            annotate(enc);
-            let scope = match s("s") {
-                "g" => Scope::Global,
-                "p" => Scope::Process,
-                _ => Scope::Thread,
-            };
-            enc.instant(name, cat, scope, at, ts);
-        }
-        ph @ ("s" | "f") => {
-            let id = e.get("id").and_then(serde_json::Value::as_u64).unwrap_or(0);
-            let id = match name {
-                crate::vocab::schema::WAIT_FLOW_NAME => id | WAIT_FLOW_BIT,
-                crate::vocab::schema::RACE_FLOW_NAME => id | RACE_FLOW_BIT,
-                _ => id,
-            };
-            enc.flow(name, cat, ph == "s", id, at, ts);
-        }
-        "C" => {
-            if let Some((k, v)) = args.and_then(|a| a.iter().next()) {
-                let value = v.as_i64().unwrap_or(v.as_f64().unwrap_or(0.0) as i64);
-                enc.counter(name, cat, k, at.0, ts, value);
-            }
-        }
-        "M" => {
-            let a = |k: &str| args.and_then(|a| a.get(k));
-            let text = a("name").and_then(serde_json::Value::as_str);
-            let rank = a("sort_index").and_then(serde_json::Value::as_i64);
-            match name {
-                "process_name" | "process_sort_index" => enc.name_process(at.0, text, rank),
-                "thread_name" | "thread_sort_index" => enc.name_thread(at.0, at.1, text, rank),
-                _ => {}
-            }
-        }
-        _ => {}
+/// A packet's timestamp: as a delta on the default (incremental) clock when it is not earlier
+/// than the last one stamped so, else in full on clxfer's absolute clock, which the packet
+/// names (three bytes more, and the incremental clock stays where it was).
+fn stamp(b: &mut Vec<u8>, last: &mut u64, ts: u64) {
+    if ts >= *last {
+        wire::uint(b, p::TIMESTAMP, ts - *last);
+        *last = ts;
+    } else {
+        wire::uint(b, p::TIMESTAMP, ts);
+        wire::uint(b, p::TIMESTAMP_CLOCK_ID, f::clock::CLXFER);
     }
 }

@@ -14,6 +14,7 @@ pub mod packet {
     pub const TRACK_EVENT: u32 = 11;
     pub const INTERNED_DATA: u32 = 12;
     pub const SEQUENCE_FLAGS: u32 = 13;
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
     pub const DEFAULTS: u32 = 59;
     pub const TRACK_DESCRIPTOR: u32 = 60;
     pub const FIRST_ON_SEQUENCE: u32 = 87;
@@ -24,15 +25,19 @@ pub mod packet {
 
 /// `TracePacketDefaults` and `ClockSnapshot`: clxfer's timestamps are nanoseconds from its start
 /// on a clock of its own (a sequence-scoped one, id 64), which the first packet maps onto
-/// `CLOCK_MONOTONIC`, the trace's clock.
+/// `CLOCK_MONOTONIC`, the trace's clock; by default, packets give them as deltas on that clock's
+/// incremental twin (id 65, 0 at clxfer's start: each packet's time is the last one's plus its
+/// own).
 pub mod clock {
     pub const DEFAULTS_CLOCK_ID: u32 = 58;
     pub const SNAPSHOT_CLOCKS: u32 = 1;
     pub const SNAPSHOT_PRIMARY: u32 = 2;
     pub const CLOCK_ID: u32 = 1;
     pub const CLOCK_TIMESTAMP: u32 = 2;
+    pub const CLOCK_INCREMENTAL: u32 = 3;
     pub const MONOTONIC: u64 = 3;
     pub const CLXFER: u64 = 64;
+    pub const CLXFER_DELTA: u64 = 65;
 }
 
 /// `TrackEvent`.

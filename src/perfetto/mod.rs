@@ -2,8 +2,11 @@
 //! events of clxfer's JSON trace as `TrackEvent` packets and back. A room of its own below `sink`
 //! (which writes it) and `trace` (which reads it); it knows only the schema's words.
 
+pub mod clocks;
 pub mod decode;
 pub mod encode;
 pub mod fields;
+pub mod intern;
+pub mod replay;
 pub mod rules;
 pub mod wire;

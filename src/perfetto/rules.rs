@@ -1,11 +1,13 @@
 //! The rules of Perfetto's protobuf import that a trace can break, checked (`clxfer check`):
-//! every packet on one sequence that starts afresh; every interned name, category, annotation
+//! every packet on a sequence that starts afresh; every interned name, category, annotation
 //! name and string defined on its sequence before a packet uses it, and such a packet saying it
-//! needs the sequence's state; every track described before an event is put on it; each slice's
-//! end on the track of its begin; each flow begun once and ended once. A file cut short in its
+//! needs the sequence's state; every timestamp on a clock the sequence described (deltas on an
+//! incremental one); every track described before an event is put on it; each slice's end on the
+//! track of its begin, and not before it; each flow begun once and ended once. A file cut short in its
 //! last packet (a killed program) is checked up to it, and its open slices and half flows are not
 //! held against it.
 
+use super::clocks::{self, Clocks, Stamp};
 use super::fields::{
     self as f, annotation as a, event as ev, interned as i, packet as p, track as t,
 };
@@ -17,13 +19,15 @@ struct Sequence {
     /// Interned ids by table (the `InternedData` field number).
     iids: FxHashSet<(u32, u64)>,
     cleared: bool,
+    clocks: Clocks,
 }
 
 #[derive(Default)]
 struct Checker {
     sequences: FxHashMap<u64, Sequence>,
     tracks: FxHashSet<u64>,
-    open: FxHashMap<u64, u64>,
+    /// The begin times of the slices open on each track.
+    open: FxHashMap<u64, Vec<u64>>,
     flows: FxHashMap<u64, (u32, u32)>,
     violations: Vec<String>,
     count: usize,
@@ -45,7 +49,7 @@ pub fn check(b: &[u8], keep: usize) -> (Vec<String>, usize) {
         }
     }
     if whole {
-        let open: u64 = c.open.values().sum();
+        let open: usize = c.open.values().map(Vec::len).sum();
         if open > 0 {
             c.say(keep, || format!("{open} slice(s) begun and never ended"));
         }
@@ -55,10 +59,6 @@ pub fn check(b: &[u8], keep: usize) -> (Vec<String>, usize) {
                 format!("{half} flow(s) not begun once and ended once")
             });
         }
-    }
-    if c.sequences.len() > 1 {
-        let n = c.sequences.len();
-        c.say(keep, || format!("{n} sequences: clxfer writes one"));
     }
     (c.violations, c.count)
 }
@@ -74,8 +74,13 @@ impl Checker {
     fn packet(&mut self, n: usize, b: &[u8], keep: usize) -> Result<(), Malformed> {
         let (mut seq, mut flags, mut first) = (None, 0, false);
         let (mut interned, mut event, mut track) = (None, None, None);
+        let mut stamp: Stamp = (None, None, None, None);
         for field in wire::fields(b) {
-            match field? {
+            let (number, v) = field?;
+            if clocks::field(&mut stamp, number, &v) {
+                continue;
+            }
+            match (number, v) {
                 (p::SEQUENCE_ID, v) => seq = Some(v.uint()),
                 (p::SEQUENCE_FLAGS, v) => flags = v.uint(),
                 (p::FIRST_ON_SEQUENCE, v) => first = v.uint() != 0,
@@ -119,8 +124,16 @@ impl Checker {
                 }
             }
         }
+        let s = self.sequences.entry(seq).or_default();
+        s.clocks.packet(stamp.2, stamp.3)?;
+        let ts = stamp.0.and_then(|t| s.clocks.resolve(t, stamp.1));
+        if stamp.0.is_some() && ts.is_none() {
+            self.say(keep, || {
+                format!("packet {n}: a timestamp on a clock its sequence never described")
+            });
+        }
         if let Some(b) = event {
-            self.event(n, seq, flags, b, keep)?;
+            self.event(n, (seq, ts.unwrap_or(0)), flags, b, keep)?;
         }
         Ok(())
     }
@@ -128,7 +141,7 @@ impl Checker {
     fn event(
         &mut self,
         n: usize,
-        seq: u64,
+        (seq, ts): (u64, u64),
         flags: u64,
         b: &[u8],
         keep: usize,
@@ -168,10 +181,13 @@ impl Checker {
             return Ok(());
         };
         match kind {
-            ev::SLICE_BEGIN => *self.open.entry(uuid).or_default() += 1,
-            ev::SLICE_END => match self.open.get_mut(&uuid) {
-                Some(open) if *open > 0 => *open -= 1,
-                _ => self.say(keep, || {
+            ev::SLICE_BEGIN => self.open.entry(uuid).or_default().push(ts),
+            ev::SLICE_END => match self.open.get_mut(&uuid).and_then(Vec::pop) {
+                Some(begin) if begin > ts => self.say(keep, || {
+                    format!("packet {n}: a slice that ends before it begins")
+                }),
+                Some(_) => {}
+                None => self.say(keep, || {
                     format!("packet {n}: a slice's end with no begin on its track")
                 }),
             },
@@ -197,18 +213,23 @@ fn annotation_refs(b: &[u8], refs: &mut Vec<(u32, u64)>) -> Result<(), Malformed
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perfetto::encode::Encoder;
+    use crate::perfetto::encode::{Encoder, Scope};
+    use crate::perfetto::intern::Label;
 
     /// (what is done to a good trace, a violation it must cause; "" for none).
     #[test]
     fn each_rule_is_checked() {
         let good = || {
-            let mut e = Encoder::new(1, 0);
+            let mut e = Encoder::new(0);
             e.name_thread(7, 8, Some("main"), None);
+            let track = e.track(Scope::Thread, (7, 8));
+            let label = |name| (Label::Text(name), Label::Text("call"));
+            e.open_event(ev::SLICE_BEGIN, track, 10, label("clFoo"));
             e.key("bytes").u64(4096);
-            e.slice("clFoo", "call", (7, 8), 10, 5);
-            e.flow("enqueue", "enqueue", true, 1, (7, 8), 10);
-            e.flow("enqueue", "enqueue", false, 1, (7, 8), 12);
+            e.close_event(|_| {});
+            e.slice_end(track, 15);
+            e.flow(label("enqueue"), true, 1, (7, 8), 10);
+            e.flow(label("enqueue"), false, 1, (7, 8), 12);
             e.out
         };
         let packets = |b: &[u8]| -> Vec<Vec<u8>> {
@@ -224,11 +245,29 @@ mod tests {
             out
         };
         let all = packets(&good());
+        // Without the packets that start a sequence.
+        let unstarted: Vec<Vec<u8>> = (all.iter())
+            .filter(|p| !wire::fields(p).any(|f| f.unwrap().0 == p::FIRST_ON_SEQUENCE))
+            .cloned()
+            .collect();
+        let backwards = {
+            let mut e = Encoder::new(0);
+            let track = e.track(Scope::Thread, (7, 8));
+            let label = (Label::Text("clFoo"), Label::Text("call"));
+            e.open_event(ev::SLICE_BEGIN, track, 10, label);
+            e.close_event(|_| {});
+            e.slice_end(track, 5);
+            e.out
+        };
+        let mut stray = Vec::new();
+        wire::uint(&mut stray, p::TIMESTAMP, 3);
+        wire::uint(&mut stray, p::TIMESTAMP_CLOCK_ID, 99);
+        wire::uint(&mut stray, p::SEQUENCE_ID, 1);
         assert_eq!(check(&good(), 10).1, 0, "{:?}", check(&good(), 10).0);
         let cases: Vec<(&str, Vec<u8>, &str)> = vec![
             (
-                "no first packet",
-                join(&all[1..]),
+                "no first packets",
+                join(&unstarted),
                 "before the sequence is cleared",
             ),
             (
@@ -238,13 +277,19 @@ mod tests {
             ),
             (
                 "no end",
-                join(&[&all[..3], &all[4..]].concat()),
+                join(&[&all[..4], &all[5..]].concat()),
                 "never ended",
             ),
             (
                 "no flow end",
                 join(&all[..all.len() - 1]),
                 "flow(s) not begun once",
+            ),
+            ("ends before it begins", backwards, "ends before it begins"),
+            (
+                "a clock never described",
+                join(&[all.clone(), vec![stray]].concat()),
+                "never described",
             ),
             (
                 "cut in its last packet",

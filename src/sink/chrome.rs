@@ -36,6 +36,23 @@ const FLAGS_CACHED: usize = 1024;
 
 /// What makes a host slice's class: its queue, kernel, flags, objects (and which it only reads)
 /// and classification.
+/// Whether a call's command gets a device slice: part of its class (sampling leaves most calls
+/// of a loop untimed and a few timed).
+#[derive(Clone, Copy)]
+enum DeviceSlice {
+    Timed,
+    Sampled,
+    Untimed,
+}
+
+fn device_slice_of(e: &Enqueued) -> DeviceSlice {
+    match (e.timed, e.sampled) {
+        (true, _) => DeviceSlice::Timed,
+        (false, true) => DeviceSlice::Sampled,
+        (false, false) => DeviceSlice::Untimed,
+    }
+}
+
 type ClassKey = (
     QueueRef,
     Option<std::sync::Arc<str>>,
@@ -388,10 +405,6 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
         j.qkey(quoted!("args")).open();
         // What varies per call first, then the class (`classes.rs`).
         j.field(s::COMMAND).u64(e.id);
-        if !e.timed {
-            j.field(s::DEVICE_TIME)
-                .word(if e.sampled { "sampled" } else { "untimed" });
-        }
         if !e.deps.waits.is_empty() {
             j.field(s::WAITS).open_array();
             for &w in &e.deps.waits {
@@ -434,12 +447,14 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             j.qkey(quoted!("size")).u64(size);
             j.close();
         }
-        // A call like the last of its entry point (a loop's) names that class without rendering.
+        // A call like the last of its entry point (a loop's) names that class without rendering;
+        // one per kind of device timing, which sampling varies from call to call.
         if self.last_class.is_empty() {
             self.last_class
-                .resize_with(crate::vocab::Api::ALL.len(), || None);
+                .resize_with(crate::vocab::Api::ALL.len() * 3, || None);
         }
-        let last = &mut self.last_class[c.api as usize];
+        let slot = c.api as usize * 3 + device_slice_of(&e) as usize;
+        let last = &mut self.last_class[slot];
         let same = self.classes.current(last)
             && last.as_ref().is_some_and(|l| {
                 let (queue, kernel, flags, mems, reads, class) = &l.key;
@@ -453,7 +468,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
         if let Some(l) = last.as_ref().filter(|_| same) {
             self.classes.reuse(j, l);
         } else {
-            self.class(&e, c.api);
+            self.class(&e, c.api, slot);
         }
         let j = &mut self.j;
         j.close();
@@ -470,13 +485,22 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
 
     /// A host slice's class (`classes.rs`), rendered and numbered, and remembered as its entry
     /// point's last.
-    fn class(&mut self, e: &Enqueued, api: crate::vocab::Api) {
+    fn class(&mut self, e: &Enqueued, api: crate::vocab::Api, slot: usize) {
         let c_api = api;
         let j = &mut self.j;
         let (rendered, flag_cache) = (&mut self.rendered, &mut self.flag_names);
         self.classes.write(j, |j| {
             j.field(s::API).word(c_api.name());
             queue_field(j, e.queue);
+            match device_slice_of(e) {
+                DeviceSlice::Timed => {}
+                DeviceSlice::Sampled => {
+                    j.field(s::DEVICE_TIME).word("sampled");
+                }
+                DeviceSlice::Untimed => {
+                    j.field(s::DEVICE_TIME).word("untimed");
+                }
+            }
             if let Some(k) = &e.kernel {
                 j.field(s::KERNEL).str(k);
             }
@@ -524,7 +548,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             e.reads,
             e.class.clone(),
         );
-        self.last_class[c_api as usize] = Some(self.classes.remember(key));
+        self.last_class[slot] = Some(self.classes.remember(key));
     }
 
     /// A completed command: drawn once its enqueue's host slice is written, so that the arrow

@@ -7,7 +7,8 @@
 use super::emit::{Emit, Heads, Name};
 use super::json::Part;
 use crate::perfetto::encode::{Encoder, Scope};
-use crate::perfetto::fields::{RACE_FLOW_BIT, WAIT_FLOW_BIT};
+use crate::perfetto::fields::{RACE_FLOW_BIT, WAIT_FLOW_BIT, event as ev};
+use crate::perfetto::intern::{Label, join};
 use crate::perfetto::wire;
 use crate::vocab::schema::{self as s, Key};
 use std::fmt::Write as _;
@@ -22,9 +23,15 @@ enum Top {
     Args,
 }
 
+/// Words an event's name is made of at most ([`Name::Words`]).
+const WORDS: usize = 3;
+
 pub struct Proto {
     enc: Encoder,
-    /// The event being written: its name, category, phase, track and time.
+    /// The event being written: its name (clxfer's words, or text in `name`), category, phase,
+    /// track and time.
+    words: [&'static str; WORDS],
+    n_words: usize,
     name: String,
     cat: &'static str,
     ph: &'static str,
@@ -42,6 +49,8 @@ pub struct Proto {
     pending_key: Option<&'static str>,
     /// A fragment's emitter: [`Emit::bytes`] are its annotations.
     fragment: bool,
+    /// The track of the event, once its packet is open (its annotations go straight in).
+    track: Option<u64>,
 }
 
 impl Default for Proto {
@@ -50,6 +59,8 @@ impl Default for Proto {
     fn default() -> Proto {
         Proto {
             enc: Encoder::fragments(),
+            words: [""; WORDS],
+            n_words: 0,
             name: String::new(),
             cat: "",
             ph: "",
@@ -64,6 +75,7 @@ impl Default for Proto {
             counter: None,
             pending_key: None,
             fragment: true,
+            track: None,
         }
     }
 }
@@ -77,6 +89,27 @@ impl Proto {
     /// A value of a metadata or counter event, kept for its end.
     fn captured(&self) -> bool {
         self.depth == 1 && matches!(self.ph, "M" | "C")
+    }
+
+    /// Opens the event's packet (a slice's begin or an instant), on its track: what follows in
+    /// `args` is written into it.
+    fn open_event(&mut self) {
+        if self.track.is_some() {
+            return;
+        }
+        let (kind, scope) = match self.ph {
+            "X" => (ev::SLICE_BEGIN, Scope::Thread),
+            _ => (ev::INSTANT, self.scope),
+        };
+        let track = self.enc.track(scope, self.at);
+        let cat = [self.cat];
+        let name = match self.n_words {
+            0 => Label::Text(&self.name),
+            n => Label::Words(&self.words[..n]),
+        };
+        self.enc
+            .open_event(kind, track, self.ts, (name, Label::Words(&cat)));
+        self.track = Some(track);
     }
 
     fn set_key(&mut self, key: &'static str) {
@@ -135,17 +168,15 @@ impl Emit for Proto {
         ts: u64,
         _heads: &mut Heads,
     ) {
-        self.name.clear();
+        self.n_words = 0;
         match name {
-            Name::Words(w) => {
-                for (i, word) in w.iter().enumerate() {
-                    if i > 0 {
-                        self.name.push(' ');
-                    }
-                    self.name.push_str(word);
-                }
+            Name::Words(w) if w.len() <= WORDS && !w.is_empty() => {
+                self.words[..w.len()].copy_from_slice(w);
+                self.n_words = w.len();
             }
+            Name::Words(w) => join(w, &mut self.name),
             Name::Shown(d) => {
+                self.name.clear();
                 let _ = write!(self.name, "{d}");
             }
         }
@@ -154,30 +185,51 @@ impl Emit for Proto {
             (0, Scope::Thread, 0, Top::None, 0);
         self.meta = (None, None);
         self.counter = None;
+        self.track = None;
         self.enc.clear_args();
     }
 
     fn end_event(&mut self) {
-        let (name, cat, at, ts) = (&self.name, self.cat, self.at, self.ts);
+        let cat = [self.cat];
+        let (at, ts) = (self.at, self.ts);
         match self.ph {
-            "X" => self.enc.slice(name, cat, at, ts, self.dur),
-            "i" => self.enc.instant(name, cat, self.scope, at, ts),
+            "X" | "i" => {
+                self.open_event();
+                self.enc.close_event(|_| {});
+                if let Some(track) = self.track.filter(|_| self.ph == "X") {
+                    self.enc.slice_end(track, ts.saturating_add(self.dur));
+                }
+            }
             "s" | "f" => {
-                let id = match name.as_str() {
-                    s::WAIT_FLOW_NAME => self.flow | WAIT_FLOW_BIT,
-                    s::RACE_FLOW_NAME => self.flow | RACE_FLOW_BIT,
+                let name = match self.n_words {
+                    0 => Label::Text(&self.name),
+                    n => Label::Words(&self.words[..n]),
+                };
+                let id = match name {
+                    Label::Words([s::WAIT_FLOW_NAME]) => self.flow | WAIT_FLOW_BIT,
+                    Label::Words([s::RACE_FLOW_NAME]) => self.flow | RACE_FLOW_BIT,
                     _ => self.flow,
                 };
-                self.enc.flow(name, cat, self.ph == "s", id, at, ts);
+                let label = (name, Label::Words(&cat));
+                self.enc.flow(label, self.ph == "s", id, at, ts);
             }
             "C" => {
                 if let Some((key, value)) = self.counter.take() {
-                    self.enc.counter(name, cat, key, at.0, ts, value);
+                    let name = match self.n_words {
+                        0 => Label::Text(&self.name),
+                        n => Label::Words(&self.words[..n]),
+                    };
+                    self.enc
+                        .counter((name, Label::Words(&cat)), key, at.0, ts, value);
                 }
             }
             "M" => {
                 let (text, rank) = (self.meta.0.take(), self.meta.1.take());
-                if name.starts_with("process") {
+                let process = match self.n_words {
+                    0 => self.name.starts_with("process"),
+                    _ => self.words[0].starts_with("process"),
+                };
+                if process {
                     self.enc.name_process(at.0, text.as_deref(), rank);
                 } else {
                     self.enc.name_thread(at.0, at.1, text.as_deref(), rank);
@@ -189,7 +241,7 @@ impl Emit for Proto {
     }
 
     fn start(&mut self, start_mono_ns: u64) {
-        self.enc = Encoder::new(1, start_mono_ns);
+        self.enc = Encoder::new(start_mono_ns);
         self.fragment = false;
     }
 
@@ -276,6 +328,9 @@ impl Emit for Proto {
                 "args" => Top::Args,
                 _ => Top::None,
             };
+            if self.top == Top::Args && matches!(self.ph, "X" | "i") {
+                self.open_event();
+            }
         } else {
             self.set_key(key);
         }

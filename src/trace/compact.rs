@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 const PER_CALL: &[&str] = &[
     s::CLASS.name,
     s::COMMAND.name,
-    s::DEVICE_TIME.name,
     s::WAITS.name,
     s::WAITS_UNKNOWN.name,
     s::AFTER.name,
@@ -139,7 +138,9 @@ mod tests {
         let dpid = s::device_pid(7, 1) as u64;
         let written = [
             json!({"ph": "X", "pid": 7, "ts": 10.0, "args": {"command": 1, "class": 1, "bytes": 4096, "api": "clEnqueueWriteBuffer", "direction": "H2D", "path": "staged", "reasons": ["[a] b"]}}),
-            json!({"ph": "X", "pid": 7, "ts": 20.0, "args": {"command": 2, "class": 1, "bytes": 8192, "device_time": "sampled"}}),
+            json!({"ph": "X", "pid": 7, "ts": 20.0, "args": {"command": 2, "class": 1, "bytes": 8192}}),
+            json!({"ph": "X", "pid": 7, "ts": 21.0, "args": {"command": 3, "class": 2, "bytes": 8, "api": "clEnqueueWriteBuffer", "device_time": "sampled"}}),
+            json!({"ph": "X", "pid": 7, "ts": 22.0, "args": {"command": 4, "class": 2, "bytes": 8}}),
             json!({"ph": "X", "pid": dpid, "ts": 10.5, "args": {"command": 1, "queued_to_submit_us": 0.1, "submit_to_start_us": 0.2}}),
             json!({"ph": "X", "pid": 8, "ts": 1.0, "args": {"command": 1, "class": 1}}),
             json!({"ph": "X", "pid": dpid, "ts": 30.0, "args": {"command": 9, "direction": "D2H", "path": "pinned", "bytes": 1, "enqueue_to_start_us": 2.0}}),
@@ -148,7 +149,10 @@ mod tests {
         let whole = [
             json!({"ph": "X", "pid": 7, "ts": 10.0, "args": {"command": 1, "class": 1, "bytes": 4096, "api": "clEnqueueWriteBuffer", "direction": "H2D", "path": "staged", "reasons": ["[a] b"]}}),
             // A later slice of the class: its members, its own bytes.
-            json!({"ph": "X", "pid": 7, "ts": 20.0, "args": {"command": 2, "class": 1, "bytes": 8192, "device_time": "sampled", "api": "clEnqueueWriteBuffer", "direction": "H2D", "path": "staged", "reasons": ["[a] b"]}}),
+            json!({"ph": "X", "pid": 7, "ts": 20.0, "args": {"command": 2, "class": 1, "bytes": 8192, "api": "clEnqueueWriteBuffer", "direction": "H2D", "path": "staged", "reasons": ["[a] b"]}}),
+            // Sampled device timing left these untimed: a class of their own.
+            json!({"ph": "X", "pid": 7, "ts": 21.0, "args": {"command": 3, "class": 2, "bytes": 8, "api": "clEnqueueWriteBuffer", "device_time": "sampled"}}),
+            json!({"ph": "X", "pid": 7, "ts": 22.0, "args": {"command": 4, "class": 2, "bytes": 8, "api": "clEnqueueWriteBuffer", "device_time": "sampled"}}),
             // The device slice: its host slice's words, and the time from the enqueue's start.
             json!({"ph": "X", "pid": dpid, "ts": 10.5, "args": {"command": 1, "queued_to_submit_us": 0.1, "submit_to_start_us": 0.2, "direction": "H2D", "path": "staged", "bytes": 4096, "enqueue_to_start_us": 0.5}}),
             // Another process's class 1 is another class (not defined here: left as is).

@@ -3,7 +3,8 @@
 //! what repeats stays said once (each format's readers expand it alike).
 
 use super::read::{ReadError, read_file_with};
-use crate::perfetto::encode::{self, Encoder};
+use crate::perfetto::encode::Encoder;
+use crate::perfetto::replay;
 use std::io::Write;
 use std::path::Path;
 
@@ -24,9 +25,9 @@ pub fn convert_file(input: &Path, out_name: &Path, mut out: impl Write) -> Resul
     let mut failed: Option<std::io::Error> = None;
     let mut n = 0;
     let result = if is_protobuf_name(out_name) {
-        let mut enc = Encoder::new(1, 0);
+        let mut enc = Encoder::new(0);
         let shape = read_file_with(input, |_, e| {
-            encode::event(&mut enc, &e);
+            replay::event(&mut enc, &e);
             n += 1;
             if enc.out.len() >= FLUSH_AT && failed.is_none() {
                 failed = out.write_all(&enc.out).err();

@@ -25,7 +25,7 @@ macro_rules! schema {
 }
 
 schema! {
-    CLASS = "class" ["host"] "The call's class: a number for what its calls of the same kind share (`api`, `queue`, `kernel`, the classification's members but `bytes` and `host_ptr`, the flags, `mem_objects`). The first host slice of a class carries those members; later ones carry `class` alone (see *Compact* above).",
+    CLASS = "class" ["host"] "The call's class: a number for what its calls of the same kind share (`api`, `queue`, `kernel`, `device_time`, the classification's members but `bytes` and `host_ptr`, the flags, `mem_objects`). The first host slice of a class carries those members; later ones carry `class` alone (see *Compact* above).",
     API = "api" ["host"] "The OpenCL entry point.",
     COMMAND = "command" ["host, device"] "The command's number in this process (user events are numbered in the same series); also the id of the arrow from the enqueue to the device slice.",
     WAITS = "waits" ["host"] "The commands (or user events) its wait list named, by number, in the list's order.",
@@ -176,8 +176,10 @@ One file per process, `clxfer-<program>-<pid>.json` in `CLXFER_DIR` (or as `CLXF
 it), in Chrome's JSON trace format
 as Perfetto imports it (ui.perfetto.dev opens it; so do `chrome://tracing` and DevTools).
 With `CLXFER_FORMAT=perfetto`, `clxfer-<program>-<pid>.pftrace` holds the same events as
-Perfetto's protobuf: `TrackEvent` packets on one sequence, timestamps in nanoseconds on a clock of
-clxfer's own mapped onto `CLOCK_MONOTONIC` by the first packet, event names, categories,
+Perfetto's protobuf: `TrackEvent` packets, each track's on a sequence of its own (the arrows' on
+one more, the track descriptors on sequence 1), timestamps in nanoseconds on a clock of clxfer's
+own mapped onto `CLOCK_MONOTONIC` by each sequence's first packet and written as deltas on its
+incremental twin (a packet earlier than its sequence's last names the absolute clock), event names, categories,
 annotation names and short strings interned, a track descriptor per process, thread, queue lane
 (the names below) and counter; a slice is a begin and an end packet, an arrow's two ends are
 instants carrying its flow id (an enqueue arrow's is the command's number; a `wait` arrow's its
@@ -196,8 +198,8 @@ every `clxfer` command reads both.
   `start_time` in the first event.
 - **Compact**: what repeats is said once. An enqueue's host slice carries what varies per call
   (`command`, `bytes`, `host_ptr`, waits, timings) and a `class` number; the first slice of each
-  class also carries the class's members (`api`, `queue`, the classification and its reasons,
-  flags, `mem_objects`), later ones do not. A device slice joined to its host slice by an arrow
+  class also carries the class's members (`api`, `queue`, `device_time`, the classification and
+  its reasons, flags, `mem_objects`), later ones do not. A device slice joined to its host slice by an arrow
   carries its `command`, its own timings and `device_gbps`; its direction, path, bytes and
   `enqueue_to_start_us` are its host slice's. `clxfer report`, `check`, `merge`, `view` and
   `report --format csv` read the members back onto every slice (`clxfer::trace::compact`); in

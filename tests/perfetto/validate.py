@@ -1,6 +1,9 @@
 """Decodes a Perfetto protobuf trace clxfer wrote with Perfetto's own schema (PyPI `perfetto`:
 perfetto/protos/perfetto/trace/perfetto_trace_pb2.py), checks the rules its trace processor
-relies on, and compares what it holds with the JSON form of the same trace.
+relies on, and compares what it holds with the JSON form of the same trace: slices per track and
+their times, flows, counters, event names. Timestamps are resolved as Perfetto's clock tracker
+resolves them: on the packet's clock or its sequence's default, an incremental clock's value being
+its last one plus the packet's delta.
 
 Usage: python validate.py TRACE.pftrace TRACE.json
 Prints a JSON summary on stdout; exits 1 with the violations on stderr if any rule is broken."""
@@ -62,7 +65,25 @@ slices = collections.Counter()
 flow_starts, flow_ends = collections.Counter(), collections.Counter()
 names_used = set()
 counters = collections.Counter()
-cleared = False
+begins = collections.Counter()
+# Per sequence: clock id -> [reading at the snapshot, incremental, last value]; the default clock.
+clocks = collections.defaultdict(dict)
+default_clock = {}
+
+
+def resolve(i, seq, p):
+    """The packet's time in ns on clxfer's clock (id 64, 0 at its start)."""
+    cid = p.timestamp_clock_id or default_clock.get(seq, 64)
+    table = clocks[seq]
+    if cid not in table or 64 not in table:
+        bad(i, f"a timestamp on clock {cid}, which its sequence never described")
+        return p.timestamp
+    at, incremental, last = table[cid]
+    value = p.timestamp
+    if incremental:
+        value = last + p.timestamp
+        table[cid][2] = value
+    return value - at + table[64][0]
 
 
 def bad(i, what):
@@ -88,16 +109,25 @@ for i, p in enumerate(trace.packet):
     if not p.HasField("trusted_packet_sequence_id"):
         bad(i, "no sequence id")
     seq = p.trusted_packet_sequence_id
+    first = seq not in seqs
     seqs.add(seq)
-    if i == 0:
+    if first:
         if not (p.first_packet_on_sequence and p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED):
             bad(i, "the first packet does not start the sequence afresh")
-        clocks = {c.clock_id: c.timestamp for c in p.clock_snapshot.clocks}
-        if 64 not in clocks or p.clock_snapshot.primary_trace_clock != pb.BUILTIN_CLOCK_MONOTONIC:
-            bad(i, f"no snapshot of clxfer's clock onto CLOCK_MONOTONIC: {clocks}")
-        if p.trace_packet_defaults.timestamp_clock_id != 64:
-            bad(i, "timestamps are not on clxfer's clock by default")
-        cleared = True
+        snap = {c.clock_id: c for c in p.clock_snapshot.clocks}
+        if 64 not in snap or p.clock_snapshot.primary_trace_clock != pb.BUILTIN_CLOCK_MONOTONIC:
+            bad(i, f"no snapshot of clxfer's clock onto CLOCK_MONOTONIC: {snap}")
+        default = p.trace_packet_defaults.timestamp_clock_id
+        if default not in snap or not snap[default].is_incremental or snap[default].timestamp != snap[64].timestamp:
+            bad(i, "timestamps are not deltas on an incremental twin of clxfer's clock by default")
+    if p.HasField("clock_snapshot"):
+        for c in p.clock_snapshot.clocks:
+            if c.is_incremental and not 64 <= c.clock_id < 128:
+                bad(i, f"clock {c.clock_id} is incremental but not sequence-scoped")
+            clocks[seq][c.clock_id] = [c.timestamp, c.is_incremental, c.timestamp]
+    if p.HasField("trace_packet_defaults"):
+        default_clock[seq] = p.trace_packet_defaults.timestamp_clock_id
+    ts = resolve(i, seq, p) if p.HasField("timestamp") else None
     tables = interned[seq]
     if p.HasField("interned_data"):
         d = p.interned_data
@@ -121,7 +151,7 @@ for i, p in enumerate(trace.packet):
     if p.HasField("track_event"):
         e = p.track_event
         refers = e.HasField("name_iid") or len(e.category_iids) or len(e.debug_annotations)
-        if not cleared or (refers and not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE):
+        if (refers and not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE):
             bad(i, "a track event with interned references that does not say it needs the sequence's state")
         if e.track_uuid not in tracks:
             bad(i, f"track {e.track_uuid} used before its descriptor")
@@ -140,15 +170,16 @@ for i, p in enumerate(trace.packet):
             annotation_ok(i, tables, a, True)
         kind, x, y = tracks[e.track_uuid]
         if e.type == TE.TYPE_SLICE_BEGIN:
-            open_slices[e.track_uuid].append(p.timestamp)
+            open_slices[e.track_uuid].append(ts)
         elif e.type == TE.TYPE_SLICE_END:
             if not open_slices[e.track_uuid]:
                 bad(i, f"a slice end without a begin on track {e.track_uuid}")
             else:
                 begun = open_slices[e.track_uuid].pop()
-                if p.timestamp < begun:
+                if ts < begun:
                     bad(i, "a slice that ends before it begins")
                 slices[(x, y)] += 1
+                begins[(x, y, begun, ts - begun)] += 1
         elif e.type == TE.TYPE_COUNTER:
             if kind != "counter":
                 bad(i, "a counter value on a track that is not a counter")
@@ -161,8 +192,6 @@ for i, p in enumerate(trace.packet):
 for uuid, stack in open_slices.items():
     if stack and whole:
         violations.append(f"track {uuid}: {len(stack)} slice(s) begun and never ended")
-if len(seqs) != 1:
-    violations.append(f"{len(seqs)} sequences, clxfer writes one")
 for f_id, n in flow_starts.items():
     if n != 1 or (whole and flow_ends.get(f_id) != 1):
         violations.append(f"flow {f_id:#x}: {n} start(s), {flow_ends.get(f_id, 0)} end(s)")
@@ -175,6 +204,11 @@ events = json.load(open(json_path))
 want_slices = collections.Counter((e["pid"], e["tid"]) for e in events if e.get("ph") == "X")
 if want_slices != slices:
     violations.append(f"slices per track differ from the JSON's: {dict(want_slices)} against {dict(slices)}")
+ns = lambda us: round(us * 1000)
+want_begins = collections.Counter((e["pid"], e["tid"], ns(e["ts"]), ns(e["dur"])) for e in events if e.get("ph") == "X")
+if want_begins != begins:
+    diff = list((want_begins - begins).items())[:3], list((begins - want_begins).items())[:3]
+    violations.append(f"slice times differ from the JSON's: only in the JSON, only in the protobuf: {diff}")
 want_flows = len({(e["name"], e["id"]) for e in events if e.get("ph") == "s"})
 if want_flows != len(flow_starts):
     violations.append(f"{len(flow_starts)} flows, the JSON has {want_flows}")
@@ -187,7 +221,7 @@ if want_counters != counters:
 
 print(json.dumps({
     "packets": len(trace.packet), "whole": whole, "slices": sum(slices.values()), "flows": len(flow_starts),
-    "tracks": len(tracks), "names": len(interned[next(iter(seqs))]["names"]) if seqs else 0,
+    "tracks": len(tracks), "names": len(names_used), "sequences": len(seqs),
     "counters": sum(counters.values()), "violations": len(violations),
 }))
 if violations:
