@@ -40,6 +40,8 @@ pub enum Scope {
 enum Key {
     None,
     Static(&'static str),
+    /// A key of clxfer's schema: its index there, and its name.
+    Field(u16, &'static str),
     Text,
 }
 
@@ -63,8 +65,28 @@ struct Sequence {
     categories: Table,
     keys: Table,
     strings: Table,
+    /// The iids of clxfer's schema keys by their index (0: not yet interned).
+    fields: Vec<u64>,
     last_ts: u64,
 }
+
+/// Bytes of a [`Head`]'s fields at most.
+const HEAD: usize = 24;
+
+/// What opens a kind of event: its sequence, its track, and its `TrackEvent`'s first fields
+/// (type, track, name and category iids).
+#[derive(Clone, Copy)]
+struct Head {
+    seq: usize,
+    track: u64,
+    fields: [u8; HEAD],
+    /// 0: too long to keep (a name written in full), in [`Encoder::long_head`].
+    len: u8,
+}
+
+/// A kind of event named by clxfer's words: (type, scope, arrow), its track, its name's words and
+/// its category, by address.
+type HeadKey = (u64, (u32, u32), [(usize, usize); 3], (usize, usize));
 
 /// The sequence key of the arrows' ends ([`Encoder::flow`]); others are their track's uuid.
 const ARROWS: u64 = u64::MAX;
@@ -97,6 +119,8 @@ pub struct Encoder {
     inline: bool,
     /// The open event: where its packet and its `TrackEvent` start.
     event: Option<(usize, usize)>,
+    heads: FxHashMap<HeadKey, Head>,
+    long_head: Vec<u8>,
     /// A name's words joined, when they are written in full.
     scratch: String,
 }
@@ -110,6 +134,12 @@ impl Encoder {
         e.out.clear();
         e.inline = true;
         e
+    }
+
+    /// Room for `bytes` of packets (in both buffers an open event moves them between).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.out.reserve(bytes);
+        self.args.reserve(bytes);
     }
 
     /// The annotations written since the last event (a fragment's).
@@ -159,6 +189,8 @@ impl Encoder {
             packet: Vec::new(),
             inline: false,
             event: None,
+            heads: FxHashMap::default(),
+            long_head: Vec::new(),
             scratch: String::new(),
         };
         e.sequence(0);
@@ -334,6 +366,12 @@ impl Encoder {
         self
     }
 
+    /// [`Encoder::key`] for a key of clxfer's schema, by its index there.
+    pub fn key_field(&mut self, key: crate::vocab::schema::Key) -> &mut Self {
+        self.key = Key::Field(key.index, key.name);
+        self
+    }
+
     /// Opens one annotation in what is open, named by the pending key.
     fn annotation(&mut self) -> usize {
         let within = self.open.last().copied().unwrap_or(In::Event);
@@ -348,10 +386,26 @@ impl Encoder {
             return at;
         }
         let text = match key {
-            Key::Static(k) => k,
+            Key::Static(k) | Key::Field(_, k) => k,
             _ => self.key_text.as_str(),
         };
         let iid = match (within, key) {
+            (In::Event, Key::Field(ix, k)) if !self.inline => {
+                let seq = &mut self.sequences[self.cur];
+                match seq.fields.get(ix as usize) {
+                    Some(&id) if id != 0 => Some(id),
+                    _ => {
+                        let id = seq
+                            .keys
+                            .iid_static(k, i::ANNOTATION_NAMES, &mut self.interned);
+                        if seq.fields.len() <= ix as usize {
+                            seq.fields.resize(ix as usize + 1, 0);
+                        }
+                        seq.fields[ix as usize] = id.unwrap_or(0);
+                        id
+                    }
+                }
+            }
             (In::Event, Key::Static(k)) if !self.inline => self.sequences[self.cur]
                 .keys
                 .iid_static(k, i::ANNOTATION_NAMES, &mut self.interned),
@@ -478,24 +532,100 @@ impl Encoder {
     /// Opens a `TrackEvent` packet of `kind` at `ts_ns` on `track` (already described), named
     /// `name` in `cat`: the annotations written next are its, until [`Encoder::close_event`].
     pub fn open_event(&mut self, kind: u64, track: u64, ts_ns: u64, label: (Label, Label)) {
-        self.open_on(track, kind, track, ts_ns, label);
+        let head = self.head(track, kind, track, label);
+        self.open_head(&head, ts_ns);
     }
 
-    /// [`Encoder::open_event`] on the sequence of `key`.
-    fn open_on(
+    /// [`Encoder::open_event`] for an event named by clxfer's own words in category `cat`, on
+    /// the track at `scope` (or, for an arrow's end, on the arrows' sequence): what opens it is
+    /// looked up once per kind of event and copied after that (the track's descriptor, the
+    /// sequence, the name's and category's iids).
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_words(
         &mut self,
-        key: u64,
         kind: u64,
-        track: u64,
+        scope: Scope,
+        at: (u32, u32),
         ts_ns: u64,
-        (name, cat): (Label, Label),
-    ) {
-        debug_assert!(self.event.is_none(), "an event is open");
+        name: &[&'static str],
+        cat: &'static str,
+        arrow: bool,
+    ) -> u64 {
+        let mut words = [(0, 0); 3];
+        for (slot, w) in words.iter_mut().zip(name) {
+            *slot = (w.as_ptr() as usize, w.len());
+        }
+        let key = (
+            kind | (scope as u64) << 8 | u64::from(arrow) << 16,
+            at,
+            words,
+            (cat.as_ptr() as usize, cat.len()),
+        );
+        let head = match self.heads.get(&key) {
+            Some(h) if name.len() <= 3 => *h,
+            _ => {
+                let track = self.track(scope, at);
+                let seq_key = if arrow { ARROWS } else { track };
+                let head = self.head(
+                    seq_key,
+                    kind,
+                    track,
+                    (Label::Words(name), Label::Words(&[cat])),
+                );
+                if head.len > 0 && name.len() <= 3 {
+                    self.heads.insert(key, head);
+                }
+                head
+            }
+        };
+        self.open_head(&head, ts_ns);
+        head.track
+    }
+
+    /// What opens an event on the sequence of `key`: the sequence started if new, the name and
+    /// category interned, the `TrackEvent`'s first fields (`len` 0 when they are written in full
+    /// into `self.scratch`, not to be kept).
+    fn head(&mut self, key: u64, kind: u64, track: u64, (name, cat): (Label, Label)) -> Head {
         self.sequence(key);
         let seq = &mut self.sequences[self.cur];
+        let mut b = Vec::with_capacity(HEAD);
+        wire::uint(&mut b, ev::TYPE, kind);
+        wire::uint(&mut b, ev::TRACK_UUID, track);
         let n = seq
             .names
             .iid_label(name, i::NAMES, &mut self.interned, &mut self.scratch);
+        match (n, name) {
+            (Some(id), _) => wire::uint(&mut b, ev::NAME_IID, id),
+            (None, Label::Text(text)) => wire::bytes(&mut b, ev::NAME, text.as_bytes()),
+            // The table is full: `scratch` holds the words joined.
+            (None, Label::Words(_)) => wire::bytes(&mut b, ev::NAME, self.scratch.as_bytes()),
+        }
+        let c = seq
+            .categories
+            .iid_label(cat, i::CATEGORIES, &mut self.interned, &mut self.scratch);
+        if let Some(c) = c {
+            wire::uint(&mut b, ev::CATEGORY_IIDS, c);
+        }
+        let mut head = Head {
+            seq: self.cur,
+            track,
+            fields: [0; HEAD],
+            len: 0,
+        };
+        if b.len() <= HEAD {
+            head.fields[..b.len()].copy_from_slice(&b);
+            head.len = b.len() as u8;
+        } else {
+            self.long_head = b;
+        }
+        head
+    }
+
+    /// Opens the event `head` opens, at `ts_ns`: the annotations written next are its.
+    fn open_head(&mut self, head: &Head, ts_ns: u64) {
+        debug_assert!(self.event.is_none(), "an event is open");
+        self.cur = head.seq;
+        let seq = &mut self.sequences[head.seq];
         std::mem::swap(&mut self.out, &mut self.args);
         self.open.clear();
         self.key = Key::None;
@@ -504,19 +634,9 @@ impl Encoder {
         stamp(b, &mut seq.last_ts, ts_ns);
         wire::uint(b, p::SEQUENCE_ID, seq.id);
         let event = wire::open(b, p::TRACK_EVENT);
-        wire::uint(b, ev::TYPE, kind);
-        wire::uint(b, ev::TRACK_UUID, track);
-        match (n, name) {
-            (Some(id), _) => wire::uint(b, ev::NAME_IID, id),
-            (None, Label::Text(text)) => wire::bytes(b, ev::NAME, text.as_bytes()),
-            // The table is full: `scratch` holds the words joined.
-            (None, Label::Words(_)) => wire::bytes(b, ev::NAME, self.scratch.as_bytes()),
-        }
-        let c = seq
-            .categories
-            .iid_label(cat, i::CATEGORIES, &mut self.interned, &mut self.scratch);
-        if let Some(c) = c {
-            wire::uint(&mut self.args, ev::CATEGORY_IIDS, c);
+        match head.len {
+            0 => b.extend_from_slice(&self.long_head),
+            n => b.extend_from_slice(&head.fields[..n as usize]),
         }
         self.event = Some((packet, event));
     }
@@ -560,13 +680,21 @@ impl Encoder {
 
     /// One end of an arrow (`s`: `start`, or `f`), flow `id` across the trace, on a thread.
     pub fn flow(&mut self, label: (Label, Label), start: bool, id: u64, at: (u32, u32), ts: u64) {
-        let track = self.track(Scope::Thread, at);
         let field = if start {
             ev::FLOW_IDS
         } else {
             ev::TERMINATING_FLOW_IDS
         };
-        self.open_on(ARROWS, ev::INSTANT, track, ts, label);
+        match label {
+            (Label::Words(name), Label::Words(&[cat])) => {
+                self.open_words(ev::INSTANT, Scope::Thread, at, ts, name, cat, true);
+            }
+            _ => {
+                let track = self.track(Scope::Thread, at);
+                let head = self.head(ARROWS, ev::INSTANT, track, label);
+                self.open_head(&head, ts);
+            }
+        }
         self.close_event(|b| {
             wire::key(b, field, f::FIXED64);
             b.extend_from_slice(&id.to_le_bytes());

@@ -193,7 +193,8 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             limited: false,
             closing: false,
         };
-        c.j.start(t0.mono_ns);
+        // Room for a flush's worth and the record that crosses it, from the start.
+        c.j.start(t0.mono_ns, 2 * FLUSH_AT);
         c.meta(host_pid, None, "process_name", start.program);
         c.sort_index(host_pid, None, 0);
         let j = c.begin(

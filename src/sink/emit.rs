@@ -39,9 +39,10 @@ pub trait Emit: Default + Send {
     );
     /// Closes the event opened last.
     fn end_event(&mut self);
-    /// What comes before the first event (clxfer's clock starts at `start_mono_ns`), and after
+    /// What comes before the first event (clxfer's clock starts at `start_mono_ns`; the
+    /// writer flushes at `capacity` bytes, which its buffers hold from the start), and after
     /// the last.
-    fn start(&mut self, start_mono_ns: u64);
+    fn start(&mut self, start_mono_ns: u64, capacity: usize);
     fn finish(&mut self);
     /// The bytes written since the last [`Emit::clear`].
     fn bytes(&self) -> &[u8];

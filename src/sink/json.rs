@@ -349,7 +349,8 @@ impl super::emit::Emit for Json {
     }
 
     #[inline]
-    fn start(&mut self, _start_mono_ns: u64) {
+    fn start(&mut self, _start_mono_ns: u64, capacity: usize) {
+        self.buf.reserve(capacity);
         self.buf.extend_from_slice(b"[\n");
     }
 

@@ -101,14 +101,18 @@ impl Proto {
             "X" => (ev::SLICE_BEGIN, Scope::Thread),
             _ => (ev::INSTANT, self.scope),
         };
-        let track = self.enc.track(scope, self.at);
-        let cat = [self.cat];
-        let name = match self.n_words {
-            0 => Label::Text(&self.name),
-            n => Label::Words(&self.words[..n]),
+        let track = match self.n_words {
+            0 => {
+                let track = self.enc.track(scope, self.at);
+                let label = (Label::Text(&self.name), Label::Words(&[self.cat]));
+                self.enc.open_event(kind, track, self.ts, label);
+                track
+            }
+            n => {
+                let name = &self.words[..n];
+                (self.enc).open_words(kind, scope, self.at, self.ts, name, self.cat, false)
+            }
         };
-        self.enc
-            .open_event(kind, track, self.ts, (name, Label::Words(&cat)));
         self.track = Some(track);
     }
 
@@ -240,8 +244,9 @@ impl Emit for Proto {
         self.ph = "";
     }
 
-    fn start(&mut self, start_mono_ns: u64) {
+    fn start(&mut self, start_mono_ns: u64, capacity: usize) {
         self.enc = Encoder::new(start_mono_ns);
+        self.enc.reserve(capacity);
         self.fragment = false;
     }
 
@@ -338,7 +343,11 @@ impl Emit for Proto {
     }
 
     fn field(&mut self, key: Key) -> &mut Self {
-        self.set_key(key.name);
+        if self.captured() {
+            self.pending_key = Some(key.name);
+        } else {
+            self.enc.key_field(key);
+        }
         self
     }
 

@@ -15,11 +15,20 @@ pub struct Field {
 pub struct Key {
     pub name: &'static str,
     pub quoted: &'static str,
+    /// Its place in [`FIELDS`]: a writer's tables of keys are arrays, not maps.
+    pub index: u16,
 }
 
 macro_rules! schema {
     ($($name:ident = $key:literal [$on:literal] $doc:literal,)*) => {
-        $(pub const $name: Key = Key { name: $key, quoted: concat!("\"", $key, "\":") };)*
+        /// The keys' places, in order.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        enum Index { $($name,)* }
+        $(pub const $name: Key = Key {
+            name: $key,
+            quoted: concat!("\"", $key, "\":"),
+            index: Index::$name as u16,
+        };)*
         pub const FIELDS: &[Field] = &[$(Field { key: $key, on: $on, doc: $doc },)*];
     };
 }
