@@ -123,11 +123,23 @@ pub const OPTIONS: &[OptSpec] = &[
         var: "CLXFER_TRACE_LIMIT_MIB",
         kind: Kind::Count,
         default: "0",
-        doc: "Trace mode: the most MiB the trace file may take (0: no limit). When the next \
-              batch of events would pass it, clxfer stops writing events (said once on stderr), \
-              counts those it leaves out (`limit_left_out` in the trace's last event) and still \
-              closes the file with its last event and the report, whose figures stay whole: \
-              the file ends between the limit less 256 KiB and the limit, plus its last event.",
+        doc: "Trace mode: the most MiB the trace file may take (0: no limit). Past it, \
+              clxfer keeps the first part or the last (`CLXFER_TRACE_LIMIT_KEEP`), says so once \
+              on stderr, counts the events it leaves out (`limit_left_out` in the trace's last \
+              event) and still closes the file with its last event and the report, whose \
+              figures stay whole.",
+    },
+    OptSpec {
+        var: "CLXFER_TRACE_LIMIT_KEEP",
+        kind: Kind::Choice(&["first", "last"]),
+        default: "first",
+        doc: "What a trace past `CLXFER_TRACE_LIMIT_MIB` keeps: `first` stops writing events \
+              (the file ends between the limit less 256 KiB and the limit, plus its last \
+              event); `last` keeps the most recent part: the trace is written in chunks of a \
+              quarter of the limit, each standing alone (names, classes and tracks said again), \
+              and when the file passes the limit its oldest chunks are dropped (the file is \
+              rewritten and renamed over itself, so it is whole at every moment; its first \
+              event, the run's start, stays).",
     },
     OptSpec {
         var: "CLXFER_OPENCL_LIB",
@@ -292,6 +304,8 @@ pub struct Config {
     pub buffer_bytes: u64,
     /// CLXFER_TRACE_LIMIT_MIB in bytes; `u64::MAX`: no limit.
     pub trace_limit: u64,
+    /// CLXFER_TRACE_LIMIT_KEEP=last: past the limit, the most recent part is kept.
+    pub trace_keep_last: bool,
     /// The trace is Perfetto's protobuf (CLXFER_FORMAT, or a `.pftrace` CLXFER_OUTPUT).
     pub perfetto: bool,
     /// One line per bad value, to be printed once.
@@ -399,6 +413,7 @@ impl Config {
             || [".pftrace", ".perfetto-trace"]
                 .iter()
                 .any(|ext| get("CLXFER_OUTPUT").ends_with(ext));
+        let trace_keep_last = get("CLXFER_TRACE_LIMIT_KEEP") == "last";
         let trace_limit = match get("CLXFER_TRACE_LIMIT_MIB").parse::<u64>().unwrap_or(0) {
             0 => u64::MAX,
             mib => mib.saturating_mul(1 << 20),
@@ -420,6 +435,7 @@ impl Config {
             test_sample_every,
             buffer_bytes,
             trace_limit,
+            trace_keep_last,
             perfetto,
             warnings,
             run_notes: lookup(RUN_NOTES)

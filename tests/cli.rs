@@ -18,9 +18,9 @@ fn doctor_shows_options_loader_platforms_and_devices() {
     let r = run_cmd(cmd, Duration::from_secs(60));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     for needle in [
-        "CLXFER_MODE            summary",
+        "CLXFER_MODE             summary",
         "(environment)",
-        "CLXFER_OPENCL_LIB      libOpenCL.so.1",
+        "CLXFER_OPENCL_LIB       libOpenCL.so.1",
         "loader:         OpenCL ICD Loader 2.3.1",
         "platform 0: Portable Computing Language",
         "device 0: pthread-",
@@ -94,7 +94,7 @@ fn doctor_warns_about_a_bad_value_once() {
         lines[0]
     );
     assert!(
-        r.stdout.contains("CLXFER_LOG             warn"),
+        r.stdout.contains("CLXFER_LOG              warn"),
         "{}",
         r.stdout
     );

@@ -809,6 +809,79 @@ fn a_size_limit_stops_the_trace_and_keeps_the_report_whole() {
     );
 }
 
+/// CLXFER_TRACE_LIMIT_KEEP=last: the file stays under the limit and keeps the run's start and its
+/// newest part, in both formats. What it keeps stands alone: every host slice's class is defined
+/// in the file, every device slice says its path (from its own args or its host slice's), every
+/// arrow has both ends and Perfetto's rules hold; what it dropped is counted, and the report
+/// written at exit stays whole.
+#[test]
+fn a_size_limit_that_keeps_the_last_part_keeps_the_newest_events_standing_alone() {
+    for format in ["json", "perfetto"] {
+        let mut cmd = command(program("storm"), Load::Layer);
+        cmd.args(["20000", "4"])
+            .env("CLXFER_TRACE_LIMIT_MIB", "2")
+            .env("CLXFER_TRACE_LIMIT_KEEP", "last")
+            .env("CLXFER_FORMAT", format);
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        r.one_line("its oldest events are dropped as new ones come");
+        let traces = checked_traces(&trace_dir_of(&r));
+        let trace = &traces[0];
+        let size = std::fs::metadata(trace).unwrap().len();
+        // The limit, and the last event with its report.
+        assert!(size <= (2 << 20) + (64 << 10), "{format}: {size} bytes");
+        let ev = events(trace);
+        let end = &ev.last().unwrap()["args"];
+        let left_out = end["limit_left_out"].as_u64().unwrap();
+        assert!(left_out > 0, "{end}");
+        assert_eq!(end["events"].as_u64().unwrap() as usize, ev.len());
+        assert_eq!(
+            ev.iter()
+                .filter(|e| e["name"] == "clxfer trace start")
+                .count(),
+            1
+        );
+        let pid = host_pid(&ev);
+        let host: Vec<&Value> = (ev.iter())
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["args"].get("class").is_some())
+            .collect();
+        // Classes read back whole: no slice names a class its file does not define.
+        assert!(
+            host.iter().all(|e| e["args"].get("api").is_some()),
+            "{format}"
+        );
+        // The newest part: the last enqueues of the run are in the file, the first are not.
+        let commands: Vec<u64> = (host.iter())
+            .map(|e| e["args"]["command"].as_u64().unwrap())
+            .collect();
+        let (first, last) = (
+            commands.iter().min().unwrap(),
+            commands.iter().max().unwrap(),
+        );
+        assert!(
+            *first > 20_000 && *last > 79_000,
+            "{format}: {first}..{last}"
+        );
+        let device: Vec<&Value> = (ev.iter())
+            .filter(|e| e["ph"] == "X" && e["pid"].as_u64().unwrap() > u64::from(u32::MAX >> 1))
+            .filter(|e| e["cat"] == "enqueue")
+            .collect();
+        assert!(!device.is_empty(), "{format}");
+        assert!(
+            device.iter().all(|e| e["args"].get("path").is_some()),
+            "{format}"
+        );
+        // The whole run's report counts every enqueue.
+        let enqueues: u64 = (end["report"]["devices"][0]["transfers"]
+            .as_array()
+            .unwrap()
+            .iter())
+        .map(|t| t["calls"].as_u64().unwrap())
+        .sum();
+        assert!(enqueues >= 80_000, "{}", end["report"]);
+    }
+}
+
 fn trace_dir_of(r: &Run) -> std::path::PathBuf {
     r.traces[0].parent().unwrap().to_path_buf()
 }

@@ -121,6 +121,10 @@ pub struct Encoder {
     event: Option<(usize, usize)>,
     heads: FxHashMap<HeadKey, Head>,
     long_head: Vec<u8>,
+    /// Tracks described since the trace (or its chunk, [`Encoder::restart`]) began.
+    described: rustc_hash::FxHashSet<u64>,
+    /// The sequences started before the last restart.
+    retired: u64,
     /// A name's words joined, when they are written in full.
     scratch: String,
 }
@@ -134,6 +138,19 @@ impl Encoder {
         e.out.clear();
         e.inline = true;
         e
+    }
+
+    /// A new chunk of a ring (`CLXFER_TRACE_LIMIT_KEEP=last`): what follows stands alone, on
+    /// new sequences (with their own interning), its tracks described again (same uuids) on
+    /// first use. Sequence 1, the descriptors', needs no state and stays.
+    pub fn restart(&mut self) {
+        debug_assert!(self.event.is_none(), "an event is open");
+        let kept = self.sequences.drain(1..).count() as u64;
+        self.retired += kept;
+        self.by_key.retain(|_, n| *n == 0);
+        self.heads.clear();
+        self.described.clear();
+        self.cur = 0;
     }
 
     /// Room for `bytes` of packets (in both buffers an open event moves them between).
@@ -191,6 +208,8 @@ impl Encoder {
             event: None,
             heads: FxHashMap::default(),
             long_head: Vec::new(),
+            described: Default::default(),
+            retired: 0,
             scratch: String::new(),
         };
         e.sequence(0);
@@ -204,7 +223,7 @@ impl Encoder {
             self.cur = n;
             return;
         }
-        let id = self.sequences.len() as u64 + 1;
+        let id = self.retired + self.sequences.len() as u64 + 1;
         self.by_key.insert(key, self.sequences.len());
         self.cur = self.sequences.len();
         self.sequences.push(Sequence {
@@ -256,6 +275,7 @@ impl Encoder {
 
     /// A track descriptor packet: `uuid`, what it describes (written by `body`).
     fn describe(&mut self, uuid: u64, body: impl FnOnce(&mut Vec<u8>)) {
+        self.described.insert(uuid);
         let b = &mut self.packet;
         wire::uint(b, p::SEQUENCE_ID, 1);
         let at = wire::open(b, p::TRACK_DESCRIPTOR);
@@ -268,7 +288,9 @@ impl Encoder {
     fn process(&mut self, pid: u32, name: Option<&str>, rank: Option<i64>) -> u64 {
         let known = self.processes.get(&pid).copied();
         let uuid = match known {
-            Some(u) if name.is_none() && rank.is_none() => return u,
+            Some(u) if name.is_none() && rank.is_none() && self.described.contains(&u) => {
+                return u;
+            }
             Some(u) => u,
             None => self.uuid(),
         };
@@ -291,7 +313,9 @@ impl Encoder {
     fn thread(&mut self, pid: u32, tid: u32, name: Option<&str>, rank: Option<i64>) -> u64 {
         let known = self.threads.get(&(pid, tid)).copied();
         let uuid = match known {
-            Some(u) if name.is_none() && rank.is_none() => return u,
+            Some(u) if name.is_none() && rank.is_none() && self.described.contains(&u) => {
+                return u;
+            }
             Some(u) => u,
             None => self.uuid(),
         };
@@ -314,6 +338,8 @@ impl Encoder {
     fn global_track(&mut self) -> u64 {
         if self.global == 0 {
             self.global = self.uuid();
+        }
+        if !self.described.contains(&self.global) {
             let uuid = self.global;
             self.describe(uuid, |b| wire::bytes(b, t::NAME, b"clxfer"));
         }
@@ -321,11 +347,12 @@ impl Encoder {
     }
 
     fn counter_track(&mut self, pid: u32, name: &str, key: &str) -> u64 {
-        if let Some(&u) = self.counters.get(&(pid, name.into())) {
+        let known = self.counters.get(&(pid, name.into())).copied();
+        if let Some(u) = known.filter(|u| self.described.contains(u)) {
             return u;
         }
         let parent = self.process(pid, None, None);
-        let uuid = self.uuid();
+        let uuid = known.unwrap_or_else(|| self.uuid());
         self.counters.insert((pid, name.into()), uuid);
         self.describe(uuid, |b| {
             wire::bytes(b, t::NAME, name.as_bytes());

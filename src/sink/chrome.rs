@@ -16,6 +16,7 @@ mod waits;
 use super::emit::{Emit, Heads, Name};
 use super::json::{self, Json, Part, quoted};
 use super::record::*;
+use super::ring::TraceOut;
 use super::writer::Output;
 use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::report::On;
@@ -25,7 +26,6 @@ use args::{CommandName, Rendered, classification, gbps};
 use lanes::Lanes;
 use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 
 /// Bytes buffered before a write to the file.
 const FLUSH_AT: usize = 1 << 18;
@@ -64,13 +64,15 @@ type ClassKey = (
 
 /// The trace writer: records in, events out, as JSON (the default) or Perfetto's protobuf
 /// (`E`, [`super::emit`]).
-pub struct Chrome<W: Write + Send, E: Emit = Json> {
+pub struct Chrome<W: TraceOut, E: Emit = Json> {
     out: W,
     j: E,
     host_pid: u32,
     start_ns: u64,
     /// Device index → named yet.
     devices: HashMap<u32, bool, FxBuildHasher>,
+    /// The devices' tracks as said, to say again in each chunk of a ring.
+    device_tracks: Vec<DeviceTrack>,
     /// Devices under forced rules: the cost model projecting their transfers, if the rules have
     /// one (issue #26).
     projecting: HashMap<u32, Option<&'static crate::model::cost::Cost>, FxBuildHasher>,
@@ -80,7 +82,11 @@ pub struct Chrome<W: Write + Send, E: Emit = Json> {
     /// Counter → last value written.
     counters: HashMap<Counter, u64, FxBuildHasher>,
     /// Commands whose host slice is written and device slice not yet, and the other way round.
-    hosts: HashSet<u64, FxBuildHasher>,
+    /// (With the ring's chunk each host slice is in: a device slice whose host slice is in an
+    /// earlier chunk says everything itself.)
+    hosts: HashMap<u64, u32, FxBuildHasher>,
+    /// The ring's chunks begun.
+    chunk: u32,
     early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
     classes: classes::Classes<E>,
@@ -114,6 +120,8 @@ pub struct Chrome<W: Write + Send, E: Emit = Json> {
     limited: bool,
     /// The last event is being written: past the limit too.
     closing: bool,
+    /// The output keeps the most recent part (a ring, `super::ring`) and has dropped some.
+    ring_dropped: bool,
 }
 
 /// `flags` decoded with `names`, as a JSON string, rendered once.
@@ -156,7 +164,7 @@ pub struct Start<'a> {
     pub settings: &'a [crate::config::Setting],
 }
 
-impl<W: Write + Send, E: Emit> Chrome<W, E> {
+impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// `what` names the output in messages (its path).
     pub fn new(out: W, what: String, start: Start) -> Chrome<W, E> {
         let host_pid = std::process::id();
@@ -167,11 +175,13 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             host_pid,
             start_ns: t0.mono_ns,
             devices: HashMap::default(),
+            device_tracks: Vec::new(),
             projecting: HashMap::default(),
             queues: HashMap::default(),
             threads: HashMap::default(),
             counters: HashMap::default(),
-            hosts: HashSet::default(),
+            hosts: HashMap::default(),
+            chunk: 0,
             early: HashMap::default(),
             rendered: Rendered::default(),
             classes: classes::Classes::default(),
@@ -187,11 +197,16 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             report: None,
             written: 0,
             room: super::trace_file::room(),
-            limit: crate::config::global().trace_limit,
+            // A ring limits the trace itself (`super::ring`).
+            limit: match crate::config::global() {
+                c if c.trace_keep_last => u64::MAX,
+                c => c.trace_limit,
+            },
             left_out: 0,
             flushed_events: 0,
             limited: false,
             closing: false,
+            ring_dropped: false,
         };
         // Room for a flush's worth and the record that crosses it, from the start.
         c.j.start(t0.mono_ns, 2 * FLUSH_AT);
@@ -230,7 +245,42 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
         j.close();
         j.close();
         c.end_event();
+        // A ring's head: what comes before its first chunk, always kept.
+        if c.out.chunk_due() {
+            c.flush();
+        }
         c
+    }
+
+    /// A new chunk of a ring (`super::ring`): the chunks before it may be dropped, so what
+    /// follows stands alone. The devices are said again at once; threads and lanes are named,
+    /// and classes said, again as they next appear; a device slice whose host slice is in an
+    /// earlier chunk says everything itself.
+    fn new_chunk(&mut self) {
+        let dropped = self.out.chunk(self.events);
+        if dropped > 0 {
+            if !self.ring_dropped {
+                crate::warn!(
+                    "the trace {} reached CLXFER_TRACE_LIMIT_MIB ({} MiB): its oldest events \
+                     are dropped as new ones come (counted in its last event); the report stays \
+                     whole",
+                    self.what,
+                    crate::config::global().trace_limit >> 20
+                );
+            }
+            self.ring_dropped = true;
+            self.left_out += dropped;
+        }
+        self.j.restart();
+        self.classes.restart();
+        self.last_class.iter_mut().for_each(|l| *l = None);
+        self.chunk += 1;
+        self.threads.values_mut().for_each(|t| t.1 = false);
+        self.queues.values_mut().for_each(|q| q.named = 0);
+        self.devices.values_mut().for_each(|named| *named = false);
+        for d in std::mem::take(&mut self.device_tracks) {
+            self.device(&d);
+        }
     }
 
     fn ts(&self, ns: u64) -> u64 {
@@ -298,6 +348,11 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
                 .write_all(self.j.bytes())
                 .and_then(|_| self.out.flush())
         };
+        if result.is_ok() && !self.closing && self.out.chunk_due() {
+            self.j.clear();
+            self.new_chunk();
+            return;
+        }
         if let Err(e) = result {
             crate::warn!(
                 "writing the trace {} failed ({e}); the rest of the trace is lost",
@@ -555,8 +610,8 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
     /// A completed command: drawn once its enqueue's host slice is written, so that the arrow
     /// always has both ends, even in the trace of a program killed with records in flight.
     fn command(&mut self, c: Command) {
-        if self.hosts.remove(&c.id) {
-            self.device_slice(c, true);
+        if let Some(chunk) = self.hosts.remove(&c.id) {
+            self.device_slice(c, chunk == self.chunk);
         } else if self.early.len() < JOIN_LIMIT {
             self.early.insert(c.id, c);
         } else {
@@ -569,7 +624,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
         if self.hosts.len() >= JOIN_LIMIT {
             self.hosts.clear();
         }
-        self.hosts.insert(id);
+        self.hosts.insert(id, self.chunk);
     }
 
     fn device_slice(&mut self, c: Command, flow: bool) {
@@ -748,7 +803,7 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
     }
 }
 
-impl<W: Write + Send, E: Emit> Output for Chrome<W, E> {
+impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
     fn embed_report(&mut self, json: String) {
         self.report = Some(json);
     }

@@ -44,6 +44,8 @@ pub trait Emit: Default + Send {
     /// the last.
     fn start(&mut self, start_mono_ns: u64, capacity: usize);
     fn finish(&mut self);
+    /// A new chunk of a ring begins (`super::ring`): what follows must stand alone.
+    fn restart(&mut self) {}
     /// The bytes written since the last [`Emit::clear`].
     fn bytes(&self) -> &[u8];
     /// Empty again, its buffer kept.

@@ -12,6 +12,7 @@ pub mod json;
 pub mod own;
 pub mod pftrace;
 pub mod record;
+pub mod ring;
 pub mod summary;
 pub mod trace_file;
 pub mod transfers;
@@ -33,6 +34,7 @@ fn output() -> Option<Box<dyn writer::Output>> {
     match config.mode {
         Mode::Trace => {
             let (file, path) = trace_file::create(config, &program)?;
+            let ring = config.trace_keep_last && config.trace_limit != u64::MAX;
             trace_file::note("trace", &path);
             let args: Vec<String> = std::env::args().collect();
             let start = chrome::Start {
@@ -41,19 +43,34 @@ fn output() -> Option<Box<dyn writer::Output>> {
                 mode: config.mode.as_str(),
                 settings: &config.settings,
             };
-            let out = std::io::BufWriter::with_capacity(1 << 16, file);
             let what = path.display().to_string();
             let summary = summary::Summary::new(&program, report, false);
-            if config.perfetto {
-                let trace: chrome::Chrome<_, pftrace::Proto> =
-                    chrome::Chrome::new(out, what, start);
-                Some(Box::new(summary::Both { trace, summary }))
+            if ring {
+                let out = ring::Ring::new(path, file, config.trace_limit);
+                both(out, what, start, summary, config.perfetto)
             } else {
-                let trace: chrome::Chrome<_> = chrome::Chrome::new(out, what, start);
-                Some(Box::new(summary::Both { trace, summary }))
+                let out = std::io::BufWriter::with_capacity(1 << 16, file);
+                both(out, what, start, summary, config.perfetto)
             }
         }
         Mode::Summary => Some(Box::new(summary::Summary::new(&program, report, true))),
         Mode::Off => None,
+    }
+}
+
+/// The trace, in the format asked for, and the summary beside it.
+fn both<W: ring::TraceOut + 'static>(
+    out: W,
+    what: String,
+    start: chrome::Start,
+    summary: summary::Summary,
+    perfetto: bool,
+) -> Option<Box<dyn writer::Output>> {
+    if perfetto {
+        let trace: chrome::Chrome<_, pftrace::Proto> = chrome::Chrome::new(out, what, start);
+        Some(Box::new(summary::Both { trace, summary }))
+    } else {
+        let trace: chrome::Chrome<_> = chrome::Chrome::new(out, what, start);
+        Some(Box::new(summary::Both { trace, summary }))
     }
 }

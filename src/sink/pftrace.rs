@@ -252,6 +252,10 @@ impl Emit for Proto {
 
     fn finish(&mut self) {}
 
+    fn restart(&mut self) {
+        self.enc.restart();
+    }
+
     fn bytes(&self) -> &[u8] {
         if self.fragment {
             return self.enc.args();

@@ -150,6 +150,7 @@ pub struct Command {
 }
 
 /// A device's track.
+#[derive(Clone)]
 pub struct DeviceTrack {
     pub index: u32,
     pub name: String,

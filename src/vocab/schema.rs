@@ -105,7 +105,7 @@ schema! {
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",
     DROPPED = "dropped" ["trace end"] "Records dropped because the writer fell behind, by kind; all zero normally.",
     EVENTS = "events" ["trace end"] "Events in the file.",
-    LEFT_OUT = "limit_left_out" ["trace end"] "Events not written because the file reached `CLXFER_TRACE_LIMIT_MIB` (0 normally); the report stays whole.",
+    LEFT_OUT = "limit_left_out" ["trace end"] "Events not in the file because it reached `CLXFER_TRACE_LIMIT_MIB` (0 normally): left out after it (`CLXFER_TRACE_LIMIT_KEEP=first`), or dropped with its oldest chunks (`last`); the report stays whole.",
     MEM_OBJECT = "mem_object" ["race"] "The memory object both commands touch (its handle, as a hex string).",
     CONFIDENCE = "confidence" ["race"] "`known`: both uses are what the commands do; `declared`: a kernel argument that is not `const`, `__constant` or in a READ_ONLY buffer is taken as written (the kernel may only read it); `assumed`: a kernel argument the driver keeps no qualifiers for is taken as written (not said on stderr; the report lists these last, as what clxfer could not judge).",
     FIRST = "first" ["race"] "The command enqueued first: `{command, api, queue, thread, access, bytes}`; `access` is `reads`, `writes`, `may write` or `may write (assumed)`, `bytes` is `[from, to]` (`to` absent: to the object's end).",

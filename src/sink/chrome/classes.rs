@@ -38,6 +38,12 @@ pub(super) struct Last<K> {
 }
 
 impl<E: Emit> Classes<E> {
+    /// A new chunk of a ring: classes are said again (under new numbers).
+    pub(super) fn restart(&mut self) {
+        self.ids.clear();
+        self.generation += 1;
+    }
+
     /// The number `last` remembers, if the table still holds it.
     pub(super) fn reuse<K>(&self, j: &mut E, last: &Last<K>) {
         debug_assert_eq!(last.generation, self.generation);

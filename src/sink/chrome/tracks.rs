@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl<W: Write + Send, E: Emit> Chrome<W, E> {
+impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// An `M` event `what` for (pid, tid) whose one `args` member is `key` (pre-quoted), written
     /// by `value`.
     fn metadata(
@@ -110,6 +110,9 @@ impl<W: Write + Send, E: Emit> Chrome<W, E> {
             return;
         }
         self.devices.insert(d.index, true);
+        if !self.device_tracks.iter().any(|t| t.index == d.index) {
+            self.device_tracks.push(d.clone());
+        }
         if let Some(cost) = crate::model::rules::projecting(d.rules, d.auto_rules) {
             self.projecting.insert(d.index, cost);
         }
