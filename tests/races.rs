@@ -242,6 +242,56 @@ fn a_race_is_the_first_finding_and_an_instant_with_an_arrow_in_the_trace() {
 /// rules. The correct program gets no race and none of the hand-off findings; each buggy variant
 /// gets its own, with the commands classified as they move; the live report and the report of
 /// the trace agree; and the program reads back what it reads back without clxfer.
+/// The hand-off with both queues on one device (`HANDOFF_ONE_DEVICE`, the one-GPU runs of issue
+/// #30): under NVIDIA's rules every flags-0 migration moves nothing (`none`), a `HOST` one goes to
+/// the host (D2H); the race is reported in the racing mode and in no other; the program reads what
+/// it reads without clxfer.
+#[test]
+fn the_hand_off_on_one_device() {
+    use serde_json::Value;
+    let prog = program("handoff");
+    // (mode, races, the migrations' (direction, path, calls))
+    let cases: &[(&str, bool, (&str, &str, u64))] = &[
+        ("correct", false, ("H2D", "none", 2)),
+        ("race", true, ("H2D", "none", 1)),
+        ("host", false, ("D2H", "pinned", 2)),
+        ("source", false, ("H2D", "none", 2)),
+    ];
+    for &(mode, racy, (direction, path, calls)) in cases {
+        let plain = {
+            let mut cmd = command(&prog, Load::None);
+            cmd.arg(mode).env("HANDOFF_ONE_DEVICE", "1");
+            run_cmd(cmd, std::time::Duration::from_secs(120))
+        };
+        assert_eq!(plain.code, Some(0), "{mode}: {}", plain.stderr);
+        let live = fresh_dir("handoff-one").join("live.json");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.arg(mode)
+            .env("HANDOFF_ONE_DEVICE", "1")
+            .env("CLXFER_RULES", "nvidia")
+            .env("CLXFER_MODE", "summary")
+            .env("CLXFER_REPORT", &live);
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{mode}: {}", r.stderr);
+        assert_eq!(
+            r.stdout, plain.stdout,
+            "{mode}: the program read something else"
+        );
+        assert_eq!(!races(&r).is_empty(), racy, "{mode}: {:?}", races(&r));
+        let live: Value = serde_json::from_slice(&std::fs::read(&live).unwrap()).unwrap();
+        let migrations: Vec<(String, String, u64)> =
+            (live["devices"][0]["operations"].as_array().unwrap().iter())
+                .filter(|o| o["kind"] == "Migrate")
+                .map(|o| {
+                    let s = |k: &str| o[k].as_str().unwrap().to_string();
+                    (s("direction"), s("path"), o["calls"].as_u64().unwrap())
+                })
+                .collect();
+        let want = (direction.to_string(), path.to_string(), calls);
+        assert_eq!(migrations, vec![want], "{mode}");
+    }
+}
+
 #[test]
 fn the_two_device_hand_off_and_its_buggy_variants() {
     use serde_json::Value;

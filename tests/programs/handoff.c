@@ -12,15 +12,39 @@
  *   initboth  the buffer is initialised on both devices' queues before the first kernel
  *   reread    no hand-off: a kernel on device 2, then one on device 1, only read the buffer
  *             device 1 initialised (`const`), each writing its own output
- * It prints the sum read back (but for the racing mode), the same with and without clxfer. */
+ * It prints the sum read back (but for the racing mode), the same with and without clxfer.
+ * HANDOFF_ONE_DEVICE=1: both queues on the platform's first device (a context of one device: the
+ * one-GPU runs of issue #30). HANDOFF_TIME=1: the host waits for each migration as soon as it is
+ * enqueued and prints how long it took from the enqueue ("migrate N us"), its own measure to set
+ * against clxfer's. */
 #include "common.h"
+#include <time.h>
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* With HANDOFF_TIME, waits for the migration `e` enqueued at `t0` and says how long it took. */
+static void timed(const char *what, cl_event e, double t0) {
+    if (!getenv("HANDOFF_TIME")) return;
+    CHECK(clWaitForEvents(1, &e));
+    printf("migrate %s %.1f us\n", what, now_us() - t0);
+}
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "correct";
     int racy = !strcmp(mode, "race");
     cl_int err;
     cl_device_id ds[2];
-    setup_two(ds);
+    int one = getenv("HANDOFF_ONE_DEVICE") != NULL;
+    if (one) {
+        setup();
+        ds[0] = ds[1] = g_device;
+    } else {
+        setup_two(ds);
+    }
     cl_command_queue q[2];
     for (int i = 0; i < 2; i++) {
         q[i] = clCreateCommandQueueWithProperties(g_ctx, ds[i], NULL, &err);
@@ -30,7 +54,7 @@ int main(int argc, char **argv) {
         "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }";
     cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);
     CHECK_ERR(err);
-    CHECK(clBuildProgram(p, 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+    CHECK(clBuildProgram(p, one ? 1 : 2, ds, "-cl-kernel-arg-info", NULL, NULL));
     cl_kernel k = clCreateKernel(p, "inc", &err);
     CHECK_ERR(err);
     enum { N = 1 << 16 };
@@ -46,7 +70,7 @@ int main(int argc, char **argv) {
             "  out[get_global_id(0)] = 2 * b[get_global_id(0)]; }";
         cl_program rp = clCreateProgramWithSource(g_ctx, 1, &ro_src, NULL, &err);
         CHECK_ERR(err);
-        CHECK(clBuildProgram(rp, 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+        CHECK(clBuildProgram(rp, one ? 1 : 2, ds, "-cl-kernel-arg-info", NULL, NULL));
         cl_kernel twice = clCreateKernel(rp, "twice", &err);
         CHECK_ERR(err);
         cl_mem out[2];
@@ -80,7 +104,9 @@ int main(int argc, char **argv) {
     CHECK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &n, NULL, 1, &init, &k1));
     /* To device 2. */
     cl_command_queue to2 = !strcmp(mode, "source") ? q[0] : q[1];
+    double t0 = now_us();
     CHECK(clEnqueueMigrateMemObjects(to2, 1, &buf, flags, racy ? 0 : 1, racy ? NULL : &k1, &m2));
+    if (!racy) timed("there", m2, t0);
     if (racy) {
         /* The host learns nothing of k1 before device 2 works on the buffer. */
         CHECK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 1, &m2, &k2));
@@ -91,7 +117,9 @@ int main(int argc, char **argv) {
     }
     CHECK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 1, &m2, &k2));
     /* And back. */
+    t0 = now_us();
     CHECK(clEnqueueMigrateMemObjects(q[0], 1, &buf, flags, 1, &k2, &m1));
+    timed("back", m1, t0);
     CHECK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &n, NULL, 1, &m1, &k3));
     CHECK(clEnqueueReadBuffer(q[0], buf, CL_TRUE, 0, sizeof back, back, 1, &k3, NULL));
     long long sum = 0;
