@@ -16,7 +16,8 @@
  * HANDOFF_ONE_DEVICE=1: both queues on the platform's first device (a context of one device: the
  * one-GPU runs of issue #30). HANDOFF_TIME=1: the host waits for each migration as soon as it is
  * enqueued and prints how long it took from the enqueue ("migrate N us"), its own measure to set
- * against clxfer's. */
+ * against clxfer's. HANDOFF_PROBE=1: after the first migration is enqueued, the host polls it and
+ * says what state the kernel it waits for was in when it completed (by the OpenCL rules: done). */
 #include "common.h"
 #include <time.h>
 
@@ -107,6 +108,19 @@ int main(int argc, char **argv) {
     double t0 = now_us();
     CHECK(clEnqueueMigrateMemObjects(to2, 1, &buf, flags, racy ? 0 : 1, racy ? NULL : &k1, &m2));
     if (!racy) timed("there", m2, t0);
+    if (getenv("HANDOFF_PROBE") && !racy) {
+        CHECK(clFlush(q[0]));
+        CHECK(clFlush(q[1]));
+        cl_int s = 1, s1 = 1;
+        while (s != CL_COMPLETE) {
+            CHECK(clGetEventInfo(m2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL));
+            CHECK(clGetEventInfo(k1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s1, &s1, NULL));
+            if (s == CL_COMPLETE) break;
+        }
+        printf("probe: migration complete, kernel 1 %s\n",
+               s1 == CL_COMPLETE ? "complete" : s1 == CL_RUNNING ? "running"
+               : s1 == CL_SUBMITTED ? "submitted" : "queued");
+    }
     if (racy) {
         /* The host learns nothing of k1 before device 2 works on the buffer. */
         CHECK(clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 1, &m2, &k2));
