@@ -137,9 +137,10 @@ pub const OPTIONS: &[OptSpec] = &[
               (the file ends between the limit less 256 KiB and the limit, plus its last \
               event); `last` keeps the most recent part: the trace is written in chunks of a \
               quarter of the limit, each standing alone (names, classes and tracks said again), \
-              and when the file passes the limit its oldest chunks are dropped (the file is \
-              rewritten and renamed over itself, so it is whole at every moment; its first \
-              event, the run's start, stays).",
+              and before the file would pass the limit its oldest chunks are dropped, down to \
+              half of it (the file is rewritten and renamed over itself, so it is whole at every \
+              moment, and stays under the limit plus its last event; its first event, the run's \
+              start, stays).",
     },
     OptSpec {
         var: "CLXFER_OPENCL_LIB",

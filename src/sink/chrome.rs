@@ -28,7 +28,7 @@ use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};
 
 /// Bytes buffered before a write to the file.
-const FLUSH_AT: usize = 1 << 18;
+pub(super) const FLUSH_AT: usize = 1 << 18;
 /// Commands waiting for the other half of their join; beyond, the join is given up (no arrow).
 const JOIN_LIMIT: usize = 1 << 20;
 /// Flag values whose names are kept rendered, at most.

@@ -46,7 +46,9 @@ fn output() -> Option<Box<dyn writer::Output>> {
             let what = path.display().to_string();
             let summary = summary::Summary::new(&program, report, false);
             if ring {
-                let out = ring::Ring::new(path, file, config.trace_limit);
+                // A chunk passes its size by a flush and the record that crossed it.
+                let flush = 2 * chrome::FLUSH_AT as u64;
+                let out = ring::Ring::new(path, file, config.trace_limit, flush);
                 both(out, what, start, summary, config.perfetto)
             } else {
                 let out = std::io::BufWriter::with_capacity(1 << 16, file);

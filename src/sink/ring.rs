@@ -35,6 +35,8 @@ pub struct Ring {
     path: PathBuf,
     out: BufWriter<File>,
     limit: u64,
+    /// The most a chunk can pass a quarter of the limit by: the writer's flush.
+    flush: u64,
     /// Bytes in the file, written out or still buffered.
     len: u64,
     /// The head's length: the bytes before the first chunk, always kept.
@@ -46,11 +48,13 @@ pub struct Ring {
 }
 
 impl Ring {
-    pub fn new(path: PathBuf, file: File, limit: u64) -> Ring {
+    /// A ring of at most `limit` bytes, written `flush` bytes or so at a time.
+    pub fn new(path: PathBuf, file: File, limit: u64, flush: u64) -> Ring {
         Ring {
             path,
             out: BufWriter::with_capacity(1 << 16, file),
             limit: limit.max(1 << 20),
+            flush,
             len: 0,
             head: None,
             chunks: VecDeque::new(),
@@ -96,13 +100,14 @@ impl TraceOut for Ring {
     fn chunk(&mut self, events: u64) -> u64 {
         let head = *self.head.get_or_insert(self.len);
         self.chunks.push_back((self.len, events));
-        if self.failed || self.len <= self.limit {
+        // The chunk now begun ends a quarter of the limit and a flush from here at most: if that
+        // could pass the limit, the oldest chunks go now, until the file is back under half of
+        // it (the newest chunk, just begun, always stays).
+        if self.failed || self.len + self.limit / 4 + self.flush <= self.limit {
             return 0;
         }
-        // Drop the oldest chunks until the file is back under three quarters of the limit
-        // (the newest chunk, just begun, always stays).
         let oldest = self.chunks[0];
-        while self.chunks.len() > 1 && head + (self.len - self.chunks[0].0) > self.limit * 3 / 4 {
+        while self.chunks.len() > 1 && head + (self.len - self.chunks[0].0) > self.limit / 2 {
             self.chunks.pop_front();
         }
         let first = self.chunks[0];
