@@ -16,10 +16,10 @@ const browser = await chromium.launch({
 const ready = (page, timeout = 180000) =>
   page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status), null, { timeout });
 
-// Navigates and waits for the page to be drawn. Now and then (about one run in ten, more on a
-// loaded machine) headless Chromium's first load of the page from `clxfer view` never finishes;
-// a fresh navigation then loads at once. Up to three tries, each said on stderr; what the page
-// shows is asserted as always.
+// Navigates and waits for the page to be drawn. Headless Chromium's load of a page from `clxfer
+// view` used to hang now and then (one of its scripts never arriving) while its disk cache took in
+// the page before's 100 MB trace; `clxfer view` now says `Cache-Control: no-store`. Up to three
+// tries still, each said on stderr; what the page shows is asserted as always.
 async function open(page, url, timeout) {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -121,5 +121,11 @@ fn respond(request: tiny_http::Request, served: &[(&str, Vec<u8>)]) {
     };
     let header = Header::from_bytes("Content-Type", format!("{kind}; charset=utf-8"))
         .expect("a valid header");
-    let _ = request.respond(Response::from_data(bytes.to_vec()).with_header(header));
+    // Nothing is cached: Chromium writing a 100 MB trace into its disk cache held the next
+    // page's requests back (headless, now and then for minutes), and the file may change.
+    let no_store = Header::from_bytes("Cache-Control", "no-store").expect("a valid header");
+    let response = Response::from_data(bytes.to_vec())
+        .with_header(header)
+        .with_header(no_store);
+    let _ = request.respond(response);
 }
