@@ -117,20 +117,24 @@ fn records() -> Vec<Record> {
     out
 }
 
+/// What a writer of the benchmark starts with.
+fn start() -> Start<'static> {
+    Start {
+        program: "bench",
+        command_line: &[],
+        mode: "trace",
+        settings: &[],
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("writer");
     g.throughput(Throughput::Elements(4 * ENQUEUES as u64));
     g.bench_function("chrome: 4 KiB storm records, events", |b| {
         // A fresh writer per batch: the records' timestamps repeat from batch to batch.
         let setup = || {
-            let start = Start {
-                program: "bench",
-                command_line: &[],
-                mode: "trace",
-                settings: &[],
-            };
             (
-                Chrome::<_>::new(std::io::sink(), "bench".into(), start),
+                Chrome::<_>::new(std::io::sink(), "bench".into(), start()),
                 records(),
             )
         };
@@ -143,14 +147,8 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(4 * ENQUEUES as u64));
     g.bench_function("perfetto: 4 KiB storm records, events", |b| {
         let setup = || {
-            let start = Start {
-                program: "bench",
-                command_line: &[],
-                mode: "trace",
-                settings: &[],
-            };
             (
-                Chrome::<_, Proto>::new(std::io::sink(), "bench".into(), start),
+                Chrome::<_, Proto>::new(std::io::sink(), "bench".into(), start()),
                 records(),
             )
         };
@@ -163,12 +161,6 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(4 * ENQUEUES as u64));
     g.bench_function("chrome: plain calls (clRetainMemObject), events", |b| {
         let setup = || {
-            let start = Start {
-                program: "bench",
-                command_line: &[],
-                mode: "trace",
-                settings: &[],
-            };
             let base = clock::start().mono_ns;
             let calls = (0..4 * ENQUEUES as u64)
                 .map(|i| {
@@ -184,7 +176,7 @@ fn bench(c: &mut Criterion) {
                 })
                 .collect::<Vec<_>>();
             (
-                Chrome::<_>::new(std::io::sink(), "bench".into(), start),
+                Chrome::<_>::new(std::io::sink(), "bench".into(), start()),
                 calls,
             )
         };

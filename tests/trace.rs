@@ -784,12 +784,7 @@ fn a_size_limit_stops_the_trace_and_keeps_the_report_whole() {
     assert!(left_out > 0, "{end}");
     assert_eq!(end["events"].as_u64().unwrap() as usize, ev.len());
     // The report written at exit counts every enqueue; the file holds fewer.
-    let enqueues: u64 = (end["report"]["devices"][0]["transfers"]
-        .as_array()
-        .unwrap()
-        .iter())
-    .map(|t| t["calls"].as_u64().unwrap())
-    .sum();
+    let enqueues = transfers_reported(&end["report"]);
     assert!(enqueues >= 60000, "{}", end["report"]);
     let pid = host_pid(&ev);
     let in_file = (ev.iter())
@@ -872,14 +867,19 @@ fn a_size_limit_that_keeps_the_last_part_keeps_the_newest_events_standing_alone(
             "{format}"
         );
         // The whole run's report counts every enqueue.
-        let enqueues: u64 = (end["report"]["devices"][0]["transfers"]
-            .as_array()
-            .unwrap()
-            .iter())
-        .map(|t| t["calls"].as_u64().unwrap())
-        .sum();
-        assert!(enqueues >= 80_000, "{}", end["report"]);
+        assert!(
+            transfers_reported(&end["report"]) >= 80_000,
+            "{}",
+            end["report"]
+        );
     }
+}
+
+/// The transfers a report counts on its first device, every row's calls.
+fn transfers_reported(report: &Value) -> u64 {
+    (report["devices"][0]["transfers"].as_array().unwrap().iter())
+        .map(|t| t["calls"].as_u64().unwrap())
+        .sum()
 }
 
 fn trace_dir_of(r: &Run) -> std::path::PathBuf {

@@ -332,8 +332,8 @@ impl Encoder {
     }
 
     /// What opens an event on the sequence of `key`: the sequence started if new, the name and
-    /// category interned, the `TrackEvent`'s first fields (`len` 0 when they are written in full
-    /// into `self.scratch`, not to be kept).
+    /// category interned, the `TrackEvent`'s first fields (`len` 0 when a name written in full
+    /// makes them too long to keep: they are in `self.long_head`).
     fn head(&mut self, key: u64, kind: u64, track: u64, (name, cat): (Label, Label)) -> Head {
         self.sequence(key);
         let seq = &mut self.sequences[self.cur];
@@ -346,8 +346,11 @@ impl Encoder {
         match (n, name) {
             (Some(id), _) => wire::uint(&mut b, ev::NAME_IID, id),
             (None, Label::Text(text)) => wire::bytes(&mut b, ev::NAME, text.as_bytes()),
-            // The table is full: `scratch` holds the words joined.
-            (None, Label::Words(_)) => wire::bytes(&mut b, ev::NAME, self.scratch.as_bytes()),
+            // The table is full: the name in full.
+            (None, Label::Words(words)) => {
+                join(words, &mut self.scratch);
+                wire::bytes(&mut b, ev::NAME, self.scratch.as_bytes())
+            }
         }
         let c = seq
             .categories

@@ -29,8 +29,7 @@ pub struct Table {
 }
 
 impl Table {
-    /// The iid of `label` (see [`Table::iid`]); `scratch` holds the joined words when the table
-    /// is full (and the text must be written in full).
+    /// The iid of `label` (see [`Table::iid`]); `scratch` is room to join its words in.
     pub fn iid_label(
         &mut self,
         label: Label,
@@ -62,21 +61,20 @@ impl Table {
         if let Some(&id) = self.words.get(&at) {
             return Some(id);
         }
-        join(words, scratch);
-        let id = self.iid(scratch, field, new)?;
+        let id = match words {
+            [word] => self.iid(word, field, new)?,
+            _ => {
+                join(words, scratch);
+                self.iid(scratch, field, new)?
+            }
+        };
         self.words.insert(at, id);
         Some(id)
     }
 
     /// [`Table::iid`] for one of clxfer's own words.
     pub fn iid_static(&mut self, text: &'static str, field: u32, new: &mut Vec<u8>) -> Option<u64> {
-        let at = [(text.as_ptr() as usize, text.len()), (0, 0), (0, 0)];
-        if let Some(&id) = self.words.get(&at) {
-            return Some(id);
-        }
-        let id = self.iid(text, field, new)?;
-        self.words.insert(at, id);
-        Some(id)
+        self.iid_words(&[text], field, new, &mut String::new())
     }
 
     /// The iid of `text`, adding it to `new` (this packet's interned data) the first time;

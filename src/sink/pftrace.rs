@@ -101,16 +101,15 @@ impl Proto {
             "X" => (ev::SLICE_BEGIN, Scope::Thread),
             _ => (ev::INSTANT, self.scope),
         };
-        let track = match self.n_words {
-            0 => {
+        let track = match label(&self.words[..self.n_words], &self.name) {
+            Label::Words(name) => {
+                (self.enc).open_words(kind, scope, self.at, self.ts, name, self.cat, false)
+            }
+            name => {
                 let track = self.enc.track(scope, self.at);
-                let label = (Label::Text(&self.name), Label::Words(&[self.cat]));
+                let label = (name, Label::Words(&[self.cat]));
                 self.enc.open_event(kind, track, self.ts, label);
                 track
-            }
-            n => {
-                let name = &self.words[..n];
-                (self.enc).open_words(kind, scope, self.at, self.ts, name, self.cat, false)
             }
         };
         self.track = Some(track);
@@ -161,6 +160,15 @@ impl Proto {
     }
 }
 
+/// The event's name: its words (`words`, when clxfer's own), or the text it was given.
+fn label<'a>(words: &'a [&'static str], text: &'a str) -> Label<'a> {
+    if words.is_empty() {
+        Label::Text(text)
+    } else {
+        Label::Words(words)
+    }
+}
+
 impl Emit for Proto {
     fn begin_event(
         &mut self,
@@ -205,10 +213,7 @@ impl Emit for Proto {
                 }
             }
             "s" | "f" => {
-                let name = match self.n_words {
-                    0 => Label::Text(&self.name),
-                    n => Label::Words(&self.words[..n]),
-                };
+                let name = label(&self.words[..self.n_words], &self.name);
                 let id = match name {
                     Label::Words([s::WAIT_FLOW_NAME]) => self.flow | WAIT_FLOW_BIT,
                     Label::Words([s::RACE_FLOW_NAME]) => self.flow | RACE_FLOW_BIT,
@@ -219,19 +224,16 @@ impl Emit for Proto {
             }
             "C" => {
                 if let Some((key, value)) = self.counter.take() {
-                    let name = match self.n_words {
-                        0 => Label::Text(&self.name),
-                        n => Label::Words(&self.words[..n]),
-                    };
+                    let name = label(&self.words[..self.n_words], &self.name);
                     self.enc
                         .counter((name, Label::Words(&cat)), key, at.0, ts, value);
                 }
             }
             "M" => {
                 let (text, rank) = (self.meta.0.take(), self.meta.1.take());
-                let process = match self.n_words {
-                    0 => self.name.starts_with("process"),
-                    _ => self.words[0].starts_with("process"),
+                let process = match label(&self.words[..self.n_words], &self.name) {
+                    Label::Words(w) => w[0].starts_with("process"),
+                    Label::Text(t) => t.starts_with("process"),
                 };
                 if process {
                     self.enc.name_process(at.0, text.as_deref(), rank);
