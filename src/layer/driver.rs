@@ -216,6 +216,15 @@ pub unsafe fn kernel_name(kernel: cl_kernel) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
+/// The program a kernel was made from.
+///
+/// # Safety
+/// `kernel` must be a live kernel.
+pub unsafe fn kernel_program(kernel: cl_kernel) -> Option<usize> {
+    let f = unsafe { icd(kernel) }?.clGetKernelInfo;
+    unsafe { value::<_, _, usize>(f, kernel, CL_KERNEL_PROGRAM) }.filter(|&p| p != 0)
+}
+
 /// Whether a kernel's argument points to memory it only reads (`const` or `__constant`); `None`
 /// when the driver keeps no argument information (a program built without
 /// `-cl-kernel-arg-info` may have none).

@@ -7,5 +7,6 @@ pub mod device;
 pub mod effects;
 pub mod flags;
 pub mod geometry;
+pub mod kernel_source;
 pub mod memory;
 pub mod rules;

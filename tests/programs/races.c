@@ -14,13 +14,19 @@
  *   marker-empty  the same marker with an empty wait list (it waits for its own queue only)
  *              one race
  *   barrier    two writes on one out-of-order queue with a barrier between   no race
- *   kernel     a kernel on the first device writes the buffer (a `__global int *`), and the
- *              second device reads it with no wait                one race (the kernel may write)
+ *   kernel     a kernel on the first device writes the buffer (`b[i] += 1` through a
+ *              `__global int *`), and the second device reads it with no wait
+ *              one race (clxfer reads the source: the kernel writes)
  *   kernel-event  the read waits for the kernel's event          no race
  *   kernel-const  kernels on both devices read it through `const __global int *`  no race
  *   kernel-noinfo  as kernel, with the program built without -cl-kernel-arg-info (PoCL then
- *              keeps no argument qualifiers): the kernel's use is assumed, and not said
- * The kernels' program is built with -cl-kernel-arg-info but for kernel-noinfo.
+ *              keeps no argument qualifiers): the source still shows the write
+ *   kernel-helper  as kernel, the kernel passing the pointer to a function of its own: the
+ *              source says only that it may write (declared)
+ *   kernel-binary  as kernel-noinfo, the program made again from its binary: nothing tells
+ *              how the kernel uses the buffer (assumed, and not said)
+ * The kernels' program is built with -cl-kernel-arg-info but for kernel-noinfo and
+ * kernel-binary.
  * It prints a checksum of what it read back (but for the racing read), so that runs with and
  * without clxfer compare. */
 #include "common.h"
@@ -106,13 +112,31 @@ int main(int argc, char **argv) {
     } else if (!strncmp(mode, "kernel", 6)) {
         static const char *src =
             "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }\n"
+            "void bump(__global int *p) { p[get_global_id(0)] += 1; }\n"
+            "__kernel void inc_helper(__global int *b) { bump(b); }\n"
             "__kernel void sum(const __global int *b, __global int *out) {\n"
             "    if (get_global_id(0) == 0) out[0] = b[0] + b[1];\n"
             "}\n";
         cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);
         CHECK_ERR(err);
-        const char *opts = strcmp(mode, "kernel-noinfo") ? "-cl-kernel-arg-info" : "";
-        CHECK(clBuildProgram(p, 2, ds, opts, NULL, NULL));
+        int noinfo = !strcmp(mode, "kernel-noinfo") ||
+                !strcmp(mode, "kernel-helper") || !strcmp(mode, "kernel-binary") || !strcmp(mode, "kernel-binary");
+        CHECK(clBuildProgram(p, 2, ds, noinfo ? "" : "-cl-kernel-arg-info", NULL, NULL));
+        if (!strcmp(mode, "kernel-binary")) {
+            /* The same program again, from the binaries the driver made of it. */
+            size_t sizes[2];
+            CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, NULL));
+            unsigned char *bins[2] = {malloc(sizes[0]), malloc(sizes[1])};
+            CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL));
+            cl_program b = clCreateProgramWithBinary(g_ctx, 2, ds, sizes,
+                                                     (const unsigned char **)bins, NULL, &err);
+            CHECK_ERR(err);
+            CHECK(clBuildProgram(b, 2, ds, "", NULL, NULL));
+            CHECK(clReleaseProgram(p));
+            free(bins[0]);
+            free(bins[1]);
+            p = b;
+        }
         CHECK(clEnqueueWriteBuffer(q1, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
         size_t global = N;
         if (!strcmp(mode, "kernel-const")) {
@@ -133,7 +157,7 @@ int main(int argc, char **argv) {
             CHECK(clReleaseMemObject(out2));
             CHECK(clReleaseKernel(k));
         } else {
-            cl_kernel k = clCreateKernel(p, "inc", &err);
+            cl_kernel k = clCreateKernel(p, strcmp(mode, "kernel-helper") ? "inc" : "inc_helper", &err);
             CHECK_ERR(err);
             CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
             CHECK(clEnqueueNDRangeKernel(q1, k, 1, NULL, &global, NULL, 0, NULL, &e));
@@ -154,6 +178,7 @@ int main(int argc, char **argv) {
     if (e) CHECK(clReleaseEvent(e));
     /* What a racing read sees is undefined: only the others' is compared. */
     int racy = !strcmp(mode, "race") || !strcmp(mode, "kernel") || !strcmp(mode, "kernel-noinfo") ||
+                !strcmp(mode, "kernel-helper") || !strcmp(mode, "kernel-binary") ||
                !strcmp(mode, "sub-parent") || !strcmp(mode, "marker-empty");
     if (!racy) mix(back, sizeof back);
     printf("races %s: checksum %016llx\n", mode, (unsigned long long)g_sum);

@@ -6,6 +6,7 @@ use super::{Command, WORLD, kernel_args};
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
+use crate::model::kernel_source::Access;
 use crate::timing::sample::Sample;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -115,21 +116,23 @@ pub(super) fn touch(mem: cl_mem, offset: usize, size: usize, use_: Use) -> Touch
     }
 }
 
-/// A kernel's memory arguments: read for a `CL_MEM_READ_ONLY` buffer or a `const` or
-/// `__constant` pointer, written for a `CL_MEM_WRITE_ONLY` buffer; otherwise taken as written,
-/// as declared when the driver has the argument's qualifiers, as assumed when not.
+/// A kernel's memory arguments: read for a `CL_MEM_READ_ONLY` buffer, written for a
+/// `CL_MEM_WRITE_ONLY` one; otherwise as judged (`objects::judge`): known where the source or
+/// a qualifier shows it, declared where only the declaration says it may write, assumed where
+/// nothing tells.
 fn kernel_touches(kernel: cl_kernel) -> Touches {
     let memory = WORLD.memory.lock();
     kernel_args(kernel)
         .into_iter()
-        .map(|(m, read_only)| {
+        .map(|(m, judged)| {
             let flags = memory.object(m).map_or(0, |o| o.flags);
-            let (use_, how) = match (flags, read_only) {
+            let (use_, how) = match (flags, judged) {
                 (f, _) if f & CL_MEM_READ_ONLY != 0 => (Use::Read, Certainty::Known),
                 (f, _) if f & CL_MEM_WRITE_ONLY != 0 => (Use::Write, Certainty::Known),
-                (_, Some(true)) => (Use::Read, Certainty::Known),
-                (_, Some(false)) => (Use::Write, Certainty::Declared),
-                (_, None) => (Use::Write, Certainty::Assumed),
+                (_, Access::Reads(_)) => (Use::Read, Certainty::Known),
+                (_, Access::Writes(_)) => (Use::Write, Certainty::Known),
+                (_, Access::MayWrite(_)) => (Use::Write, Certainty::Declared),
+                (_, Access::NotMemory | Access::Unsure(_)) => (Use::Write, Certainty::Assumed),
             };
             Touch {
                 object: m,

@@ -23,6 +23,7 @@ pub fn hold() -> Vec<Box<dyn Any>> {
     held.push(Box::new(WORLD.contexts.write()));
     held.push(Box::new(WORLD.kernels.lock()));
     held.push(Box::new(WORLD.kernel_names.lock()));
+    held.push(Box::new(WORLD.programs.lock()));
     held.push(Box::new(WORLD.events.lock()));
     // Taken after the events' (a user event's status is set holding both).
     held.push(Box::new(super::races::hold()));

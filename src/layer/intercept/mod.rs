@@ -13,6 +13,7 @@ mod graph;
 mod hidden;
 mod map;
 mod objects;
+mod programs;
 mod queues;
 mod races;
 
@@ -27,6 +28,7 @@ pub use hidden::{
 };
 pub use map::*;
 pub use objects::*;
+pub use programs::{ProgramBuilt, ProgramLinked, ProgramSource};
 pub use queues::QueueCreated;
 
 use super::{Call, Hook, Span, driver};
@@ -97,6 +99,8 @@ struct World {
     kernels: Mutex<HashMap<usize, objects::KernelArgs>>,
     /// Kernel → function name.
     kernel_names: Mutex<HashMap<usize, Arc<str>>>,
+    /// Program → its source, or the kernels read from it.
+    programs: Mutex<HashMap<usize, programs::Program>>,
     /// The events the program holds, and the commands they stand for.
     events: Mutex<crate::graph::events::Events>,
 }

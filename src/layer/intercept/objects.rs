@@ -4,6 +4,7 @@
 use super::events::{Capture, capture};
 use super::{WORLD, bounded_insert, device, enqueued};
 use crate::layer::{Call, Hook, Span, driver};
+use crate::model::kernel_source::Access;
 use crate::model::memory::{MemKind, NewObject, RangeKind};
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -176,13 +177,13 @@ impl Hook<ArgArgs, cl_int> for KernelArg {
             0
         };
         let is_mem = handle != 0 && WORLD.memory.lock().object(handle).is_some();
-        // What the argument's declaration says, asked once per argument (it cannot change).
+        // How the kernel uses the argument, judged once per argument (it cannot change).
         let known = (WORLD.kernels.lock().get(&(kernel as usize)))
-            .and_then(|a| a.qualifiers.iter().find(|q| q.0 == index).map(|q| q.1));
-        let read_only = match known {
-            Some(q) => q,
+            .and_then(|a| a.judged.iter().find(|q| q.0 == index).map(|q| q.1.clone()));
+        let judged = match known {
+            Some(_) => None,
             // SAFETY: the driver accepted argument `index` of this kernel.
-            None if is_mem => unsafe { driver::kernel_arg_read_only(kernel, index) },
+            None if is_mem => Some(unsafe { judge(kernel, index) }),
             None => None,
         };
         let mut kernels = WORLD.kernels.lock();
@@ -193,8 +194,8 @@ impl Hook<ArgArgs, cl_int> for KernelArg {
             args.mems.retain(|&(i, _)| i != index);
             if is_mem {
                 args.mems.push((index, handle));
-                if known.is_none() {
-                    args.qualifiers.push((index, read_only));
+                if let Some(j) = judged {
+                    args.judged.push((index, j));
                 }
             }
         }
@@ -202,25 +203,60 @@ impl Hook<ArgArgs, cl_int> for KernelArg {
     }
 }
 
-/// A kernel's memory-object arguments, and whether each argument is declared read-only (`None`:
-/// the driver does not say).
+/// How argument `index` of `kernel` is used: what the program's source shows
+/// (`model::kernel_source`), else what the driver's argument information declares, else
+/// nothing to go by.
+///
+/// # Safety
+/// The driver accepted argument `index` of `kernel`.
+unsafe fn judge(kernel: cl_kernel, index: cl_uint) -> Access {
+    let name = super::kernel_name(kernel);
+    let program = unsafe { driver::kernel_program(kernel) };
+    let source = match (program, &name) {
+        (Some(p), Some(n)) => super::programs::judged(p, n, index),
+        _ => None,
+    };
+    if let Some(a @ (Access::Reads(_) | Access::Writes(_))) = &source {
+        return a.clone();
+    }
+    let declared = unsafe { driver::kernel_arg_read_only(kernel, index) };
+    match (declared, source) {
+        (Some(true), _) => Access::Reads(
+            "a pointer to `const` or `__constant` (the driver's argument information)".into(),
+        ),
+        (Some(false), Some(a @ Access::MayWrite(_))) => a,
+        (Some(false), _) => {
+            Access::MayWrite("not `const` (the driver's argument information)".into())
+        }
+        (None, Some(a @ (Access::MayWrite(_) | Access::Unsure(_)))) => a,
+        (None, Some(Access::NotMemory)) => {
+            Access::Unsure("the program's source declares no pointer, image or pipe there".into())
+        }
+        (None, _) => Access::Unsure(
+            "a program from a binary or IL, and the driver keeps no argument information".into(),
+        ),
+    }
+}
+
+/// A kernel's memory-object arguments, and how the kernel uses each.
 #[derive(Clone, Debug, Default)]
 pub struct KernelArgs {
     /// (argument index, memory object), as set now.
     pub mems: Vec<(u32, usize)>,
-    /// (argument index, read-only), asked once per argument.
-    pub qualifiers: Vec<(u32, Option<bool>)>,
+    /// (argument index, how it is used), judged once per argument.
+    pub judged: Vec<(u32, Access)>,
 }
 
-/// The memory objects a kernel's arguments name now, each with whether it is declared only
-/// read.
-pub(super) fn kernel_args(kernel: cl_kernel) -> Vec<(usize, Option<bool>)> {
+/// The memory objects a kernel's arguments name now, each with how the kernel uses it.
+pub(super) fn kernel_args(kernel: cl_kernel) -> Vec<(usize, Access)> {
     let kernels = WORLD.kernels.lock();
     let Some(a) = kernels.get(&(kernel as usize)) else {
         return Vec::new();
     };
-    let read_only = |i: u32| a.qualifiers.iter().find(|q| q.0 == i).and_then(|q| q.1);
-    a.mems.iter().map(|&(i, m)| (m, read_only(i))).collect()
+    let judged = |i: u32| {
+        (a.judged.iter().find(|q| q.0 == i)).map_or(Access::Unsure(String::new()), |q| q.1.clone())
+    };
+    a.mems.iter().map(|&(i, m)| (m, judged(i))).collect()
 }
 
 /// `clSVMAlloc`, `clSVMAllocARM`.
