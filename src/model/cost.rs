@@ -71,8 +71,13 @@ pub struct Cost {
     pub staged: [Option<Link>; 2],
     /// A copy or fill inside device memory.
     pub device: Option<Link>,
-    /// Between two devices of one context, through the host.
-    pub between: Option<Link>,
+    /// A migration's legs through the host, by direction: to the device (H2D: a migration from
+    /// the host, or a command pulling a buffer a HOST migration left there) and to the host
+    /// (D2H: a HOST migration), at the time the program waits for them (the driver's device
+    /// times of migrations are not their own). A move between two devices through the host is
+    /// both legs in turn, whatever flags made it: one model for every form of a hand-off
+    /// (issue #41).
+    pub legs: [Option<Link>; 2],
     /// A non-blocking enqueue's own time in the call, µs (no tool): what a call costs that
     /// moves nothing while the program waits.
     pub enqueue_us: Option<Figure>,
@@ -95,8 +100,40 @@ impl Cost {
             Path::Pinned => self.pinned[bus(dir)?],
             Path::Staged => self.staged[bus(dir)?],
             Path::Device => self.device,
-            Path::ViaHost => self.between,
+            // Two legs, not one link (`via_host_ns`).
+            Path::ViaHost => None,
             Path::ZeroCopy | Path::Peer | Path::None | Path::Unknown => None,
+        }
+    }
+
+    /// A move between devices through the host: to the host, then to the other device.
+    pub fn via_host_ns(&self, bytes: u64) -> Option<u64> {
+        let leg = |l: Option<Link>| {
+            let l = l?;
+            let bw = l.gbps_at(bytes);
+            (bw > 0.0).then(|| l.floor_us * 1e3 + bytes as f64 / bw)
+        };
+        Some((leg(self.legs[1])? + leg(self.legs[0])?).round() as u64)
+    }
+
+    /// The projected time of a migration's move, or of the move a kernel makes at its launch
+    /// (`migration`), else of a transfer: a migration to or from the host takes its leg, one
+    /// between devices both.
+    pub fn command_ns(
+        &self,
+        migration: bool,
+        dir: Direction,
+        path: Path,
+        bytes: u64,
+    ) -> Option<u64> {
+        let moves = matches!(path, Path::Pinned | Path::Staged);
+        match (migration, bus(dir)) {
+            (true, Some(i)) if moves => {
+                let l = self.legs[i]?;
+                let bw = l.gbps_at(bytes);
+                (bw > 0.0).then(|| (l.floor_us * 1e3 + bytes as f64 / bw).round() as u64)
+            }
+            _ => self.time_ns(dir, path, bytes),
         }
     }
 
@@ -105,6 +142,9 @@ impl Cost {
     /// link: a command that moves nothing, or over a path the model did not measure, has no
     /// bandwidth to show).
     pub fn time_ns(&self, dir: Direction, path: Path, bytes: u64) -> Option<u64> {
+        if path == Path::ViaHost {
+            return self.via_host_ns(bytes);
+        }
         let link = self.link(dir, path)?;
         let bw = link.gbps_at(bytes);
         (bw > 0.0).then(|| (link.floor_us * 1e3 + bytes as f64 / bw).round() as u64)
@@ -126,7 +166,8 @@ impl Cost {
             ("staged H2D", self.staged[0]),
             ("staged D2H", self.staged[1]),
             ("device copy or fill", self.device),
-            ("between devices", self.between),
+            ("migration from the host (H2D leg)", self.legs[0]),
+            ("migration to the host (D2H leg)", self.legs[1]),
         ];
         named
             .into_iter()
@@ -155,7 +196,7 @@ mod tests {
             pinned: [flat(2.0, &[(1, 50.0)]), flat(2.0, &[(1, 40.0)])],
             staged: [flat(0.0, &[(MIB, 40.0), (16 * MIB, 10.0)]), None],
             device: flat(5.0, &[(1, 1000.0)]),
-            between: flat(0.0, &[(1, 1.0)]),
+            legs: [flat(0.0, &[(1, 2.0)]), flat(0.0, &[(1, 2.0)])],
             enqueue_us: None,
         }
     }
@@ -174,6 +215,7 @@ mod tests {
             (H2D, Path::Staged, 64 * MIB, Some((64 * MIB) / 10)),
             (D2H, Path::Staged, 1, None), // no link: not projected
             (D2D, Path::Device, 1_000_000, Some(6_000)),
+            // Both legs: 500 ns to the host, 500 back.
             (D2D, Path::ViaHost, 1_000, Some(1_000)),
             (H2D, Path::None, 1 << 30, None),
             (H2D, Path::ZeroCopy, 1, None),
@@ -214,11 +256,30 @@ mod tests {
                 }
             }
         }
-        assert_eq!(m.links().len(), 5);
+        assert_eq!(m.links().len(), 6);
         assert_eq!(
             m.staged[0].unwrap().describe(),
             "0 µs + 40 GB/s at 1.00 MiB, 10 GB/s at 16.0 MiB"
         );
+    }
+
+    #[test]
+    fn a_migration_takes_its_leg_and_a_move_between_devices_both_whatever_its_flags() {
+        use Direction::*;
+        let m = model();
+        // A HOST migration (D2H) and the pull back (H2D) each take one leg at 2 GB/s, not the
+        // pinned link; a transfer of the same bytes does.
+        assert_eq!(m.command_ns(true, D2H, Path::Pinned, 2_000), Some(1_000));
+        assert_eq!(m.command_ns(true, H2D, Path::Pinned, 2_000), Some(1_000));
+        assert_eq!(m.command_ns(false, D2H, Path::Pinned, 40_000), Some(3_000));
+        // Between devices: both legs, the sum of the two hops above.
+        assert_eq!(m.command_ns(true, D2D, Path::ViaHost, 2_000), Some(2_000));
+        assert_eq!(m.command_ns(true, H2D, Path::None, 2_000), None);
+        let no_legs = Cost {
+            legs: [None, None],
+            ..model()
+        };
+        assert_eq!(no_legs.time_ns(D2D, Path::ViaHost, 2_000), None);
     }
 
     #[test]

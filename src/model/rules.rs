@@ -390,8 +390,10 @@ pub static NVIDIA: RuleSet = RuleSet {
     between_devices: Rule {
         id: "nvidia.between-devices",
         value: CrossDevice::ViaHost,
-        says: "data moves between two GPUs through the host (0.8-1.3 GB/s on NVLink-connected H200s)",
-        source: "transfer-rules.md NVIDIA Q5 [X]",
+        says: "data moves between two GPUs through the host, whatever the flags (NVLink-connected \
+               H200s: 0.58 GB/s at 64 MiB, 0.8-1.3 at 16 and 256 MiB), as the two legs of a \
+               migration to the host and back cost",
+        source: "transfer-rules.md NVIDIA Q5 [X]; docs/ground-truth.md migrate-between-devices [X]",
     },
     read_copy: Rule {
         id: "nvidia.read-copy",
@@ -445,11 +447,22 @@ pub static NVIDIA: RuleSet = RuleSet {
         ],
         // Copies (2040 GB/s at 256 MiB) and fills (1640) together.
         device: link(5.5, &[(MIB, 1900.0)], SWEEP),
-        between: link(
-            0.0,
-            &[(MIB, 1.0)],
-            "transfer-rules.md NVIDIA Q5: 0.8-1.3 GB/s (16, 256 MiB); docs/ground-truth.md migrate-between-devices 0.58 (64 MiB) [X]",
-        ),
+        // The wall time of migrations (their device times are not their own): 64 MiB to the
+        // host 1.13-1.17 GB/s, back 1.08-1.18 (two visits), 1 GiB to the host in 670-730 ms,
+        // back in 150-165. Both legs at 64 MiB come to 0.57 GB/s, as the two-GPU move measured
+        // (0.58 at 64 MiB; 0.8-1.3 at 16 and 256 MiB, where the legs give 0.6 and 1.0).
+        legs: [
+            link(
+                0.0,
+                &[(64 * MIB, 1.13), (1024 * MIB, 6.7)],
+                "docs/ground-truth.md migrate-back-flags-0 host GB/s (64 MiB, two visits); ground-truth-h200.md migrate back (1 GiB) [X]",
+            ),
+            link(
+                0.0,
+                &[(64 * MIB, 1.15), (1024 * MIB, 1.5)],
+                "docs/ground-truth.md migrate-to-host host GB/s (64 MiB, two visits); ground-truth-h200.md migrate to host (1 GiB) [X]",
+            ),
+        ],
         enqueue_us: fig(
             9.4,
             "docs/PERFORMANCE.md NVIDIA H200: the 4 KiB storm with no tool, 9.42 µs per enqueue [X]",
@@ -770,7 +783,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             ),
         ],
         device: None,
-        between: None,
+        legs: [None, None],
         enqueue_us: None,
     }),
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
@@ -1057,7 +1070,7 @@ pub static GENERIC: RuleSet = RuleSet {
         ],
         staged: [None, None],
         device: None,
-        between: None,
+        legs: [None, None],
         enqueue_us: None,
     }),
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",

@@ -14,15 +14,14 @@ use crate::units::{bytes, duration, gbps};
 pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>, graph: &Graph) -> Vec<Finding> {
     let devices: Vec<&DeviceAcc> = devices.collect();
     // A hand-off's first hop may be on another device's queue than its second.
-    let (mut to_host, mut hops) = (Sum::default(), Sum::default());
+    let mut to_host = Sum::default();
     for d in &devices {
         to_host.merge(&d.to_host_migrations);
-        hops.merge(&d.hand_offs[HandOff::HostHop as usize]);
     }
     let mut out = Vec::new();
     for d in devices {
         device(d, graph, &mut out);
-        hand_offs(d, (&to_host, &hops), &mut out);
+        hand_offs(d, &to_host, &mut out);
     }
     // Stable: equal savings keep the order of the list below (the issue's order).
     out.sort_by_key(|f| std::cmp::Reverse(f.saving_ns));
@@ -242,6 +241,7 @@ pub(super) fn finding(
         estimate,
         saves,
         confidence: None,
+        misuse: super::MISUSES.contains(&kind),
         minor: false,
         weighed: false,
     }
@@ -547,24 +547,15 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
                 }
             ));
         }
-        // A move without a time of its own (NVIDIA's) is projected at the rules' figure between
-        // devices, where they have one; under forced rules the projection is already the time.
-        let between = set.cost.and_then(|c| c.between);
-        let (saving, estimate) = match (s.ns, between, replacing(d)) {
+        // A move without a time of its own (NVIDIA's) is projected by the rules' one model of
+        // a move through the host, where they have one; under forced rules the projection is
+        // already the time.
+        let (saving, estimate) = match (s.ns, through_host(set, s.bytes), replacing(d)) {
             (ns, _, Some(p)) if ns > 0 => (
                 ns,
                 format!("projected: the moves' device time by {}", model(&p)),
             ),
-            (0, Some(f), _) => (
-                (s.bytes as f64 / f.peak()) as u64,
-                format!(
-                    "projected: the moves of {} at ~{} GB/s, the {} figure between devices ({})",
-                    bytes(s.bytes),
-                    gbps(f.peak()),
-                    set.name,
-                    f.source
-                ),
-            ),
+            (0, Some((ns, how)), _) => (ns, format!("projected: {how}")),
             (0, None, _) => (
                 0,
                 "not measured: the moves had no time of their own (their cost shows in the \
@@ -715,10 +706,88 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
     }
 }
 
+/// What moving `bytes` from one device to another through the host costs by the rules' one
+/// model of it (both legs of `Cost::legs`), and how that is said; `None` where the rules have
+/// no figures for the legs.
+fn through_host(set: &RuleSet, n: u64) -> Option<(u64, String)> {
+    let c = set.cost.as_ref()?;
+    let ns = c.via_host_ns(n)?;
+    let leg = |l: Option<crate::model::cost::Link>| l.map_or(0.0, |l| l.gbps_at(n));
+    Some((
+        ns,
+        format!(
+            "{} through the host at the {} cost model's legs: to it at ~{} GB/s, on to the \
+             device at ~{} GB/s (docs/RULES.md)",
+            bytes(n),
+            set.name,
+            gbps(leg(c.legs[1])),
+            gbps(leg(c.legs[0])),
+        ),
+    ))
+}
+
+/// Which form of a hand-off is better on the rules' devices, and by how much: the HOST form's
+/// two hops against a flags-0 migration's move of the same `n` bytes, costed by one model
+/// ([`through_host`]); and the saving that makes. Where the rules have no figures, or cannot
+/// rank the forms, it says so.
+fn hand_off_verdict(set: &RuleSet, n: u64) -> (String, (u64, String)) {
+    use crate::model::rules::CrossDevice;
+    let id = set.between_devices.id;
+    match (set.between_devices.value, through_host(set, n)) {
+        (CrossDevice::Peer, _) => (
+            format!(
+                "on {} devices a flags-0 migration goes peer-to-peer ({id}); the HOST form \
+                 always goes through the host, twice",
+                set.name
+            ),
+            (
+                0,
+                "not projected: the rules have no figure for the peer path".into(),
+            ),
+        ),
+        (CrossDevice::Shared, _) => (
+            format!("on {} devices both forms move nothing ({id})", set.name),
+            (0, "no time: the devices share memory".into()),
+        ),
+        (CrossDevice::ViaHost, Some((ns, how))) => (
+            format!(
+                "which form is better on {} devices: flags 0. There is no peer path ({id}), so \
+                 both forms take the same two legs, {} ({how}); flags 0 is not slower, makes \
+                 one command of the two and moves the buffer before the command that needs it, \
+                 not inside its launch. The {} figures rank them no further (the move between \
+                 two GPUs was measured once)",
+                set.name,
+                duration(ns),
+                set.name
+            ),
+            (
+                0,
+                format!(
+                    "no time by the {} cost model: the same two legs either way ({}); the \
+                     fix is about moving once, ahead of the use",
+                    set.name,
+                    duration(ns)
+                ),
+            ),
+        ),
+        (CrossDevice::ViaHost, None) => (
+            format!(
+                "{} devices move buffers between them through the host ({id}); the {} rules \
+                 have no figures for these moves, so clxfer cannot say which form is faster",
+                set.name, set.name
+            ),
+            (
+                0,
+                "not projected: the rules have no figures for moves through the host".into(),
+            ),
+        ),
+    }
+}
+
 /// Hand-offs between devices gone wrong (issue #25): a HOST migration where a device-to-device
 /// one was meant, a migration on the queue of the device that already held the buffer, and one
 /// buffer initialised on two devices.
-fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding>) {
+fn hand_offs(d: &DeviceAcc, to_host: &Sum, out: &mut Vec<Finding>) {
     let dev = d.facts.index;
     let push = |out: &mut Vec<Finding>,
                 (kind, title): (&'static str, String),
@@ -729,18 +798,15 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
     };
     let s = &d.hand_offs[HandOff::HostHop as usize];
     if s.count > 0 {
+        let set = rules_of(d);
         let first = match to_host.count {
             0 => "no migration to the host moved data".to_string(),
-            _ if to_host.ns > 0 => format!(
-                "first hop, device to host: the run's HOST migrations, {}",
-                measured(to_host)
-            ),
             _ => format!(
-                "first hop, device to host: the run's HOST migrations, {} (their device time was \
-                 not measured: the driver does not time migrations)",
-                measured(to_host)
+                "first hop, device to host: the run's HOST migrations, {} of them",
+                bytes(to_host.bytes)
             ),
         };
+        let (verdict, saving) = hand_off_verdict(set, s.bytes);
         push(
             out,
             (
@@ -755,22 +821,19 @@ fn hand_offs(d: &DeviceAcc, (to_host, hops): (&Sum, &Sum), out: &mut Vec<Finding
                 first,
                 format!(
                     "second hop, host to device #{dev}: {}, {}, inside those commands (a \
-                     kernel's pull is part of its launch, so it has no time of its own)",
+                     kernel's pull is part of its launch, so it cannot overlap other work)",
                     counted(s.count, "call"),
                     bytes(s.bytes)
                 ),
                 "CL_MIGRATE_MEM_OBJECT_HOST moves the contents to the host, not to the other \
                  device (any.host-hop)"
                     .into(),
+                verdict,
             ],
             "To hand a buffer from one device to another, enqueue clEnqueueMigrateMemObjects \
              with flags 0 on the queue of the device that uses it next, waiting for the last \
-             writer's event: one move instead of two.",
-            (
-                // The first hops, shared among the devices that pulled by the bytes they pulled.
-                (to_host.ns as u128 * s.bytes as u128 / hops.bytes.max(1) as u128) as u64,
-                "the first hop's measured time (the move itself remains)".into(),
-            ),
+             writer's event: one move, ahead of the command that needs it.",
+            saving,
         );
     }
     let s = &d.hand_offs[HandOff::IdleMigration as usize];

@@ -52,8 +52,9 @@ pub struct Report {
     pub bounds: Option<Bounds>,
     /// `null`: not known (a trace cut short), here and below.
     pub pinned_host_peak_bytes: Option<u64>,
-    /// Possible data races first (in the order found), then the rest ranked by the time they
-    /// would save, largest first.
+    /// What the program does wrong first ([`MISUSES`]: possible data races in the order found,
+    /// then the rest by their saving), then the rest ranked by the time they would save,
+    /// largest first.
     pub findings: Vec<Finding>,
     /// Commands not complete when the run ended (no device time).
     pub incomplete_at_exit: Option<u64>,
@@ -203,6 +204,9 @@ pub struct Finding {
     /// A race's: `known` or `declared` (`races.rs`); absent for the other findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<String>,
+    /// It says the program does something wrong ([`MISUSES`]): it ranks above the time
+    /// findings and is never minor.
+    pub misuse: bool,
     /// It would save under [`MINOR`] of the run's wall time: the text report, Markdown and the
     /// viewer count it in one line instead of showing it (JSON and CSV keep it whole).
     pub minor: bool,
@@ -212,6 +216,17 @@ pub struct Finding {
     #[serde(skip)]
     pub weighed: bool,
 }
+
+/// The findings that say the program does something wrong: a race makes its results wrong, a
+/// HOST-flag hand-off moves a buffer twice, a migration on the source's queue moves nothing, a
+/// buffer written on two devices is written twice. Whatever they save, they rank first (races
+/// before the others) and are never counted as minor. A new finding of this sort joins here.
+pub const MISUSES: [&str; 4] = [
+    "possible-race",
+    "host-hop-migration",
+    "migration-on-source-queue",
+    "initialised-twice",
+];
 
 /// The share of the run's wall time under which a finding that saves time is minor: below it
 /// the change is not worth the reader's attention first (and an estimate that small is within

@@ -93,9 +93,9 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
         .map(|r| format!("{}; {}", r.first.said(), r.second.said()))
         .collect();
     evidence.push(
-        "the driver keeps no argument qualifiers for these kernels (a program built without \
-         -cl-kernel-arg-info): clxfer took each memory argument as written, and does not call \
-         these races"
+        "clxfer has no source for these kernels (a program from a binary or IL) and the driver \
+         keeps no argument qualifiers (no -cl-kernel-arg-info): it took each memory argument as \
+         written, and does not call these races"
             .into(),
     );
     let estimate = "not a race clxfer can confirm: no time either way";
@@ -113,9 +113,10 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
                 }
             ),
             evidence,
-            "Build the program with -cl-kernel-arg-info (or create buffers a kernel only reads \
-             CL_MEM_READ_ONLY) so that clxfer can tell reads from writes; or order each pair \
-             with an event, as for a race."
+            "Run once with the program built from source (clxfer reads its kernels), or with \
+             -cl-kernel-arg-info, or create buffers a kernel only reads CL_MEM_READ_ONLY, so \
+             that clxfer can tell reads from writes; or order each pair with an event, as for a \
+             race."
                 .into(),
             (0, estimate.into()),
         )
@@ -162,10 +163,13 @@ fn finding(r: &RaceFact) -> Finding {
                 b.said(),
                 "no event, queue order or host wait orders them".into(),
                 match declared {
-                    true => "confidence: declared (a kernel argument that is not `const` is \
-                             taken as written; the kernel may only read it)"
+                    true => "confidence: declared (a kernel argument that is not `const`, whose \
+                             use clxfer could not follow in the kernel's source, is taken as \
+                             written; the kernel may only read it)"
                         .into(),
-                    false => "confidence: known (both uses are what the commands do)".into(),
+                    false => "confidence: known (both uses are what the commands do: a \
+                              kernel's as its source or qualifiers show)"
+                        .into(),
                 },
             ],
             fix,

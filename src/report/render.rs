@@ -550,11 +550,10 @@ fn minor(r: &Report) -> Option<String> {
     ))
 }
 
-/// The findings' heading: races come first when there are any.
+/// The findings' heading: what the program does wrong comes first when there is any.
 fn ranked(r: &Report) -> &'static str {
-    let sure = |f: &Finding| matches!(f.confidence.as_deref(), Some("known" | "declared"));
-    if r.findings.iter().any(sure) {
-        "findings, possible data races first, then ranked by the time they would save:\n"
+    if r.findings.iter().any(|f| f.misuse) {
+        "findings, what the program does wrong first, then ranked by the time they would save:\n"
     } else {
         "findings, ranked by the time they would save:\n"
     }

@@ -13,6 +13,9 @@
  *   reread    no hand-off: a kernel on device 2, then one on device 1, only read the buffer
  *             device 1 initialised (`const`), each writing its own output
  * It prints the sum read back (but for the racing mode), the same with and without clxfer.
+ * Its programs are built without -cl-kernel-arg-info, as almost every program is: clxfer reads
+ * how the kernels use the buffer from their source. HANDOFF_MIB=N: the buffer is N MiB (the
+ * brief's program hands off 64; 256 KiB by default).
  * HANDOFF_ONE_DEVICE=1: both queues on the platform's first device (a context of one device: the
  * one-GPU runs of issue #30). HANDOFF_TIME=1: the host waits for each migration as soon as it is
  * enqueued and prints how long it took from the enqueue ("migrate N us"), its own measure to set
@@ -55,13 +58,14 @@ int main(int argc, char **argv) {
         "__kernel void inc(__global int *b) { b[get_global_id(0)] += 1; }";
     cl_program p = clCreateProgramWithSource(g_ctx, 1, &src, NULL, &err);
     CHECK_ERR(err);
-    CHECK(clBuildProgram(p, one ? 1 : 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+    CHECK(clBuildProgram(p, one ? 1 : 2, ds, "", NULL, NULL));
     cl_kernel k = clCreateKernel(p, "inc", &err);
     CHECK_ERR(err);
-    enum { N = 1 << 16 };
-    static int host[N], back[N];
-    for (int i = 0; i < N; i++) host[i] = i;
-    cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+    size_t N = getenv("HANDOFF_MIB") ? (size_t)atoi(getenv("HANDOFF_MIB")) << 18 : 1 << 16;
+    int *host = malloc(N * sizeof(int)), *back = malloc(N * sizeof(int));
+    size_t bytes = N * sizeof(int);
+    for (size_t i = 0; i < N; i++) host[i] = i;
+    cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     CHECK_ERR(err);
     CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
     size_t n = N;
@@ -71,24 +75,24 @@ int main(int argc, char **argv) {
             "  out[get_global_id(0)] = 2 * b[get_global_id(0)]; }";
         cl_program rp = clCreateProgramWithSource(g_ctx, 1, &ro_src, NULL, &err);
         CHECK_ERR(err);
-        CHECK(clBuildProgram(rp, one ? 1 : 2, ds, "-cl-kernel-arg-info", NULL, NULL));
+        CHECK(clBuildProgram(rp, one ? 1 : 2, ds, "", NULL, NULL));
         cl_kernel twice = clCreateKernel(rp, "twice", &err);
         CHECK_ERR(err);
         cl_mem out[2];
         for (int i = 0; i < 2; i++) {
-            out[i] = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, sizeof host, NULL, &err);
+            out[i] = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
             CHECK_ERR(err);
         }
         cl_event w, r2, r1;
-        CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &w));
+        CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, bytes, host, 0, NULL, &w));
         CHECK(clSetKernelArg(twice, 0, sizeof buf, &buf));
         CHECK(clSetKernelArg(twice, 1, sizeof out[1], &out[1]));
         CHECK(clEnqueueNDRangeKernel(q[1], twice, 1, NULL, &n, NULL, 1, &w, &r2));
         CHECK(clSetKernelArg(twice, 1, sizeof out[0], &out[0]));
         CHECK(clEnqueueNDRangeKernel(q[0], twice, 1, NULL, &n, NULL, 1, &r2, &r1));
-        CHECK(clEnqueueReadBuffer(q[0], out[0], CL_TRUE, 0, sizeof back, back, 1, &r1, NULL));
+        CHECK(clEnqueueReadBuffer(q[0], out[0], CL_TRUE, 0, bytes, back, 1, &r1, NULL));
         long long sum = 0;
-        for (int i = 0; i < N; i++) sum += back[i];
+        for (size_t i = 0; i < N; i++) sum += back[i];
         printf("sum %lld\n", sum);
         CHECK(clFinish(q[1]));
         printf("OK\n");
@@ -96,9 +100,9 @@ int main(int argc, char **argv) {
     }
     cl_mem_migration_flags flags = !strcmp(mode, "host") ? CL_MIGRATE_MEM_OBJECT_HOST : 0;
     cl_event init, init2, k1, m2, k2, m1, k3;
-    CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &init));
+    CHECK(clEnqueueWriteBuffer(q[0], buf, CL_FALSE, 0, bytes, host, 0, NULL, &init));
     if (!strcmp(mode, "initboth")) {
-        CHECK(clEnqueueWriteBuffer(q[1], buf, CL_FALSE, 0, sizeof host, host, 1, &init, &init2));
+        CHECK(clEnqueueWriteBuffer(q[1], buf, CL_FALSE, 0, bytes, host, 1, &init, &init2));
         CHECK(clReleaseEvent(init));
         init = init2;
     }
@@ -135,9 +139,9 @@ int main(int argc, char **argv) {
     CHECK(clEnqueueMigrateMemObjects(q[0], 1, &buf, flags, 1, &k2, &m1));
     timed("back", m1, t0);
     CHECK(clEnqueueNDRangeKernel(q[0], k, 1, NULL, &n, NULL, 1, &m1, &k3));
-    CHECK(clEnqueueReadBuffer(q[0], buf, CL_TRUE, 0, sizeof back, back, 1, &k3, NULL));
+    CHECK(clEnqueueReadBuffer(q[0], buf, CL_TRUE, 0, bytes, back, 1, &k3, NULL));
     long long sum = 0;
-    for (int i = 0; i < N; i++) sum += back[i];
+    for (size_t i = 0; i < N; i++) sum += back[i];
     printf("sum %lld\n", sum);
     cl_event all[] = {init, k1, m2, k2, m1, k3};
     for (int i = 0; i < 6; i++) CHECK(clReleaseEvent(all[i]));

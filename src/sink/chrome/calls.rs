@@ -82,7 +82,9 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             // stands in. A non-blocking call's time says nothing of its transfer (issue #26).
             match self.projecting.get(&e.queue.device) {
                 Some(cost) => {
-                    let projected = cost.and_then(|c| c.time_ns(cl.direction, cl.path, cl.bytes));
+                    let migration = c.api.verb() == "Migrate";
+                    let projected =
+                        cost.and_then(|c| c.command_ns(migration, cl.direction, cl.path, cl.bytes));
                     if let Some(ns) = projected.filter(|_| e.kernel.is_none()) {
                         j.field(s::PROJECTED_US).us(ns);
                         j.field(s::PROJECTED_GBPS).f3(gbps(cl.bytes, ns));
