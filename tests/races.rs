@@ -647,3 +647,31 @@ fn an_assumed_race_is_not_said_but_the_report_names_it_last() {
             .contains("would race if their kernels write arguments")
     );
 }
+
+/// A status is not a dependency where the rules say so: the host polls a migration that moves
+/// nothing until it reads complete, then another device reads the buffer the migration waited
+/// for. By the OpenCL rules (PoCL's `cpu` set) the poll orders them; under NVIDIA's, whose
+/// migrations to a device read complete before what they wait for (`nvidia.early-complete`), it
+/// does not, and the race is said.
+#[test]
+fn a_status_that_completes_early_is_no_synchronisation() {
+    let prog = program("races");
+    for (rules, racy) in [("cpu", false), ("nvidia", true)] {
+        let mut cmd = command(&prog, Load::Preload);
+        cmd.arg("poll-migration")
+            .envs(TWO)
+            .env("CLXFER_RULES", rules)
+            .env("CLXFER_MODE", "summary");
+        let r = run_cmd(cmd, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{rules}: {}", r.stderr);
+        let said = races(&r);
+        assert_eq!(!said.is_empty(), racy, "{rules}: {said:?}");
+        if racy {
+            assert!(
+                said[0].contains("command #1 (clEnqueueWriteBuffer on device #1 queue #1")
+                    && said[0].contains("command #3 (clEnqueueReadBuffer on device #2 queue #2"),
+                "{said:?}"
+            );
+        }
+    }
+}

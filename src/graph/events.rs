@@ -18,6 +18,8 @@ struct Held {
     refs: u32,
     /// When it was made, for forgetting the oldest.
     made: u64,
+    /// Its command may read complete before what it waits for (`RuleSet::early_complete`).
+    early: bool,
 }
 
 #[derive(Default, Debug)]
@@ -34,7 +36,29 @@ impl Events {
         }
         self.made += 1;
         let made = self.made;
-        self.held.insert(event, Held { id, refs: 1, made });
+        let early = false;
+        self.held.insert(
+            event,
+            Held {
+                id,
+                refs: 1,
+                made,
+                early,
+            },
+        );
+    }
+
+    /// `event`'s command may read complete before what it waits for: its status is no wait.
+    pub fn completes_early(&mut self, event: usize) {
+        if let Some(h) = self.held.get_mut(&event) {
+            h.early = true;
+        }
+    }
+
+    /// The command a status of `event` that reads complete shows completed, with what it waited
+    /// for; `None` where clxfer does not know it, or the status says nothing of that.
+    pub fn completed_by_status(&self, event: usize) -> Option<Id> {
+        self.held.get(&event).filter(|h| !h.early).map(|h| h.id)
     }
 
     /// The program retained `event` (and the driver accepted it).
@@ -78,6 +102,22 @@ impl Events {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_of_an_event_that_completes_early_shows_nothing_completed() {
+        let mut e = Events::default();
+        e.made(1, 10);
+        e.made(2, 11);
+        e.completes_early(2);
+        assert_eq!(e.completed_by_status(1), Some(10));
+        assert_eq!(e.completed_by_status(2), None);
+        // A wait on it still names its command.
+        assert_eq!(e.command(2), Some(11));
+        // A new event on the handle is not early.
+        e.released(2);
+        e.made(2, 12);
+        assert_eq!(e.completed_by_status(2), Some(12));
+    }
 
     enum Step {
         Made(usize, Id),

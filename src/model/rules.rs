@@ -4,7 +4,7 @@
 //! \[I\] inference).
 //! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
 
-use super::classification::Path;
+use super::classification::{Direction, Path};
 use super::cost::{Cost, Figure, Link};
 use super::device::{DeviceKind, DeviceProfile};
 use super::memory::RangeKind;
@@ -141,9 +141,36 @@ pub struct RuleSet {
     /// driver honours `clSetCommandQueueProperty`: sampled timing turns profiling on only around
     /// the commands it times.
     pub toggle_profiling: bool,
-    /// The driver reports no real device time for migrations (zero, or another command's): they
-    /// are not drawn or counted as measured. `None`: their times are taken as measured.
-    pub migrate_time: Option<Row>,
+    /// Commands the driver gives no real device time (zero, or another command's): they are
+    /// not drawn or counted as measured. `None`: every command's times are taken as measured.
+    pub borrowed_times: Option<Rule<Commands>>,
+    /// Commands that read `CL_COMPLETE` before what they wait for has completed: seeing one
+    /// complete tells the host nothing of its wait list (the graph and the race check take no
+    /// synchronisation from it). `None`: a status is as good as a wait.
+    pub early_complete: Option<Rule<Commands>>,
+}
+
+/// Which commands a rule covers: migrations (those to the host too, or only those to a device),
+/// and maps that move nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commands {
+    pub migrations: bool,
+    pub to_host_too: bool,
+    pub idle_maps: bool,
+}
+
+impl Commands {
+    /// Whether a command of `verb` (`Api::verb`) classified as `class` is one of them.
+    pub fn cover(&self, verb: &str, class: Option<(Direction, Path)>) -> bool {
+        match verb {
+            "Migrate" => {
+                let to_host = class.is_some_and(|c| c.0 == Direction::D2H);
+                self.migrations && (self.to_host_too || !to_host)
+            }
+            "Map" => self.idle_maps && class.is_some_and(|c| c.1 == Path::None),
+            _ => false,
+        }
+    }
 }
 
 /// A figure of a cost model.
@@ -478,13 +505,35 @@ pub static NVIDIA: RuleSet = RuleSet {
     callback_gap_us: 100_000,
     timed_command_us: TIMED_NVIDIA,
     toggle_profiling: true,
-    migrate_time: Some(Rule {
-        id: "nvidia.migrate-time",
-        value: (),
-        says: "the driver's profiling times of a migration are not its own: 0 ms for a 1 GiB \
-               migration that held the host 670–730 ms, or the start and duration of an earlier \
-               command on the queue; they are marked untrusted and not used",
-        source: "ground-truth-h200.md (migrate rows); the H200 example in docs/examples [X]",
+    borrowed_times: Some(Rule {
+        id: "nvidia.borrowed-times",
+        value: Commands {
+            migrations: true,
+            to_host_too: true,
+            idle_maps: true,
+        },
+        says: "the driver's profiling times of a migration (any flags, moving bytes or not) and \
+               of a map that moves nothing (WRITE_INVALIDATE_REGION) are another command's: each \
+               starts ~1.9 ms before the kernel it waits for ends and lasts as long as that \
+               kernel (15 of 15 runs of each), or reads 0 ms for a 1 GiB migration that held the \
+               host 670-730 ms; they are marked untrusted and not used. Unmaps, maps that copy, \
+               writes, copies and fills keep their own",
+        source: "docs/ground-truth.md borrowed times (tests/programs/borrowed.c, H200, \
+                 2026-12-03); ground-truth-h200.md (migrate rows) [X]",
+    }),
+    early_complete: Some(Rule {
+        id: "nvidia.early-complete",
+        value: Commands {
+            migrations: true,
+            to_host_too: false,
+            idle_maps: true,
+        },
+        says: "a migration to a device (flags 0, CONTENT_UNDEFINED, or back from the host: 45 of \
+               45 runs) and a map that moves nothing (12 of 15) read CL_COMPLETE while the \
+               kernel they wait for is still running, so their status says nothing of what they \
+               waited for; a HOST migration did not (0 of 15)",
+        source: "docs/ground-truth.md borrowed times (tests/programs/borrowed.c, H200, \
+                 2026-12-03); the hand-off probe, 12 of 12 and 6 of 6 [X]",
     }),
 };
 
@@ -577,7 +626,8 @@ pub static AMD: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
@@ -675,7 +725,8 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 pub static INTEL_DGPU: RuleSet = RuleSet {
@@ -790,7 +841,8 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 const HOST_COPY: &str = "the device works in host memory: a read or write is one host memcpy \
@@ -882,7 +934,8 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 pub static CPU: RuleSet = RuleSet {
@@ -970,7 +1023,8 @@ pub static CPU: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 pub static GENERIC: RuleSet = RuleSet {
@@ -1077,7 +1131,8 @@ pub static GENERIC: RuleSet = RuleSet {
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
-    migrate_time: None,
+    borrowed_times: None,
+    early_complete: None,
 };
 
 /// Rules every set shares: the classifier's own logic, cited like the vendor rules.
@@ -1181,7 +1236,8 @@ pub fn markdown() -> String {
             "\n## `{}`: {}\n\n| Rule | What it says | Source |\n|---|---|---|\n",
             set.name, set.title
         );
-        let extra = set.migrate_time.iter().map(|r| (r.id, r.says, r.source));
+        let extra = (set.borrowed_times.iter().chain(&set.early_complete))
+            .map(|r| (r.id, r.says, r.source));
         for (id, says, source) in set.rows().into_iter().chain(extra) {
             let _ = writeln!(out, "| `{id}` | {} | {} |", clean(says), clean(source));
         }

@@ -743,9 +743,10 @@ impl Builder {
             (t, device_ns.is_some())
         };
         let time = time.filter(|&t| t > 0);
-        // Under forced rules a projected time stands in, and a command that moves nothing
-        // needs none: no time is missing.
-        let stands_in = replaces && (projected.is_some() || e.path == Path::None);
+        // A command that moves nothing needs no time (NVIDIA's idle maps and migrations have
+        // none of their own), and under forced rules a projected time stands in: no time is
+        // missing.
+        let stands_in = e.path == Path::None || (replaces && projected.is_some());
         if device_ns.is_none() && !stands_in {
             if e.sampled {
                 d.sampled += 1;

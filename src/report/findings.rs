@@ -541,7 +541,7 @@ fn device(d: &DeviceAcc, graph: &Graph, out: &mut Vec<Finding>) {
             evidence.push(format!(
                 "{} of them moved without a device time: {}",
                 bytes(untimed),
-                match set.migrate_time {
+                match set.borrowed_times {
                     Some(r) => format!("the driver does not time migrations ({})", r.id),
                     None => "the driver gave none".into(),
                 }

@@ -117,7 +117,7 @@ pub enum DeviceTime {
     Measured,
     /// The profiling query failed or reported a zero duration (NVIDIA does for migrations).
     Unavailable,
-    /// The driver's times are not the command's own (NVIDIA's migrations: `migrate_time` in
+    /// The driver's times are not the command's own (NVIDIA's migrations and idle maps: `borrowed_times` in
     /// the vendor rules): placed, 0 long, where its completion was seen.
     Untrusted,
 }

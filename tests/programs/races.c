@@ -25,6 +25,10 @@
  *              source says only that it may write (declared)
  *   kernel-binary  as kernel-noinfo, the program made again from its binary: nothing tells
  *              how the kernel uses the buffer (assumed, and not said)
+ *   poll-migration  the first queue writes the buffer, then migrates it to its own device (moves
+ *              nothing) waiting for the write; the host polls the migration's status until
+ *              complete and the second device reads the buffer with no wait: no race by the
+ *              OpenCL rules, one where the rules say such a status proves nothing (NVIDIA's)
  * The kernels' program is built with -cl-kernel-arg-info but for kernel-noinfo and
  * kernel-binary.
  * It prints a checksum of what it read back (but for the racing read), so that runs with and
@@ -53,6 +57,17 @@ int main(int argc, char **argv) {
         if (!strcmp(mode, "finish")) CHECK(clFinish(q1));
         int wait = !strcmp(mode, "correct");
         CHECK(clEnqueueReadBuffer(q2, buf, CL_FALSE, 0, sizeof back, back, wait, wait ? &e : NULL, NULL));
+        CHECK(clWaitForEvents(1, &e));
+    } else if (!strcmp(mode, "poll-migration")) {
+        cl_event m;
+        CHECK(clEnqueueWriteBuffer(q1, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &e));
+        CHECK(clEnqueueMigrateMemObjects(q1, 1, &buf, 0, 1, &e, &m));
+        CHECK(clFlush(q1));
+        cl_int s = 1;
+        while (s != CL_COMPLETE)
+            CHECK(clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL));
+        CHECK(clEnqueueReadBuffer(q2, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+        CHECK(clReleaseEvent(m));
         CHECK(clWaitForEvents(1, &e));
     } else if (!strcmp(mode, "halves")) {
         size_t half = sizeof host / 2;

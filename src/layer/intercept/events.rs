@@ -583,7 +583,8 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     let dev: &Device = &queue.device;
     let mut status = status;
     // Times the vendor's driver does not really measure are not used as if it did.
-    let untrusted = dev.rules.migrate_time.is_some() && p.what.api.verb() == "Migrate";
+    let untrusted =
+        (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class));
     if !crate::sink::records_every_call() {
         // Summary mode: the report needs the duration and the start on the host clock (for the
         // busy time, a blocking call's wait for the commands ahead of it, and the critical

@@ -103,6 +103,40 @@ pub unsafe fn made(event: *mut cl_event, id: Id) {
     }
 }
 
+/// After classification: where the rules say a command like this reads complete before what it
+/// waits for (NVIDIA's migrations to a device), a status query that sees its event complete is
+/// no synchronisation point.
+///
+/// # Safety
+/// As [`made`].
+pub unsafe fn classified(
+    event: *mut cl_event,
+    rules: &crate::model::rules::RuleSet,
+    api: crate::vocab::Api,
+    class: Option<(
+        crate::model::classification::Direction,
+        crate::model::classification::Path,
+    )>,
+) {
+    let early = rules
+        .early_complete
+        .is_some_and(|r| r.value.cover(api.verb(), class));
+    if !early || event.is_null() {
+        return;
+    }
+    let handle = unsafe { event.read() };
+    if !handle.is_null() {
+        WORLD.events.lock().completes_early(handle as usize);
+    }
+}
+
+/// The commands a status query that saw `event` complete shows completed, as a
+/// synchronisation point's `waited` (none: `None`).
+fn completed_by_status(event: cl_event) -> Option<Box<On>> {
+    let id = WORLD.events.lock().completed_by_status(event as usize)?;
+    Some(Box::new(On::Commands([id].into_iter().collect())))
+}
+
 /// The commands `events` stand for, as a synchronisation point's `waited` (none known: `None`).
 pub fn commands_of(events: &[cl_event]) -> Option<Box<On>> {
     let known = WORLD.events.lock();
@@ -142,7 +176,7 @@ impl Hook<InfoArgs, cl_int> for EventAsked {
             // SAFETY: the driver wrote a `cl_int` there.
             && unsafe { (value as *const cl_int).read_unaligned() } == CL_COMPLETE;
         if complete {
-            span.waited = commands_of(&[event]);
+            span.waited = completed_by_status(event);
         }
         ret
     }

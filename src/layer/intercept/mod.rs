@@ -351,6 +351,8 @@ unsafe fn enqueued(
         }
         let trace = Some((&mut e.mems, span.end));
         record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
+        let class = e.class.as_ref().map(|c| (c.direction, c.path));
+        unsafe { graph::classified(event, q.device.rules, call.api, class) };
         // A kernel names its arguments whether or not they move; another command that moves
         // nothing names none.
         if e.class.is_none() && e.kernel.is_none() {
@@ -405,6 +407,8 @@ unsafe fn summarized(
     let (mut class, mut flags) = (None, CallFlags::None);
     if let Some(transfer) = transfer {
         record(call, q, transfer, &mut class, &mut flags, None);
+        let c = class.as_ref().map(|c| (c.direction, c.path));
+        unsafe { graph::classified(event, q.device.rules, call.api, c) };
     }
     let blocking = class.as_ref().is_some_and(|c| c.blocking);
     // Built where it stays (each move of the facts is a copy of ~100 bytes, at every enqueue).
@@ -442,7 +446,7 @@ unsafe fn summarized(
     // A timed command's facts take its place in the graph along.
     let what = What {
         api: call.api,
-        class: None,
+        class: class.as_ref().map(|c| (c.direction, c.path)),
         bytes: 0,
         blocking,
         kernel: None,
