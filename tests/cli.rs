@@ -228,6 +228,20 @@ fn the_h200_examples_pass_check_and_report_what_the_gpu_did() {
     // after its own enqueue call, on no other command's time.
     let events = clxfer::trace::read::read_file(&trace).unwrap().events;
     untrusted_migrations_stand_alone(&events);
+    // Nor do the maps that move nothing (nvidia.borrowed-times): no two measured device slices
+    // share a start and a duration.
+    let mut seen = std::collections::HashMap::new();
+    for e in (events.iter()).filter(|e| e["ph"] == "X" && e["pid"].as_u64() >= Some(1 << 31)) {
+        let (name, ts, dur) = (e["name"].as_str().unwrap(), &e["ts"], &e["dur"]);
+        if name.starts_with("Map") && name.ends_with("none") {
+            assert_eq!(e["args"]["device_time"], "untrusted", "{e}");
+        }
+        if dur.as_f64() > Some(0.0)
+            && let Some(other) = seen.insert((ts.to_string(), dur.to_string()), e)
+        {
+            panic!("two device slices at one time: {other} and {e}");
+        }
+    }
     let mut cmd = clxfer();
     cmd.args(["report", "--format", "json"]).arg(&trace);
     let r = run_cmd(cmd, Duration::from_secs(60));
