@@ -215,11 +215,13 @@ fn transfers_trace_has_every_call_every_command_and_one_arrow_each() {
         assert_eq!(ahp["args"]["mem_objects"][0]["flags"], "ALLOC_HOST_PTR");
         for d in device.values() {
             let args = &d["args"];
-            // PoCL times everything; NVIDIA's rules (forced here) take no migration's time.
-            let migrate = d["name"].as_str().unwrap().starts_with("Migrate");
+            // PoCL times everything; NVIDIA's rules (forced here) take no migration's time, nor
+            // a map's that moves nothing (nvidia.borrowed-times).
+            let name = d["name"].as_str().unwrap();
+            let borrowed = name.starts_with("Migrate") || name == "Map D2H none";
             assert_eq!(
                 args.get("device_time").and_then(Value::as_str),
-                migrate.then_some("untrusted"),
+                borrowed.then_some("untrusted"),
                 "{d}"
             );
             // Forced rules: no bandwidth from PoCL's time (issue #26); the host slice has the

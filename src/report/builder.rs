@@ -747,10 +747,10 @@ impl Builder {
         // none of their own), and under forced rules a projected time stands in: no time is
         // missing.
         let stands_in = e.path == Path::None || (replaces && projected.is_some());
-        if device_ns.is_none() && !stands_in {
+        if device_ns.is_none() {
             if e.sampled {
                 d.sampled += 1;
-            } else {
+            } else if !stands_in {
                 d.without_device_time += 1;
                 d.host_time_used += u64::from(time.is_some());
             }
