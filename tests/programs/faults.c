@@ -1,5 +1,6 @@
 /* A program that ends badly, after enough transfers for clxfer to have written some of its trace
- * (it waits until the trace file holds at least MIN_BYTES, so the test need not sleep):
+ * (it waits until the trace file holds at least MIN_BYTES, so the test need not sleep; 16 KiB:
+ * under load the first 4 KiB written held only 8 slices):
  *   faults abort | segv | _exit | exit-in-callback | release-early | context-in-flight
  * abort, segv: die by the signal; _exit: skip atexit handlers; exit-in-callback: call exit() from
  * an event's completion callback, on the driver's thread; release-early: release events and
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MIN_BYTES 4096
+#define MIN_BYTES 16384
 
 /* Bytes in clxfer's trace files in $CLXFER_DIR (0 when none). */
 static long trace_bytes(void) {
