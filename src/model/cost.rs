@@ -43,6 +43,13 @@ impl Link {
         g0 + (g1 - g0) * f
     }
 
+    /// A command of `bytes` over it, ns: the floor plus the bytes at the bandwidth for that
+    /// size (`None`: no bandwidth).
+    pub fn time_ns(&self, bytes: u64) -> Option<f64> {
+        let bw = self.gbps_at(bytes);
+        (bw > 0.0).then(|| self.floor_us * 1e3 + bytes as f64 / bw)
+    }
+
     /// The fastest it goes.
     pub fn peak(&self) -> f64 {
         self.gbps.iter().map(|p| p.1).fold(0.0, f64::max)
@@ -108,11 +115,7 @@ impl Cost {
 
     /// A move between devices through the host: to the host, then to the other device.
     pub fn via_host_ns(&self, bytes: u64) -> Option<u64> {
-        let leg = |l: Option<Link>| {
-            let l = l?;
-            let bw = l.gbps_at(bytes);
-            (bw > 0.0).then(|| l.floor_us * 1e3 + bytes as f64 / bw)
-        };
+        let leg = |l: Option<Link>| l?.time_ns(bytes);
         Some((leg(self.legs[1])? + leg(self.legs[0])?).round() as u64)
     }
 
@@ -128,11 +131,7 @@ impl Cost {
     ) -> Option<u64> {
         let moves = matches!(path, Path::Pinned | Path::Staged);
         match (migration, bus(dir)) {
-            (true, Some(i)) if moves => {
-                let l = self.legs[i]?;
-                let bw = l.gbps_at(bytes);
-                (bw > 0.0).then(|| (l.floor_us * 1e3 + bytes as f64 / bw).round() as u64)
-            }
+            (true, Some(i)) if moves => Some(self.legs[i]?.time_ns(bytes)?.round() as u64),
             _ => self.time_ns(dir, path, bytes),
         }
     }
@@ -145,9 +144,7 @@ impl Cost {
         if path == Path::ViaHost {
             return self.via_host_ns(bytes);
         }
-        let link = self.link(dir, path)?;
-        let bw = link.gbps_at(bytes);
-        (bw > 0.0).then(|| (link.floor_us * 1e3 + bytes as f64 / bw).round() as u64)
+        Some(self.link(dir, path)?.time_ns(bytes)?.round() as u64)
     }
 
     /// The fastest host↔device figure: no projected transfer across the bus goes faster.
