@@ -282,3 +282,28 @@ fn a_program_that_waits_gets_no_completion_callbacks_from_a_deferring_vendor() {
     assert!(own["timed_commands"].as_u64() > Some(100), "{own}");
     assert_eq!(own["callbacks"], 1, "{own}");
 }
+
+#[test]
+fn the_timer_thread_sleeps_while_the_program_waits() {
+    // PoCL's rules defer callbacks too (a gap of 10 ms): the storm waits every 64 commands, so
+    // its queue is deferred again and again. The timer thread sleeps until a deferred queue's
+    // gap has passed; it once woke itself at every round and spun on the queue's lock for as
+    // long as the program kept waiting (540 ms of CPU in a 680 ms storm).
+    let mut cmd = command(program("storm"), Load::Layer);
+    cmd.args(["100000", "1"]).env("CLXFER_MODE", "summary");
+    let r = run_cmd(cmd, Duration::from_secs(300));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let value = |key: &str| -> f64 {
+        r.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("the storm prints {key}: {}", r.stdout))
+    };
+    let wall_us = value("us_per_enqueue") * 100_000.0;
+    let timer_us = value("timer_cpu_us");
+    assert!(
+        timer_us <= 0.05 * wall_us,
+        "the timer thread ran {timer_us} µs of CPU in a {wall_us} µs storm"
+    );
+}

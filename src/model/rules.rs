@@ -1020,7 +1020,11 @@ pub static CPU: RuleSet = RuleSet {
     },
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR or USE_HOST_PTR) and work in the mapped memory",
-    callback_gap_us: 0,
+    // PoCL: an event per command is free (the storm's own events +0.0 µs an enqueue) but a
+    // callback per command is not (+0.35 µs, and clxfer's collector then runs on PoCL's
+    // threads: docs/PERFORMANCE.md). So the program's waits collect, and a callback comes at
+    // most every 10 ms, for programs that never wait.
+    callback_gap_us: 10_000,
     timed_command_us: TIMED_CPU,
     toggle_profiling: false,
     borrowed_times: None,

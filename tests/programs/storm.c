@@ -24,12 +24,16 @@
  * platform offering cl_intel_unified_shared_memory (the test ICD, whose commands complete at once
  * and whose driver does nothing else): what is left is clxfer's own cost per enqueue, without
  * PoCL's worker threads.
+ * Prints the wall time, peak RSS and calling threads' CPU per enqueue, and the CPU time of
+ * clxfer's timer thread (which arms deferred completion callbacks: asleep between them).
  * Usage: storm [enqueues per thread] [threads | calls] [callbacks | events | profiling | spin:NS | usm] */
 #define _POSIX_C_SOURCE 200809L
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #include "common.h"
 #include <CL/cl_icd.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <time.h>
 
 static double now(void) {
@@ -156,6 +160,38 @@ static long peak_rss_kib(void) {
         if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
     if (f) fclose(f);
     return kib;
+}
+
+/* CPU time, µs, of this process's threads named NAME (clxfer's "clxfer-timer" thread: asleep
+ * unless a callback is due, whatever the enqueue rate), from /proc/self/task. */
+static double threads_cpu_us(const char *name) {
+    double us = 0;
+    long tick = sysconf(_SC_CLK_TCK);
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *t;
+    while (d && (t = readdir(d))) {
+        char path[300], comm[64] = "", stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", t->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+        fclose(f);
+        comm[strcspn(comm, "\n")] = 0;
+        if (strcmp(comm, name)) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", t->d_name);
+        f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = 0;
+        /* After the ")" that ends the name: state is field 3, utime and stime fields 14 and 15. */
+        char *p = strrchr(stat, ')');
+        unsigned long ut = 0, st = 0;
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+            us += (ut + st) * 1e6 / tick;
+    }
+    if (d) closedir(d);
+    return us;
 }
 
 static double thread_cpu(void) {
@@ -292,6 +328,7 @@ int main(int argc, char **argv) {
         printf("toggle: %d of %d property changes accepted, %d of %d commands had times, %.2f us a pair\n", g_toggled,
                g_toggle_timed, g_toggle_ok, g_toggle_timed, g_toggle_timed ? g_toggle_s * 1e6 / g_toggle_timed : 0.0);
     double us = (now() - t0) * 1e6 / ((double)(g_enqueues / 4 * 4) * threads);
+    printf("timer_cpu_us %.0f\n", threads_cpu_us("clxfer-timer"));
     printf("us_per_enqueue %.3f\nmax_rss_kib %ld\ncpu_us_per_enqueue %.3f\n", us, peak_rss_kib(),
            g_cpu_us / ((double)(g_enqueues / 4 * 4) * threads));
     CHECK(clReleaseContext(g_ctx));

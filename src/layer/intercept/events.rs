@@ -325,7 +325,13 @@ fn round() -> Option<u64> {
             waiting.deferred = false;
             collect::due(&mut waiting, now, gap(&queue))
         };
-        unsafe { arm_or_defer(&queue, decided) };
+        match decided {
+            // Not due yet: listed again without waking the timer, which is this thread (a wake
+            // here would end its next sleep at once, and it would spin until the gap passed).
+            (_, true) => DEFERRED.lock().push(queue),
+            (Some(event), false) => unsafe { arm_on(&queue, event as cl_event) },
+            (None, false) => {}
+        }
     }
     DEFERRED
         .lock()

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Issue #42 on the H200: what clxfer costs the storm (tests/programs/storm.c, through CUDA's
+# loader, clxfer preloaded), 1 thread and 4, in one visit: none, summary, trace, every command
+# timed (summary-all, trace-all), the storm making its own event per command without clxfer
+# (own-events: the driver's price for device timing), and the build before this one's timer fix
+# (@before) for the all rows; interleaved rounds (scripts/gpu-storm.sh).
+#   scripts/gpu-cost.sh pack [BEFORE.so]   here: build and pack into .gpu/ (ignored)
+#   device run: carry [".gpu"], command "bash scripts/gpu-cost.sh run" -> $OUT/storm-{1,4}.txt
+#   scripts/gpu-cost.sh report DIR         here: medians, minima and paired differences
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+pack)
+    cargo build --release --quiet
+    mkdir -p .gpu
+    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+    rm -f .gpu/*
+    strip -o .gpu/libclxfer.so target/release/libclxfer.so
+    if [[ -n "${2:-}" ]]; then strip -o .gpu/libclxfer-before.so "$2"; fi
+    cc -O2 -Wall tests/programs/storm.c -o .gpu/clxfer-storm -lOpenCL -lpthread
+    du -sh .gpu
+    ;;
+run)
+    configs="none summary trace summary-all trace-all own-events"
+    [[ -f .gpu/libclxfer-before.so ]] && configs+=" summary-all@before trace-all@before"
+    ROUNDS=${ROUNDS:-15} THREADS=1 ENQUEUES=${ENQUEUES1:-100000} CONFIGS="$configs" \
+        STORM_OUT="$OUT/storm-1.txt" bash scripts/gpu-storm.sh > "$OUT/summary-1.txt" 2>&1
+    ROUNDS=${ROUNDS:-15} THREADS=4 ENQUEUES=${ENQUEUES4:-50000} CONFIGS="$configs" \
+        STORM_OUT="$OUT/storm-4.txt" bash scripts/gpu-storm.sh > "$OUT/summary-4.txt" 2>&1
+    ;;
+report)
+    python3 - "$2" <<'PY'
+import collections, statistics, sys, os
+for threads in (1, 4):
+    path = os.path.join(sys.argv[1], f"storm-{threads}.txt")
+    us, cpu = collections.defaultdict(dict), collections.defaultdict(dict)
+    for line in open(path):
+        p = line.split()
+        if len(p) >= 6 and p[2] == "us_per_enqueue":
+            us[p[1]][int(p[0])], cpu[p[1]][int(p[0])] = float(p[3]), float(p[5])
+    none, own = us["none"], us.get("own-events", {})
+    rounds = len(none)
+    # The run-to-run noise of no clxfer: half the spread between the quartiles of none's
+    # round-to-round differences.
+    diffs = sorted(none[r] - none[r - 1] for r in none if r - 1 in none)
+    q = statistics.quantiles(diffs, n=4) if len(diffs) >= 4 else [0, 0, 0]
+    print(f"{threads} thread(s), {rounds} rounds; none's round-to-round difference, "
+          f"interquartile: {q[0]:+.2f} .. {q[2]:+.2f} us")
+    print(f"  {'configuration':22}{'median':>9}{'min':>8}{'paired':>9}{'paired min':>11}"
+          f"{'vs own-events':>15}{'caller CPU paired':>19}")
+    for c, v in us.items():
+        rs = [r for r in v if r in none]
+        paired = [v[r] - none[r] for r in rs]
+        vs_own = [v[r] - own[r] for r in rs if r in own]
+        cp = [cpu[c][r] - cpu["none"][r] for r in rs]
+        print(f"  {c:22}{statistics.median(v.values()):9.2f}{min(v.values()):8.2f}"
+              f"{statistics.median(paired):+9.2f}{min(paired):+11.2f}"
+              f"{(statistics.median(vs_own) if vs_own else float('nan')):+15.2f}"
+              f"{statistics.median(cp):+19.2f}")
+PY
+    ;;
+*)
+    echo "usage: scripts/gpu-cost.sh pack [BEFORE.so] | run | report DIR" >&2
+    exit 2
+    ;;
+esac
