@@ -119,6 +119,20 @@ fn a_storm_is_sampled_every_command_classified_and_the_rest_extrapolated() {
     assert!(o["layer_ns"].as_u64().unwrap() > 0 && o["measured_calls"].as_u64().unwrap() > 0);
     assert!(o["writer_cpu_ns"].as_u64().unwrap() > 0);
     assert!(o["driver_ns"].as_u64().unwrap() > 0);
+    // The driver's share: clxfer's own driver calls measured (carried in the trace's end), the
+    // rest estimated by the rules, never less than what was measured.
+    let measured = o["driver_measured_ns"].as_u64().unwrap();
+    assert!(measured > 0, "{o}");
+    assert_eq!(
+        measured,
+        end_device(&ev)[schema::DRIVER_NS.name].as_u64().unwrap(),
+        "{o}"
+    );
+    assert!(o["driver_ns"].as_u64().unwrap() >= measured, "{o}");
+    assert!(
+        (o["driver_estimate"].as_str().unwrap()).contains("measured in clxfer's own driver calls"),
+        "{o}"
+    );
 }
 
 #[test]

@@ -137,6 +137,14 @@ pub struct RuleSet {
     /// profiling queries and share of callbacks): the price sampled timing budgets with
     /// (`timing::sample`), and the report's estimate of what clxfer's timing cost the driver.
     pub timed_command_us: f64,
+    /// The driver's own work for one timed command, µs: its event, profiling queries and
+    /// release, as the program pays them when it times its commands itself (the storm's
+    /// `events` mode against none). The own-cost line's driver share: what clxfer's own driver
+    /// calls were measured to take, and this less that, estimated.
+    pub driver_timed_us: f64,
+    /// The driver's work for every command on a queue with profiling on, timed or not, µs (0
+    /// where profiling is switched on only around the timed ones, `toggle_profiling`).
+    pub driver_profiled_us: f64,
     /// Device timing: a queue with profiling on costs every command, timed or not, and the
     /// driver honours `clSetCommandQueueProperty`: sampled timing turns profiling on only around
     /// the commands it times.
@@ -199,6 +207,16 @@ const TIMED_NVIDIA: f64 = 7.0;
 /// The same elsewhere, µs: PoCL's own price for profiling and an event per command on this
 /// project's CPU (docs/PERFORMANCE.md); no GPU vendor's but NVIDIA's has been measured.
 const TIMED_CPU: f64 = 1.0;
+/// NVIDIA's driver alone for a timed command, µs: the H200 storm making its own event per
+/// command and reading its four timestamps, less the storm without (paired medians of 15 rounds,
+/// one thread, docs/PERFORMANCE.md "NVIDIA H200").
+const DRIVER_TIMED_NVIDIA: f64 = 3.45;
+/// PoCL alone, µs: its event, queries and release (208 instructions a command, callgrind, the
+/// storm's `events` mode less `profiling`) and a command on a profiling queue (80 instructions,
+/// `profiling` less none), at this project's VM's ~0.4 ns an instruction (docs/PERFORMANCE.md).
+/// No other vendor's has been measured: theirs are PoCL's.
+const DRIVER_TIMED_CPU: f64 = 0.08;
+const DRIVER_PROFILED_CPU: f64 = 0.03;
 const TR: &str = "transfer-rules.md";
 
 impl RuleSet {
@@ -504,6 +522,8 @@ pub static NVIDIA: RuleSet = RuleSet {
     // still cost every enqueue about 2 µs).
     callback_gap_us: 100_000,
     timed_command_us: TIMED_NVIDIA,
+    driver_timed_us: DRIVER_TIMED_NVIDIA,
+    driver_profiled_us: 0.0,
     toggle_profiling: true,
     borrowed_times: Some(Rule {
         id: "nvidia.borrowed-times",
@@ -625,6 +645,8 @@ pub static AMD: RuleSet = RuleSet {
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,
@@ -724,6 +746,8 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,
@@ -840,6 +864,8 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,
@@ -933,6 +959,8 @@ pub static INTEL_CPU: RuleSet = RuleSet {
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,
@@ -1026,6 +1054,8 @@ pub static CPU: RuleSet = RuleSet {
     // most every 10 ms, for programs that never wait.
     callback_gap_us: 10_000,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,
@@ -1134,6 +1164,8 @@ pub static GENERIC: RuleSet = RuleSet {
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,
     timed_command_us: TIMED_CPU,
+    driver_timed_us: DRIVER_TIMED_CPU,
+    driver_profiled_us: DRIVER_PROFILED_CPU,
     toggle_profiling: false,
     borrowed_times: None,
     early_complete: None,

@@ -416,6 +416,7 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                         sampled: u64_of(d, s::SAMPLED),
                         toggles: u64_of(d, s::TOGGLES),
                         toggle_ns: u64_of(d, s::TOGGLE_NS),
+                        driver_ns: u64_of(d, s::DRIVER_NS),
                     },
                 })
                 .collect()

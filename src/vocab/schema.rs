@@ -94,6 +94,7 @@ schema! {
     CALLBACKS = "callbacks" ["trace end"] "Per device: completion callbacks clxfer armed.",
     TOGGLES = "toggles" ["trace end"] "Per device: commands around which clxfer turned its queue's profiling on and off again (`toggle_profiling` rules).",
     TOGGLE_NS = "toggle_ns" ["trace end"] "Per device: the time those profiling switches took, measured on the calling threads, ns.",
+    DRIVER_NS = "driver_ns" ["trace end"] "Per device: the time clxfer's own driver calls for device timing took (profiling and status queries, event releases, callbacks armed), measured on the threads that made them, ns.",
     SAMPLED = "sampled_commands" ["trace end"] "Per device: commands sampled device timing left untimed (`CLXFER_DEVICE_TIMING=on`); their host slices say `device_time: sampled`.",
     OWN_CALLS = "own_calls" ["trace end"] "Calls clxfer recorded on the program's threads (counted in steps of 64 per thread).",
     OWN_MEASURED = "own_measured" ["trace end"] "`[calls, ns]`: the calls whose time inside clxfer (outside the driver's call) was measured, one in 64 per thread, and that time.",

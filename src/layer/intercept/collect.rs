@@ -256,13 +256,18 @@ unsafe fn pass(
             unsafe { events::finish(queue, p, status, now) };
         }
         if p.reported {
-            unsafe { driver::release_event(p.event as cl_event) };
+            events::driver_call(&queue.device, || unsafe {
+                driver::release_event(p.event as cl_event)
+            });
             list.clear();
         }
         return;
     }
     let status_of = |p: &Pending, unknown: cl_int| {
-        unsafe { driver::event_status(p.event as cl_event) }.unwrap_or(unknown)
+        events::driver_call(&queue.device, || unsafe {
+            driver::event_status(p.event as cl_event)
+        })
+        .unwrap_or(unknown)
     };
     let mut statuses: SmallVec<[cl_int; 32]> = SmallVec::with_capacity(list.len());
     match request {
@@ -316,7 +321,9 @@ unsafe fn pass(
             unsafe { events::finish(queue, p, st, now) };
         }
         if p.reported && !p.armed {
-            unsafe { driver::release_event(p.event as cl_event) };
+            events::driver_call(&queue.device, || unsafe {
+                driver::release_event(p.event as cl_event)
+            });
             return false;
         }
         true

@@ -204,6 +204,20 @@ fn price_ns(q: &QueueInfo) -> i64 {
     (q.device.rules.timed_command_us * 1000.0) as i64
 }
 
+/// One of clxfer's own driver calls for device timing (a profiling or status query, an event's
+/// release, a callback armed), its time added to the device's measured share of the driver's
+/// work (`OwnCounts::driver_ns`, the own-cost line's "measured"). Two clock reads, made only for
+/// timed commands. A callback the driver runs at once, inside the arming call, counts as the
+/// driver's.
+#[inline]
+pub(super) fn driver_call<T>(dev: &Device, call: impl FnOnce() -> T) -> T {
+    let before = clock::now_ns();
+    let out = call();
+    let took = clock::now_ns().saturating_sub(before);
+    dev.own.driver_ns.fetch_add(took, Ordering::Relaxed);
+    out
+}
+
 /// The time, read from the clock once, and only if asked (most completions never need it).
 #[derive(Default)]
 pub(super) struct Now(Cell<u64>);
@@ -539,7 +553,10 @@ unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
     let user = Arc::into_raw(queue.clone());
     queue.device.own.callbacks.fetch_add(1, Ordering::Relaxed);
     // From here the callback may run at any time, on any thread, and owns `user`.
-    if !unsafe { driver::on_complete(event, completed, user as *mut c_void) } {
+    let armed = driver_call(&queue.device, || unsafe {
+        driver::on_complete(event, completed, user as *mut c_void)
+    });
+    if !armed {
         // SAFETY: the driver refused the callback, so `user` was never handed out.
         let queue = unsafe { Arc::from_raw(user) };
         let event = event as usize;
@@ -600,12 +617,12 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         // that starts at once).
         let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
         let ran = if ok {
-            unsafe {
+            driver_call(dev, || unsafe {
                 driver::profiling(
                     event,
                     [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
                 )
-            }
+            })
             .filter(|&[start, end]| start != 0 && start < end)
             .map(|[start, end]| {
                 let offset = dev.clock.place(p.host_begin, start);
@@ -629,7 +646,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         return;
     }
     let times = match status {
-        CL_COMPLETE | OVER => unsafe {
+        CL_COMPLETE | OVER => driver_call(dev, || unsafe {
             driver::profiling(
                 event,
                 [
@@ -639,14 +656,16 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
                     CL_PROFILING_COMMAND_END,
                 ],
             )
-        },
+        }),
         _ => None,
     };
     if status == OVER {
         // A failed command has no profiling times: only then is its status worth asking.
         status = match times {
             Some(_) => CL_COMPLETE,
-            None => unsafe { driver::event_status(event) }.unwrap_or(CL_COMPLETE),
+            None => {
+                driver_call(dev, || unsafe { driver::event_status(event) }).unwrap_or(CL_COMPLETE)
+            }
         };
     }
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());

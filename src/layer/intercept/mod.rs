@@ -82,6 +82,8 @@ pub struct OwnCounts {
     pub callbacks: AtomicU64,
     pub toggles: AtomicU64,
     pub toggle_ns: AtomicU64,
+    /// The time clxfer's own driver calls for device timing took, ns (`events::driver_call`).
+    pub driver_ns: AtomicU64,
 }
 
 /// Queues, contexts, kernels and devices beyond this many are forgotten (the map is cleared and
@@ -758,6 +760,7 @@ pub fn end() -> End {
                                 .sum::<u64>(),
                         toggles: d.own.toggles.load(Relaxed),
                         toggle_ns: d.own.toggle_ns.load(Relaxed),
+                        driver_ns: d.own.driver_ns.load(Relaxed),
                     },
                     resident_peak: memory.device_bytes(*handle).peak,
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,

@@ -64,6 +64,7 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
             j.field(s::CALLBACKS).u64(d.timing.callbacks);
             j.field(s::TOGGLES).u64(d.timing.toggles);
             j.field(s::TOGGLE_NS).u64(d.timing.toggle_ns);
+            j.field(s::DRIVER_NS).u64(d.timing.driver_ns);
             j.field(s::SAMPLED).u64(d.timing.sampled);
             j.field(s::RESIDENT_PEAK).u64(d.resident_peak);
             j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);
