@@ -15,8 +15,11 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(ROOT, "target/release/libclxfer.so")
 STORM = os.path.join(ROOT, "target/release/clxfer-storm")
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-ENQUEUES = int(sys.argv[2]) if len(sys.argv) > 2 else 200_000
+# `scripts/bench instructions [enqueues]`: the instruction counts alone (a few minutes), printed.
+ONLY_INSTRUCTIONS = len(sys.argv) > 1 and sys.argv[1] == "instructions"
+ARGS = sys.argv[2:] if ONLY_INSTRUCTIONS else sys.argv[1:]
+ROUNDS = int(ARGS[0]) if len(ARGS) > 0 and not ONLY_INSTRUCTIONS else 5
+ENQUEUES = int(ARGS[-1]) if ARGS else 200_000
 
 # name → environment (the storm's own and clpeak's)
 CONFIGS = {"none": {}}
@@ -121,6 +124,46 @@ def graph_part(path):
     return parts
 
 
+def clxfer_own(path):
+    """clxfer's own instructions in one callgrind file: the self cost of libclxfer.so's functions
+    and the inclusive cost of their calls into libc and ld.so (its locks, clock reads,
+    allocations). Its calls into the driver (and what the driver does in its own threads) are the
+    driver's share: every thread's count, less none's, less this."""
+    obs, me = {}, "libclxfer.so"
+    ob = call_ob = None
+    in_call = False
+    own = 0
+    for line in open(path, errors="replace"):
+        c = line[0]
+        if c.isdigit() or c in "+-*":
+            parts = line.split()
+            cost = int(parts[1]) if len(parts) > 1 else 0
+            mine = ob is not None and me in ob
+            if in_call:
+                # A call's line: its inclusive cost, counted where clxfer calls the C library.
+                callee = call_ob or ob
+                if mine and me not in callee and re.search(r"libc\.so|ld-linux|libgcc_s", callee):
+                    own += cost
+                in_call, call_ob = False, None
+            elif mine:
+                own += cost
+            continue
+        m = re.match(r"(c?ob)=\((\d+)\)(.*)", line)
+        if m:
+            kind, i, name = m.groups()
+            if name.strip():
+                obs[i] = name.strip()
+            if kind == "ob":
+                ob, call_ob = obs.get(i), None
+            else:
+                call_ob = obs.get(i)
+        elif line.startswith("fn="):
+            call_ob = None
+        elif line.startswith("calls="):
+            in_call = True
+    return own
+
+
 def instructions(extra, usm, graph=False):
     """Instructions per enqueue under callgrind, deterministic where this VM's clock is not: every
     thread counted, the calling thread alone (the one running the storm: the program's own
@@ -151,7 +194,9 @@ def instructions(extra, usm, graph=False):
                 sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
             total = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
             caller, writer, graph_caller, graph_writer = None, 0, [0, 0], [0, 0]
+            clxfer = 0
             for f in glob.glob(f"{out}/callgrind.out-*"):
+                clxfer += clxfer_own(f)
                 text = open(f).read()
                 own = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
                 if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
@@ -163,7 +208,7 @@ def instructions(extra, usm, graph=False):
                     graph_writer = graph_part(f) if graph else [0, 0]
             if caller is None:
                 sys.exit(f"bench: no thread ran the storm in {cmd}")
-            counts.append((total, caller, writer, *graph_caller, *graph_writer))
+            counts.append((total, caller, writer, *graph_caller, *graph_writer, clxfer))
     return tuple((b - a) / n for a, b in zip(*counts))
 
 
@@ -218,18 +263,8 @@ def bench(title, fn, metric, unit, rounds, configs=CONFIGS):
     return lines, results
 
 
-def main():
-    out = []
-    for threads in (1, 4):
-        lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
-                         lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS, STORM_CONFIGS)
-        out += lines + [""]
-    # clxfer's own cost, on a driver that does nothing but copy (PoCL multiplies any work between
-    # enqueues, see the spin rows below).
-    lines, _ = bench(f"usm: {ENQUEUES} x 4 KiB USM memcpys on the test ICD (its commands complete at once: "
-                     f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
-                     lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
-    out += lines + [""]
+def instruction_table():
+    """The callgrind table's lines (see `instructions`)."""
     names = ["none", "layer off", "layer summary", "layer summary all", "layer summary no race",
              "layer trace", "layer trace all", "layer trace no race", "layer trace pftrace"]
     envs = dict(CONFIGS, **RACES_OFF)
@@ -238,15 +273,16 @@ def main():
     pocl = {c: instructions(envs[c], False, c in GRAPHED) for c in names}
     lines = ["instructions per enqueue (callgrind; deterministic), every thread, the calling thread "
              "alone and clxfer's writer thread: the usm storm, and the 1-thread PoCL storm (PoCL's "
-             "own work included)",
-             f"  {'configuration':<24}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"
-             f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}"]
+             "own work included); `driver`: what clxfer's presence added outside its own code (every "
+             "thread's added count less clxfer's own functions and their calls into libc)",
+             f"  {'configuration':<24}{'usm':>10}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}{'driver':>8}"
+             f"{'PoCL storm':>12}{'added':>9}{'calling':>10}{'added':>9}{'writer':>9}{'driver':>8}"]
     for c in names:
         line = f"  {c:<24}"
         for storm_ in (usm, pocl):
-            (total, caller, writer, *_), (total0, caller0, *_) = storm_[c], storm_["none"]
+            (total, caller, writer, *_, own), (total0, caller0, *_) = storm_[c], storm_["none"]
             line += f"{total:>{12 if storm_ is pocl else 10}.0f}{total - total0:>+9.0f}"
-            line += f"{caller:>10.0f}{caller - caller0:>+9.0f}{writer:>9.0f}"
+            line += f"{caller:>10.0f}{caller - caller0:>+9.0f}{writer:>9.0f}{total - total0 - own:>+8.0f}"
         lines.append(line)
     # What the race check adds to each mode, against the same mode without it.
     for mode in ["summary", "trace"]:
@@ -260,14 +296,32 @@ def main():
     for mode in ["summary", "trace"]:
         cells = []
         for what, storm_ in (("usm", usm), ("PoCL storm", pocl)):
-            total, _, _, gc, rc, gw, rw = storm_[f"layer {mode}"]
+            total, _, _, gc, rc, gw, rw, _ = storm_[f"layer {mode}"]
             added = total - storm_["none"][0]
             cells.append(f"{what} {gc:.0f} calling + {gw:.0f} writer ({(gc + gw) / added:.1%} of what "
                          f"clxfer adds), replay {rc + rw:.0f} ({(rc + rw) / added:.1%})")
         lines.append(f"  the command graph in {mode} mode: " + "; ".join(cells))
     for l in lines + [""]:
         print(l, flush=True)
+    return lines + [""]
+
+
+def main():
+    if ONLY_INSTRUCTIONS:
+        instruction_table()
+        return
+    out = []
+    for threads in (1, 4):
+        lines, _ = bench(f"storm: {ENQUEUES} x 4 KiB write/read/map/unmap enqueues, {threads} thread(s)",
+                         lambda e, t=threads: storm(t, e), "us", "us/enqueue", ROUNDS, STORM_CONFIGS)
+        out += lines + [""]
+    # clxfer's own cost, on a driver that does nothing but copy (PoCL multiplies any work between
+    # enqueues, see the spin rows below).
+    lines, _ = bench(f"usm: {ENQUEUES} x 4 KiB USM memcpys on the test ICD (its commands complete at once: "
+                     f"clxfer's own cost per enqueue, a callback per command included), 1 thread",
+                     lambda e: storm(1, e, "usm"), "us", "us/enqueue", ROUNDS)
     out += lines + [""]
+    out += instruction_table()
     # What PoCL itself charges for device timing (the storm timing its commands on its own), and for
     # any work between enqueues (the storm spinning after each one).
     own = [("none", []), ("own profiling", ["profiling"]), ("own events", ["events"]),
