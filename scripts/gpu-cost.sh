@@ -12,11 +12,8 @@ cd "$(dirname "$0")/.."
 
 case "${1:-}" in
 pack)
-    cargo build --release --quiet
-    mkdir -p .gpu
-    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
-    rm -f .gpu/*
-    strip -o .gpu/libclxfer.so target/release/libclxfer.so
+    source scripts/gpu-pack.sh
+    gpu_pack fresh
     if [[ -n "${2:-}" ]]; then strip -o .gpu/libclxfer-before.so "$2"; fi
     cc -O2 -Wall tests/programs/storm.c -o .gpu/clxfer-storm -lOpenCL -lpthread
     du -sh .gpu

@@ -13,12 +13,8 @@ cd "$(dirname "$0")/.."
 
 case "${1:-}" in
 pack)
-    cargo build --release --quiet
-    mkdir -p .gpu
-    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
-    rm -f .gpu/*
-    strip -o .gpu/libclxfer.so target/release/libclxfer.so
-    strip -o .gpu/clxfer target/release/clxfer
+    source scripts/gpu-pack.sh
+    gpu_pack fresh
     cc -O2 -Wall tests/programs/borrowed.c -o .gpu/clxfer-borrowed -lOpenCL
     cc -O2 -Wall tests/programs/handoff.c -o .gpu/clxfer-handoff -lOpenCL
     cc -O2 -Wall -Wno-deprecated-declarations tests/programs/gpu_scenarios.c -o .gpu/clxfer-gpu-scenarios -lOpenCL
