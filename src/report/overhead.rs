@@ -70,7 +70,7 @@ impl Overhead {
     /// From the end's counts; `devices` are (rule set name, what timing added there).
     pub fn new(own: &OwnFacts, devices: &[(String, TimingFacts)]) -> Overhead {
         let mut t = TimingFacts::default();
-        let (mut measured, mut estimated) = (0u64, 0u64);
+        let mut estimated = 0u64;
         let mut prices = Vec::new();
         for (set, d) in devices {
             t.timed += d.timed;
@@ -86,7 +86,6 @@ impl Overhead {
             let profiled = d.timed + if r.toggle_profiling { 0 } else { d.sampled };
             let whole = d.timed as f64 * r.driver_timed_us + profiled as f64 * r.driver_profiled_us;
             let own = d.driver_ns + d.toggle_ns;
-            measured += own;
             // The rules' price is the driver's whole work, what clxfer's own calls took included.
             estimated += ((whole * 1e3).round() as u64).saturating_sub(own);
             let price = if r.driver_profiled_us == 0.0 {
@@ -101,6 +100,8 @@ impl Overhead {
                 prices.push(price);
             }
         }
+        // What clxfer's own driver calls took, the profiling switches included.
+        let measured = t.driver_ns + t.toggle_ns;
         let layer_ns = match own.measured {
             0 => 0,
             m => (own.measured_ns as f64 * own.calls.max(m) as f64 / m as f64) as u64,

@@ -339,13 +339,7 @@ fn round() -> Option<u64> {
             waiting.deferred = false;
             collect::due(&mut waiting, now, gap(&queue))
         };
-        match decided {
-            // Not due yet: listed again without waking the timer, which is this thread (a wake
-            // here would end its next sleep at once, and it would spin until the gap passed).
-            (_, true) => DEFERRED.lock().push(queue),
-            (Some(event), false) => unsafe { arm_on(&queue, event as cl_event) },
-            (None, false) => {}
-        }
+        unsafe { arm_or_defer(&queue, decided) };
     }
     DEFERRED
         .lock()
@@ -387,14 +381,19 @@ mod timer {
         ok && !STOPPED.load(Ordering::Relaxed)
     }
 
-    /// Wakes the thread (starting it in this process if need be).
+    /// Wakes the thread (starting it in this process if need be). Not from the thread itself
+    /// (a queue its round lists again, not yet due, or one a callback it armed deferred): that
+    /// wake would end its next sleep at once, and it would spin on the queues' locks until the
+    /// gap passed, for as long as the program kept waiting.
     pub(super) fn wake() {
         let pid = std::process::id();
         let mut thread = THREAD.lock();
         if let Some((p, t)) = thread.as_ref()
             && *p == pid
         {
-            t.unpark();
+            if t.id() != std::thread::current().id() {
+                t.unpark();
+            }
             return;
         }
         let spawned = std::thread::Builder::new()
