@@ -124,8 +124,8 @@ def graph_part(path):
     return parts
 
 
-def clxfer_own(path):
-    """clxfer's own instructions in one callgrind file: the self cost of libclxfer.so's functions
+def clxfer_own(text):
+    """clxfer's own instructions in one callgrind file's text: the self cost of libclxfer.so's functions
     and the inclusive cost of their calls into libc and ld.so (its locks, clock reads,
     allocations). Its calls into the driver (and what the driver does in its own threads) are the
     driver's share: every thread's count, less none's, less this."""
@@ -133,9 +133,9 @@ def clxfer_own(path):
     ob = call_ob = None
     in_call = False
     own = 0
-    for line in open(path, errors="replace"):
-        c = line[0]
-        if c.isdigit() or c in "+-*":
+    for line in text.splitlines():
+        c = line[:1]
+        if c and (c.isdigit() or c in "+-*"):
             parts = line.split()
             cost = int(parts[1]) if len(parts) > 1 else 0
             mine = ob is not None and me in ob
@@ -196,8 +196,8 @@ def instructions(extra, usm, graph=False):
             caller, writer, graph_caller, graph_writer = None, 0, [0, 0], [0, 0]
             clxfer = 0
             for f in glob.glob(f"{out}/callgrind.out-*"):
-                clxfer += clxfer_own(f)
-                text = open(f).read()
+                text = open(f, errors="replace").read()
+                clxfer += clxfer_own(text)
                 own = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
                 if re.search(r"^c?fn=\(\d+\) storm$", text, re.M):
                     caller = own
