@@ -180,7 +180,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             races,
         } = span;
         match facts {
-            Some(facts) => crate::sink::buffer::push_with(|_| Record::Fact(facts, None)),
+            Some(facts) => crate::sink::buffer::push_fact(facts),
             // Summary mode keeps only classified enqueues, as facts, and synchronisation points.
             None if waited.is_none() && !crate::sink::records_every_call() => {}
             None => crate::sink::buffer::push_with(|tid| {

@@ -158,8 +158,12 @@ pub struct Enqueue {
     pub path: Path,
     pub bytes: u64,
     pub blocking: bool,
-    /// Time inside the call.
+    /// Time inside the call (inside all of them, when it stands for several).
     pub host_ns: u64,
+    /// How many calls it stands for: 1, or more where summary mode folded repeats of an untimed
+    /// one together ([`Fact::absorb`]); every count and byte total of the report scales by it.
+    /// (u32: it keeps summary mode's fact within its record's size.)
+    pub calls: u32,
     /// The host side is pageable (`malloc`) memory.
     pub pageable: bool,
     /// A rule about pointer alignment was cited: the pointer was misaligned for this device.
@@ -198,6 +202,145 @@ pub struct Ran {
 pub struct Fact {
     pub work: Work,
     pub link: Link,
+}
+
+impl Fact {
+    /// A key of what [`Fact::absorb`] compares (its size, kind and path), for finding a like
+    /// fact among its thread's last few (`sink::buffer::push_fact`), of an untimed,
+    /// non-blocking transfer; `None` for what never folds. Two facts of one key may still
+    /// differ: the fold compares them whole.
+    #[inline]
+    pub fn fold_key(&self) -> Option<u64> {
+        match &self.work {
+            Work::Transfer(e) if e.sampled && !e.blocking => {
+                Some(e.bytes ^ (e.kind as u64) << 58 ^ (e.path as u64) << 52)
+            }
+            _ => None,
+        }
+    }
+
+    /// How many calls it stands for.
+    pub fn calls(&self) -> u64 {
+        match &self.work {
+            Work::Transfer(e) => e.calls.into(),
+            Work::Kernel(_) => 1,
+        }
+    }
+
+    /// Folds `o` into this fact where both are the same untimed, non-blocking transfer (every
+    /// field alike but the host time): the report adds them alike, and neither has a place in
+    /// the graph (no device time, no host wait), so one fact with their count and summed host
+    /// time stands for both. Summary mode folds a thread's repeats before they reach the writer
+    /// (`sink::buffer::push_fact`): a storm's four kinds of small transfer become four facts a
+    /// batch.
+    #[inline]
+    pub fn absorb(&mut self, o: &Fact) -> bool {
+        let (Work::Transfer(a), Work::Transfer(b)) = (&mut self.work, &o.work) else {
+            return false;
+        };
+        if !(a.sampled && !a.blocking && a.same_call(b)) {
+            return false;
+        }
+        let Some(calls) = a.calls.checked_add(b.calls) else {
+            return false;
+        };
+        a.calls = calls;
+        a.host_ns = a.host_ns.saturating_add(b.host_ns);
+        true
+    }
+}
+
+/// Where a thread's last few foldable facts lie in its buffer, by [`Fact::fold_key`] and
+/// position: [`Folds::KEPT`] of them, so that a loop of as many different transfers folds whole.
+#[derive(Clone, Copy, Debug)]
+pub struct Folds {
+    recent: [(u64, u32); Folds::KEPT],
+    next: usize,
+}
+
+impl Default for Folds {
+    fn default() -> Folds {
+        Folds {
+            recent: [(0, u32::MAX); Folds::KEPT],
+            next: 0,
+        }
+    }
+}
+
+impl Folds {
+    pub const KEPT: usize = 8;
+
+    /// Folds `f` (of key `h`) into a like fact of `buf`, where `fact` finds an element's
+    /// untimed fact; `false`: none there (push `f`, then say where, [`Folds::noted`]).
+    #[inline]
+    pub fn fold<T>(
+        &self,
+        buf: &mut [T],
+        f: &Fact,
+        h: u64,
+        fact: impl Fn(&mut T) -> Option<&mut Fact>,
+    ) -> bool {
+        self.recent.iter().any(|&(key, at)| {
+            key == h
+                && buf
+                    .get_mut(at as usize)
+                    .and_then(&fact)
+                    .is_some_and(|g| g.absorb(f))
+        })
+    }
+
+    /// The fact of key `h` went to position `at`.
+    #[inline]
+    pub fn noted(&mut self, h: u64, at: usize) {
+        self.recent[self.next] = (h, u32::try_from(at).unwrap_or(u32::MAX));
+        self.next = (self.next + 1) % Folds::KEPT;
+    }
+}
+
+impl Enqueue {
+    /// Every field alike but the host time and the count.
+    #[inline]
+    fn same_call(&self, o: &Enqueue) -> bool {
+        let Enqueue {
+            device,
+            queue,
+            kind,
+            direction,
+            path,
+            bytes,
+            blocking,
+            host_ns: _,
+            calls: _,
+            pageable,
+            misaligned,
+            holds_host,
+            hand_off,
+            locked,
+            mapped,
+            flags,
+            sampled,
+        } = *o;
+        self.bytes == bytes
+            && self.device == device
+            && self.queue == queue
+            && self.kind == kind
+            && self.direction == direction
+            && self.path == path
+            && self.blocking == blocking
+            && self.pageable == pageable
+            && self.misaligned == misaligned
+            && self.holds_host == holds_host
+            && self.hand_off == hand_off
+            && self.locked == locked
+            && self.mapped == mapped
+            && self.flags == flags
+            && self.sampled == sampled
+    }
+
+    /// Its bytes, over all the calls it stands for.
+    fn total_bytes(&self) -> u64 {
+        self.bytes.saturating_mul(self.calls.into())
+    }
 }
 
 /// A classified transfer, or a kernel launch.
@@ -285,19 +428,22 @@ impl Sum {
     }
 
     /// [`Sum::add`], with the call's projected time had its host side been pinned.
+    /// `time` and `pinned` are per call: `e` may stand for several ([`Enqueue::calls`]).
     fn add_pinned(&mut self, e: &Enqueue, time: Option<u64>, pinned: Option<u64>) {
-        self.pinned_ns = self.pinned_ns.saturating_add(pinned.unwrap_or(0));
-        self.count += 1;
-        self.bytes = self.bytes.saturating_add(e.bytes);
+        let n = u64::from(e.calls);
+        let per = |t: u64| t.saturating_mul(n);
+        self.pinned_ns = self.pinned_ns.saturating_add(per(pinned.unwrap_or(0)));
+        self.count += n;
+        self.bytes = self.bytes.saturating_add(e.total_bytes());
         self.host_ns = self.host_ns.saturating_add(e.host_ns);
-        self.ungraphed += u64::from(e.sampled);
+        self.ungraphed += per(u64::from(e.sampled));
         match time {
             Some(t) => {
-                self.ns = self.ns.saturating_add(t);
-                self.timed_bytes = self.timed_bytes.saturating_add(e.bytes);
-                self.timed += 1;
+                self.ns = self.ns.saturating_add(per(t));
+                self.timed_bytes = self.timed_bytes.saturating_add(e.total_bytes());
+                self.timed += n;
             }
-            None if e.sampled => self.sampled += 1,
+            None if e.sampled => self.sampled += n,
             None => {}
         }
     }
@@ -716,7 +862,10 @@ impl Builder {
     }
 
     /// An enqueue with its completion, both known (`None`: unavailable or not timed).
+    /// `e` may stand for several untimed calls ([`Enqueue::calls`]; a timed one is one call):
+    /// what is per call (its bytes, a projected time) counts that many times.
     pub fn add(&mut self, e: &Enqueue, ran: Option<Ran>) {
+        let n = u64::from(e.calls);
         let device_ns = ran.map(|r| r.ns);
         // A blocking call's wait for the commands ahead of it: until its own command started.
         let waited = match ran {
@@ -749,34 +898,34 @@ impl Builder {
         let stands_in = e.path == Path::None || (replaces && projected.is_some());
         if device_ns.is_none() {
             if e.sampled {
-                d.sampled += 1;
+                d.sampled += n;
             } else if !stands_in {
-                d.without_device_time += 1;
-                d.host_time_used += u64::from(time.is_some());
+                d.without_device_time += n;
+                d.host_time_used += n * u64::from(time.is_some());
             }
         }
         let gbps = time
             .filter(|_| e.bytes > 0)
             .map(|t| e.bytes as f64 / t as f64);
         let acc = d.rows.get(e.kind, e.direction, e.path);
-        acc.calls += 1;
-        acc.bytes = acc.bytes.saturating_add(e.bytes);
+        acc.calls += n;
+        acc.bytes = acc.bytes.saturating_add(e.total_bytes());
         acc.device_ns = acc.device_ns.saturating_add(device_ns.unwrap_or(0));
         match device_ns {
             Some(ns) => {
                 acc.timed += 1;
                 acc.sample.timed(e.bytes, ns);
             }
-            None if e.sampled => acc.sample.untimed(),
+            None if e.sampled => acc.sample.untimed(n),
             None => {}
         }
         acc.host_ns = acc.host_ns.saturating_add(e.host_ns);
         acc.waited_ns = acc.waited_ns.saturating_add(waited);
         if let Some(g) = gbps {
-            acc.gbps.add(g);
+            acc.gbps.add_times(g, n);
         }
         if let Some(p) = projected {
-            acc.projected_ns = acc.projected_ns.saturating_add(p);
+            acc.projected_ns = acc.projected_ns.saturating_add(p.saturating_mul(n));
             if let Some(m) = device_ns.filter(|_| e.bytes >= BANDWIDTH_BOUND) {
                 acc.compared.add(e.bytes, m, p);
             }
@@ -815,7 +964,7 @@ impl Builder {
         // The enqueue's own cost, which pinned memory would not remove: non-blocking calls of
         // this device that stage nothing.
         if !e.blocking && !e.pageable && e.path != Path::Staged {
-            d.enqueue_floor.count += 1;
+            d.enqueue_floor.count += n;
             d.enqueue_floor.host_ns = d.enqueue_floor.host_ns.saturating_add(e.host_ns);
         }
         if map_write(e) {
@@ -837,10 +986,10 @@ impl Builder {
         if small(e) {
             d.small.add(e, time);
             if d.small_run.0 == e.bytes {
-                d.small_run.1 += 1;
+                d.small_run.1 += n;
             } else {
                 d.count_small_run();
-                d.small_run = (e.bytes, 1);
+                d.small_run = (e.bytes, n);
             }
         }
         if e.misaligned {
@@ -1039,6 +1188,7 @@ mod tests {
             bytes,
             blocking,
             host_ns: 1_000,
+            calls: 1,
             pageable: path == Path::Staged,
             misaligned: false,
             holds_host: false,
@@ -1060,6 +1210,129 @@ mod tests {
             global_mem: 1 << 30,
         });
         b
+    }
+
+    /// Summary mode folds a thread's repeated untimed transfers into one fact
+    /// (`sink::buffer::push_fact`): the report must say exactly what the facts one by one say,
+    /// with the device's own rules and under forced ones (whose projection counts per call).
+    #[test]
+    fn folded_facts_report_what_the_facts_one_by_one_report() {
+        let map = |flags| Enqueue {
+            kind: Kind::Map,
+            direction: Direction::D2H,
+            flags: Some(flags),
+            ..write(4096, Path::Staged, false)
+        };
+        let untimed = |e: Enqueue| Enqueue { sampled: true, ..e };
+        // A loop's transfers, each seen several times; one timed write and one blocking read
+        // among them, which never fold.
+        let kinds = [
+            untimed(write(4096, Path::Staged, false)),
+            untimed(Enqueue {
+                misaligned: true,
+                holds_host: true,
+                ..write(4096, Path::Staged, false)
+            }),
+            untimed(Enqueue {
+                mapped: true,
+                pageable: false,
+                ..write(1 << 20, Path::Pinned, false)
+            }),
+            untimed(map(opencl_sys::CL_MAP_WRITE as u32)),
+            untimed(Enqueue {
+                kind: Kind::Read,
+                direction: Direction::D2H,
+                locked: true,
+                ..write(512, Path::Staged, false)
+            }),
+            untimed(Enqueue {
+                kind: Kind::Migrate,
+                direction: Direction::D2D,
+                flags: Some(0),
+                hand_off: Some(HandOff::HostHop),
+                ..write(64 << 20, Path::ViaHost, false)
+            }),
+        ];
+        let timed = write(4096, Path::Staged, false);
+        let blocking = Enqueue {
+            kind: Kind::Read,
+            direction: Direction::D2H,
+            ..write(4096, Path::Staged, true)
+        };
+        let ran = Ran {
+            ns: 9_000,
+            after_call_ns: 0,
+            start_ns: 5,
+        };
+        let mut facts = Vec::new();
+        for round in 0..7u64 {
+            for (i, e) in kinds.iter().enumerate() {
+                let work = Work::Transfer(Enqueue {
+                    host_ns: 1_000 + round * 10 + i as u64,
+                    ..e.clone()
+                });
+                facts.push((work, None));
+            }
+            if round % 3 == 0 {
+                facts.push((Work::Transfer(timed.clone()), Some(ran)));
+                facts.push((Work::Transfer(blocking.clone()), None));
+            }
+        }
+        let fact = |(i, (work, ran)): (usize, &(Work, Option<Ran>))| {
+            let link = Link {
+                id: i as u64 + 1,
+                tid: 7,
+                begin: i as u64 * 100,
+                end: i as u64 * 100 + 50,
+                before: [i as u64, 0, 0],
+            };
+            (
+                Fact {
+                    work: work.clone(),
+                    link,
+                },
+                *ran,
+            )
+        };
+        for auto in ["nvidia", "cpu"] {
+            let report = |fold: bool| {
+                let mut b = builder();
+                b.device(DeviceFacts {
+                    index: 1,
+                    name: "d".into(),
+                    rules: "nvidia".into(),
+                    auto_rules: auto.into(),
+                    global_mem: 1 << 30,
+                });
+                let mut kept: Vec<(Fact, Option<Ran>)> = Vec::new();
+                let mut folds = Folds::default();
+                fn untimed((g, ran): &mut (Fact, Option<Ran>)) -> Option<&mut Fact> {
+                    ran.is_none().then_some(g)
+                }
+                for (f, ran) in facts.iter().enumerate().map(fact) {
+                    let h = f.fold_key().filter(|_| fold && ran.is_none());
+                    if let Some(h) = h {
+                        if folds.fold(&mut kept, &f, h, untimed) {
+                            continue;
+                        }
+                        folds.noted(h, kept.len());
+                    }
+                    kept.push((f, ran));
+                }
+                let n = kept.len();
+                for (f, ran) in kept {
+                    b.add_fact(&f, ran);
+                }
+                (n, b.report())
+            };
+            let ((one_by_one, a), (folded, b)) = (report(false), report(true));
+            assert_eq!(one_by_one, facts.len());
+            // 6 kinds folded, 6 that never fold.
+            assert_eq!(folded, 12, "{auto}");
+            for format in [Format::Json, Format::Text] {
+                assert_eq!(a.render(format), b.render(format), "{auto}");
+            }
+        }
     }
 
     #[test]

@@ -64,6 +64,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         bytes: u64_of(args, s::BYTES),
         blocking: args.get(s::BLOCKING.name).and_then(Value::as_bool) == Some(true),
         host_ns,
+        calls: 1,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
         mapped: str_of(args, s::HOST_MEMORY) == "mapped",
         misaligned: cited.misaligned,

@@ -17,12 +17,17 @@ pub struct Hist {
 impl Hist {
     /// Adds a positive, finite value (others are ignored).
     pub fn add(&mut self, v: f64) {
-        if v > 0.0 && v.is_finite() {
+        self.add_times(v, 1);
+    }
+
+    /// Adds a value `n` times.
+    pub fn add_times(&mut self, v: f64, n: u64) {
+        if v > 0.0 && v.is_finite() && n > 0 {
             let x = (log10(v) * PER_DECADE).clamp(-LIMIT, LIMIT);
             // floor() without libm's call: truncation, one less for a negative fraction.
             let t = x as i32;
             let bin = t - i32::from((t as f64) > x);
-            self.add_n(bin, 1);
+            self.add_n(bin, n);
         }
     }
 

@@ -76,7 +76,7 @@ impl Kernels {
             None => {
                 acc.untimed += 1;
                 if k.sampled {
-                    acc.sample.untimed();
+                    acc.sample.untimed(1);
                 }
             }
         }

@@ -18,8 +18,8 @@ mod timeline;
 
 pub use bounds::{Bounds, Contributor, Link, On, Sync};
 pub use builder::{
-    Builder, Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, HandOff, Kind, Ran, Work,
-    cited, kind, kind_of, small_flags,
+    Builder, Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, HandOff, Kind,
+    Ran, Work, cited, kind, kind_of, small_flags,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};

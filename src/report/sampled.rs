@@ -75,9 +75,9 @@ impl Moments {
         self.sum_sq += x * x;
     }
 
-    /// A call sampling left untimed.
-    pub fn untimed(&mut self) {
-        self.untimed += 1;
+    /// `n` calls sampling left untimed.
+    pub fn untimed(&mut self, n: u64) {
+        self.untimed += n;
     }
 
     pub fn merge(&mut self, o: &Moments) {
@@ -138,7 +138,7 @@ mod tests {
                 m.timed(b, ns);
             }
             for _ in 0..*untimed {
-                m.untimed();
+                m.untimed(1);
             }
             let got = m
                 .result()
@@ -148,7 +148,7 @@ mod tests {
         // Untimed calls and no sample of their size: counted, not estimated.
         let mut m = Moments::default();
         m.timed(ALWAYS_BYTES, 1);
-        m.untimed();
+        m.untimed(1);
         let s = m.result().unwrap();
         assert_eq!((s.calls, s.sample, s.estimated_ns), (1, 0, None));
         assert!(s.line().contains("not estimated"), "{}", s.line());
@@ -160,7 +160,7 @@ mod tests {
         for ns in [9_000, 10_000, 11_000, 10_000] {
             m.launch(ns);
         }
-        m.untimed();
+        m.untimed(1);
         let s = m.result().unwrap();
         assert_eq!(s.mean_ns, 10_000.0);
         assert!((s.sd_ns - 816.5).abs() < 0.1, "{}", s.sd_ns);

@@ -11,6 +11,7 @@
 
 use super::record::{CallFlags, End, Enqueued, KINDS, QueueRef, Record};
 use super::writer;
+use crate::report::Folds;
 use crate::sync::Mutex;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use crossbeam_queue::ArrayQueue;
@@ -64,6 +65,9 @@ struct Local {
     tid: u32,
     buf: Buffer,
     shared: &'static Shared,
+    /// Where in the buffer its last foldable facts were put ([`push_fact`]); hints only (the
+    /// writer may have taken the buffer since): the fold checks what it finds.
+    folds: Folds,
 }
 
 impl Drop for Local {
@@ -206,7 +210,7 @@ impl Shared {
 
     pub fn count_dropped(&self, lost: &[Record]) {
         for r in lost {
-            self.dropped[r.kind()].fetch_add(1, Ordering::Relaxed);
+            self.dropped[r.kind()].fetch_add(r.count(), Ordering::Relaxed);
         }
     }
 
@@ -248,7 +252,39 @@ pub fn current_tid() -> u32 {
 /// Pushes one record built with this thread's OS id.
 #[inline]
 pub fn push_with(make: impl FnOnce(u32) -> Record) {
-    let mut make = Some(make);
+    put(|buf, tid, _| buf.push(make(tid)));
+}
+
+/// Pushes summary mode's fact of an untimed call, folded into the last like one of this thread's
+/// buffer where it is still there ([`crate::report::Fact::absorb`]): the writer then adds a
+/// loop's repeated transfers once a batch, not once a call.
+#[inline]
+pub fn push_fact(f: crate::report::Fact) {
+    let Some(h) = f.fold_key() else {
+        return push_with(|_| Record::Fact(f, None));
+    };
+    fn untimed(r: &mut Record) -> Option<&mut crate::report::Fact> {
+        match r {
+            Record::Fact(g, None) => Some(g),
+            _ => None,
+        }
+    }
+    // The fold borrows the fact (most facts fold: nothing is moved); the rest are pushed after.
+    let mut folded = false;
+    put(|buf, _, folds| folded = folds.fold(buf, &f, h, untimed));
+    if !folded {
+        put(|buf, _, folds| {
+            folds.noted(h, buf.len());
+            buf.push(Record::Fact(f, None));
+        });
+    }
+}
+
+/// Runs `put` on this thread's buffer, with its OS id and fold hints, and sends the buffer
+/// when full.
+#[inline]
+fn put(put: impl FnOnce(&mut Vec<Record>, u32, &mut Folds)) {
+    let mut make = Some(put);
     let done = LOCAL.try_with(|local| {
         let mut local = local.borrow_mut();
         let generation = GENERATION.load(Ordering::Acquire);
@@ -268,18 +304,19 @@ pub fn push_with(make: impl FnOnce(u32) -> Record) {
                 tid,
                 buf,
                 shared,
+                folds: Folds::default(),
             });
             // A buffer from before a fork holds the parent's records: never send them.
             if let Some(old) = old {
                 std::mem::forget(old);
             }
         }
-        let (Some(l), Some(make)) = (local.as_ref(), make.take()) else {
+        let (Some(l), Some(make)) = (local.as_mut(), make.take()) else {
             return;
         };
         let full = {
             let mut buf = l.buf.lock();
-            buf.push(make(l.tid));
+            make(&mut buf, l.tid, &mut l.folds);
             (buf.len() >= BATCH).then(|| std::mem::replace(&mut *buf, l.shared.fresh()))
         };
         if let Some(batch) = full {
@@ -289,7 +326,9 @@ pub fn push_with(make: impl FnOnce(u32) -> Record) {
     if done.is_err() {
         // The thread is being torn down: no buffer any more; send the record alone.
         if let (Some(shared), Some(make)) = (shared(), make.take()) {
-            shared.send(vec![make(gettid())]);
+            let mut alone = Vec::new();
+            make(&mut alone, gettid(), &mut Folds::default());
+            shared.send(alone);
         }
     }
 }

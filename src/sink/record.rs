@@ -209,6 +209,14 @@ pub enum Counter {
 pub use crate::vocab::schema::DROPPED_KINDS as KINDS;
 
 impl Record {
+    /// How many records of its kind it stands for: a folded fact, its calls.
+    pub fn count(&self) -> u64 {
+        match self {
+            Record::Fact(f, _) => f.calls(),
+            _ => 1,
+        }
+    }
+
     pub fn kind(&self) -> usize {
         match self {
             Record::Call(_) | Record::Fact(..) => 0,

@@ -36,6 +36,7 @@ pub fn facts(
         bytes: c.bytes,
         blocking: c.blocking,
         host_ns,
+        calls: 1,
         pageable: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"pageable")),
         mapped: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"mapped")),
         misaligned: cited.misaligned,

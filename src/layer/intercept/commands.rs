@@ -165,7 +165,7 @@ op: {
 },
 touches: {
     let use_ = if TO_DEVICE { Use::Write } else { Use::Read };
-    [touch(a.1, a.3, a.4, use_)].into_iter().collect()
+    Touches::from_buf_and_len([touch(a.1, a.3, a.4, use_); 2], 1)
 },
 sample: Sample::Bytes(a.4 as u64));
 
@@ -226,7 +226,7 @@ op: {
 pub struct CopyBuffer;
 command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }),
-    touches: [touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)].into_iter().collect(),
+    touches: Touches::from_buf([touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)]),
     sample: Sample::Bytes(a.5 as u64));
 
 pub struct CopyBufferRect;
@@ -254,7 +254,7 @@ command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usi
 pub struct FillBuffer;
 command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
     |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }),
-    touches: [touch(a.1, a.4, a.5, Use::Write)].into_iter().collect(),
+    touches: Touches::from_buf_and_len([touch(a.1, a.4, a.5, Use::Write); 2], 1),
     sample: Sample::Bytes(a.5 as u64));
 
 pub struct FillImage;
