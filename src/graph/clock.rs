@@ -24,7 +24,6 @@
 
 use super::{Deps, Id, Kind};
 use rustc_hash::{FxHashMap, FxHashSet};
-use smallvec::SmallVec;
 
 /// Queue slots at most (4 bytes each in every clock).
 pub const SLOTS: usize = 64;
@@ -38,39 +37,63 @@ pub struct Stamp {
     pub epoch: u32,
 }
 
-/// For each slot, the newest epoch known to happen before (0: none).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Clock(SmallVec<[u32; 4]>);
+/// Slots a clock keeps in place (most programs have a few queues); the others are on the heap,
+/// made when first raised.
+const INLINE: usize = 8;
 
-impl Clone for Clock {
-    /// A copy of the slots (SmallVec's own clone goes element by element).
-    fn clone(&self) -> Clock {
-        Clock(SmallVec::from_slice(&self.0))
-    }
+/// For each slot, the newest epoch known to happen before (0: none). In place, not a small
+/// vector: every command copies one and joins it, and a fixed array is a few vector moves with
+/// no branch on where its slots live.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Clock {
+    lo: [u32; INLINE],
+    hi: Option<Box<[u32; SLOTS - INLINE]>>,
 }
 
 impl Clock {
     /// Whether the command stamped `s` happened before.
+    #[inline]
     pub fn knows(&self, s: Stamp) -> bool {
-        s.epoch != 0 && self.0.get(s.slot as usize).is_some_and(|&e| e >= s.epoch)
+        let i = s.slot as usize;
+        let e = match self.lo.get(i) {
+            Some(&e) => e,
+            None => self
+                .hi
+                .as_ref()
+                .map_or(0, |h| h.get(i - INLINE).copied().unwrap_or(0)),
+        };
+        s.epoch != 0 && e >= s.epoch
     }
 
+    #[inline]
     pub fn join(&mut self, other: &Clock) {
-        if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), 0);
-        }
-        for (a, &b) in self.0.iter_mut().zip(&other.0) {
+        for (a, &b) in self.lo.iter_mut().zip(&other.lo) {
             *a = (*a).max(b);
+        }
+        if let Some(o) = &other.hi {
+            let h = self.hi.get_or_insert_with(|| Box::new([0; SLOTS - INLINE]));
+            for (a, &b) in h.iter_mut().zip(o.iter()) {
+                *a = (*a).max(b);
+            }
         }
     }
 
     /// Knows `s` (and, in its slot, everything before it).
+    #[inline]
     pub fn raise(&mut self, s: Stamp) {
         let i = s.slot as usize;
-        if self.0.len() <= i {
-            self.0.resize(i + 1, 0);
-        }
-        self.0[i] = self.0[i].max(s.epoch);
+        let e = match self.lo.get_mut(i) {
+            Some(e) => e,
+            None => match self
+                .hi
+                .get_or_insert_with(|| Box::new([0; SLOTS - INLINE]))
+                .get_mut(i - INLINE)
+            {
+                Some(e) => e,
+                None => return,
+            },
+        };
+        *e = (*e).max(s.epoch);
     }
 }
 

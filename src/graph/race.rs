@@ -93,8 +93,10 @@ impl Races {
         // access is judged, then forgotten if the new one covers its bytes and comes after it
         // (a write covers any use, a read only reads).
         let mut kept = 0;
-        for i in 0..list.len() {
-            let p = &list[i];
+        // One slice for the pass (each index into the small vector asks where it lives).
+        let all = list.as_mut_slice();
+        for i in 0..all.len() {
+            let p = &all[i];
             let knows = p.id == id || by.clock.knows(p.stamp);
             let judged = p.id + WINDOW as u64 > id;
             let overlap = p.range.0 < range.1 && range.0 < p.range.1;
@@ -111,7 +113,7 @@ impl Races {
             if !(covered && knows && (use_ == Use::Write || p.use_ == Use::Read)) {
                 // Moved down only past a forgotten one (most lists keep their order as is).
                 if kept != i {
-                    list[kept] = list[i];
+                    all[kept] = all[i];
                 }
                 kept += 1;
             }

@@ -188,3 +188,31 @@ fn queues_past_the_slots_share_them_so_that_a_race_may_be_missed_never_invented(
     let next = c.command(SLOTS as u64 + 2, 0, false, W, &d).clone();
     assert!(Clocks::ordered(shared.stamp, &next));
 }
+
+/// Slots past the clock's in-place ones (on the heap) order as the first ones do.
+#[test]
+fn queues_in_the_clocks_heap_slots_order_by_their_waits() {
+    let mut c = Clocks::default();
+    let d = Deps::default();
+    // Queues 0..40, one command each (ids 1..=40): slots past the first 8 live on the heap.
+    for q in 0..40u32 {
+        c.command(u64::from(q) + 1, q, false, W, &d);
+    }
+    let waits = |ids: &[u64]| Deps {
+        waits: ids.iter().copied().collect(),
+        ..Deps::default()
+    };
+    let on_30 = c.command(41, 30, false, W, &d).clone();
+    let after = c.command(42, 20, false, W, &waits(&[41])).clone();
+    assert!(
+        Clocks::ordered(on_30.stamp, &after),
+        "waited for, across heap slots"
+    );
+    let apart = c.command(43, 35, false, W, &d).clone();
+    assert!(!Clocks::ordered(on_30.stamp, &apart));
+    assert!(!Clocks::ordered(after.stamp, &apart));
+    // Through a queue in the first slots: 3 waits for 42, then 36 waits for 3's.
+    let on_3 = c.command(44, 3, false, W, &waits(&[42])).clone();
+    let last = c.command(45, 36, false, W, &waits(&[44])).clone();
+    assert!(Clocks::ordered(on_30.stamp, &last) && Clocks::ordered(on_3.stamp, &last));
+}
