@@ -59,6 +59,7 @@ pub(super) fn is_on() -> bool {
 }
 
 /// Runs clxfer's own code for `api`; a panic disables clxfer for the process and yields `None`.
+#[inline(always)]
 pub fn protect<T>(api: Api, f: impl FnOnce() -> T) -> Option<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(value) => Some(value),
@@ -70,6 +71,7 @@ pub fn protect<T>(api: Api, f: impl FnOnce() -> T) -> Option<T> {
 }
 
 /// Turns clxfer off after a panic in its code, saying so once.
+#[cold]
 pub(super) fn disable(context: &str, payload: &Box<dyn Any + Send>) {
     set_on(false);
     if DISABLED_SAID.swap(true, Ordering::AcqRel) {
