@@ -43,7 +43,7 @@ for round in $(seq "$ROUNDS"); do
     out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
     echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
     [[ $round == 1 ]] && echo "$out" | grep "^toggle" >&2
-    [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost" -A4 /tmp/t/report.txt | sed "s/^/  $run: /" >&2
+    [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost\|records dropped" -A4 /tmp/t/report.txt | sed "s/^/  $run: /" >&2
   done
 done | tee "$OUTFILE"
 python3 - "$OUTFILE" <<'PY'

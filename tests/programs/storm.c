@@ -331,6 +331,9 @@ int main(int argc, char **argv) {
     printf("timer_cpu_us %.0f\n", threads_cpu_us("clxfer-timer"));
     printf("us_per_enqueue %.3f\nmax_rss_kib %ld\ncpu_us_per_enqueue %.3f\n", us, peak_rss_kib(),
            g_cpu_us / ((double)(g_enqueues / 4 * 4) * threads));
+    /* clxfer's writer (renders the trace, keeps the report): whether it keeps up with the storm. */
+    printf("writer_cpu_us_per_enqueue %.3f\n",
+           threads_cpu_us("clxfer-writer") / ((double)(g_enqueues / 4 * 4) * threads));
     CHECK(clReleaseContext(g_ctx));
     return 0;
 }
