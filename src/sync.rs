@@ -13,6 +13,7 @@
 use std::sync::{self, LockResult, MutexGuard, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 use std::time::{Duration, Instant};
 
+#[inline]
 fn unpoisoned<G>(r: LockResult<G>) -> G {
     r.unwrap_or_else(|e| e.into_inner())
 }
@@ -25,6 +26,7 @@ impl<T> Mutex<T> {
         Mutex(sync::Mutex::new(value))
     }
 
+    #[inline]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         unpoisoned(self.0.lock())
     }
@@ -75,10 +77,12 @@ impl<T> RwLock<T> {
         RwLock(sync::RwLock::new(value))
     }
 
+    #[inline]
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
         unpoisoned(self.0.read())
     }
 
+    #[inline]
     pub fn write(&self) -> RwLockWriteGuard<'_, T> {
         unpoisoned(self.0.write())
     }
