@@ -212,7 +212,7 @@ impl Fact {
     #[inline]
     pub fn fold_key(&self) -> Option<u64> {
         match &self.work {
-            Work::Transfer(e) if e.sampled && !e.blocking => {
+            Work::Transfer(e) if e.folds() => {
                 Some(e.bytes ^ (e.kind as u64) << 58 ^ (e.path as u64) << 52)
             }
             _ => None,
@@ -238,7 +238,7 @@ impl Fact {
         let (Work::Transfer(a), Work::Transfer(b)) = (&mut self.work, &o.work) else {
             return false;
         };
-        if !(a.sampled && !a.blocking && a.same_call(b)) {
+        if !(a.folds() && a.same_call(b)) {
             return false;
         }
         let Some(calls) = a.calls.checked_add(b.calls) else {
@@ -298,6 +298,13 @@ impl Folds {
 }
 
 impl Enqueue {
+    /// Whether summary mode may fold it with a like one ([`Fact::absorb`]): untimed and not
+    /// blocking, so that it has no place in the graph.
+    #[inline]
+    fn folds(&self) -> bool {
+        self.sampled && !self.blocking
+    }
+
     /// Every field alike but the host time and the count.
     #[inline]
     fn same_call(&self, o: &Enqueue) -> bool {
@@ -1212,6 +1219,20 @@ mod tests {
         b
     }
 
+    /// The builder with its device classified by the nvidia rules where `auto` would pick
+    /// `auto`'s (forced rules, projected, unless `auto` is "nvidia").
+    fn forced(auto: &str) -> Builder {
+        let mut b = builder();
+        b.device(DeviceFacts {
+            index: 1,
+            name: "d".into(),
+            rules: "nvidia".into(),
+            auto_rules: auto.into(),
+            global_mem: 1 << 30,
+        });
+        b
+    }
+
     /// Summary mode folds a thread's repeated untimed transfers into one fact
     /// (`sink::buffer::push_fact`): the report must say exactly what the facts one by one say,
     /// with the device's own rules and under forced ones (whose projection counts per call).
@@ -1296,14 +1317,7 @@ mod tests {
         };
         for auto in ["nvidia", "cpu"] {
             let report = |fold: bool| {
-                let mut b = builder();
-                b.device(DeviceFacts {
-                    index: 1,
-                    name: "d".into(),
-                    rules: "nvidia".into(),
-                    auto_rules: auto.into(),
-                    global_mem: 1 << 30,
-                });
+                let mut b = forced(auto);
                 let mut kept: Vec<(Fact, Option<Ran>)> = Vec::new();
                 let mut folds = Folds::default();
                 fn untimed((g, ran): &mut (Fact, Option<Ran>)) -> Option<&mut Fact> {
@@ -1389,14 +1403,7 @@ mod tests {
             ("nvidia", false, 20_000 - rules_floor),
             ("cpu", true, projected - rules_floor),
         ] {
-            let mut b = builder();
-            b.device(DeviceFacts {
-                index: 1,
-                name: "d".into(),
-                rules: "nvidia".into(),
-                auto_rules: auto.into(),
-                global_mem: 1 << 30,
-            });
+            let mut b = forced(auto);
             for _ in 0..4 {
                 // Non-blocking from pageable memory, 20 µs in the call: held (the rule says so
                 // too, which decides under forced rules).

@@ -269,15 +269,15 @@ pub fn push_fact(f: crate::report::Fact) {
             _ => None,
         }
     }
-    // The fold borrows the fact (most facts fold: nothing is moved); the rest are pushed after.
-    let mut folded = false;
-    put(|buf, _, folds| folded = folds.fold(buf, &f, h, untimed));
-    if !folded {
-        put(|buf, _, folds| {
+    // The closure borrows the fact (most facts fold: nothing is moved); one that does not is
+    // taken out and pushed.
+    let mut f = Some(f);
+    put(|buf, _, folds| {
+        if let Some(f) = f.take_if(|f| !folds.fold(buf, f, h, untimed)) {
             folds.noted(h, buf.len());
             buf.push(Record::Fact(f, None));
-        });
-    }
+        }
+    });
 }
 
 /// Runs `put` on this thread's buffer, with its OS id and fold hints, and sends the buffer
