@@ -39,7 +39,7 @@ pub struct Span {
     /// A call about a node of the graph that is no command (a user event): its number.
     pub node: u64,
     /// A host synchronisation point: what it waited for.
-    pub waited: Option<Box<crate::report::On>>,
+    pub waited: Option<crate::report::On>,
     /// The possible data races the enqueue made, sent after the call's record.
     pub races: Vec<crate::sink::record::Race>,
 }

@@ -66,7 +66,7 @@ pub struct Call {
     pub node: u64,
     /// For calls after which the host knows commands are done (`clFinish`, `clWaitForEvents`,
     /// a status query that saw `CL_COMPLETE`): which, as the report's graph takes it.
-    pub waited: Option<Box<crate::report::On>>,
+    pub waited: Option<crate::report::On>,
 }
 
 /// What an enqueue call put on a queue.

@@ -83,7 +83,7 @@ impl Summary {
                             tid: call.tid,
                             begin: rel(call.begin),
                             end: rel(call.end),
-                            on: (**w).clone(),
+                            on: w.clone(),
                         });
                     }
                     return;

@@ -132,19 +132,19 @@ pub unsafe fn classified(
 
 /// The commands a status query that saw `event` complete shows completed, as a
 /// synchronisation point's `waited` (none: `None`).
-fn completed_by_status(event: cl_event) -> Option<Box<On>> {
+fn completed_by_status(event: cl_event) -> Option<On> {
     let id = WORLD.events.lock().completed_by_status(event as usize)?;
-    Some(Box::new(On::Commands([id].into_iter().collect())))
+    Some(On::Commands([id].into_iter().collect()))
 }
 
 /// The commands `events` stand for, as a synchronisation point's `waited` (none known: `None`).
-pub fn commands_of(events: &[cl_event]) -> Option<Box<On>> {
+pub fn commands_of(events: &[cl_event]) -> Option<On> {
     let known = WORLD.events.lock();
     let ids: SmallVec<[Id; 2]> = events
         .iter()
         .filter_map(|&e| known.command(e as usize))
         .collect();
-    (!ids.is_empty()).then(|| Box::new(On::Commands(ids)))
+    (!ids.is_empty()).then_some(On::Commands(ids))
 }
 
 /// `clGetEventInfo`: the reference count without clxfer's own ([`super::EventQueried`]); a

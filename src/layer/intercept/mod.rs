@@ -672,7 +672,7 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
             unsafe { collect::synced(&q, over_below) };
             let last = q.order.newest().unwrap_or(0);
             let queue = (q.r.device, q.r.queue);
-            span.waited = Some(Box::new(crate::report::On::Queue { queue, last }));
+            span.waited = Some(crate::report::On::Queue { queue, last });
         }
         ret
     }

@@ -26,7 +26,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
                 if c.node != 0 {
                     j.field(s::COMMAND).u64(c.node);
                 }
-                match c.waited.as_deref() {
+                match c.waited.as_ref() {
                     Some(On::Commands(ids)) => {
                         j.field(s::WAITED_FOR).open_array();
                         for &id in ids {
