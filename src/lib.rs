@@ -3,6 +3,7 @@
 //! `libclxfer.so` loads as an ICD-loader layer (`OPENCL_LAYERS`) or by `LD_PRELOAD` and forwards
 //! every call untouched; the `clxfer` binary is the command line around it.
 
+pub mod compare;
 pub mod config;
 pub mod diag;
 pub mod graph;

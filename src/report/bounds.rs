@@ -25,7 +25,7 @@ use super::builder::Kind;
 use super::replay::{self, Durations, End, FIXES, Fix, Item};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -118,14 +118,14 @@ pub struct Sync {
 }
 
 /// One contributor to the wall time.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Contributor {
     pub what: String,
     pub ns: u64,
 }
 
 /// The critical path, summarised.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Bounds {
     /// The time the path covers: the run's wall time.
     pub wall_ns: u64,

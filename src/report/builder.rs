@@ -1110,6 +1110,7 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         host_ns: acc.host_ns,
         waited_ns: acc.waited_ns,
         median_gbps: acc.gbps.quantile(0.5),
+        p10_gbps: acc.gbps.quantile(0.1),
         p90_gbps: acc.gbps.quantile(0.9),
         projected_ns: projected.then_some(acc.projected_ns),
         compared: Some(acc.compared).filter(|c| c.calls > 0),

@@ -3,7 +3,7 @@
 
 use super::hist::Hist;
 use super::sampled::{Moments, Sampled};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ pub struct KernelRun {
 }
 
 /// One row of the kernels table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KernelRow {
     pub name: String,
     pub calls: u64,
@@ -33,6 +33,9 @@ pub struct KernelRow {
     pub device_ns: u64,
     /// The median launch's device time (within 1.2%).
     pub median_ns: Option<u64>,
+    /// The launches' 10th and 90th percentiles (their spread: what `clxfer diff` calls noise).
+    pub p10_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
     /// Summed time inside the enqueue calls.
     pub host_ns: u64,
     /// Launches without a device time (sampled ones included).
@@ -92,6 +95,8 @@ impl Kernels {
                 calls: a.calls,
                 device_ns: a.device_ns,
                 median_ns: a.durations.quantile(0.5).map(|m| m.round() as u64),
+                p10_ns: a.durations.quantile(0.1).map(|m| m.round() as u64),
+                p90_ns: a.durations.quantile(0.9).map(|m| m.round() as u64),
                 host_ns: a.host_ns,
                 untimed: a.untimed,
                 sampled: a.sample.result(),

@@ -32,10 +32,10 @@ pub use timeline::Busy;
 pub fn trace_doc() -> String {
     crate::vocab::schema::markdown() + &csv::markdown()
 }
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The whole report (its JSON form is `clxfer report --format json`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
     pub program: String,
     pub pid: u32,
@@ -64,7 +64,7 @@ pub struct Report {
     pub overhead: Option<Overhead>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DeviceReport {
     pub index: u32,
     pub name: String,
@@ -104,14 +104,14 @@ pub struct DeviceReport {
 }
 
 /// One queue's busy time.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct QueueBusy {
     pub queue: u32,
     pub busy: Busy,
 }
 
 /// One line of a table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     /// `Map`, `Unmap`, `Migrate`, `Fill`, `Copy` (operations); absent in the transfers table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,6 +130,9 @@ pub struct Row {
     /// Bandwidth over the calls with a time (device time; host time for blocking calls without
     /// one) and bytes; within 1.2% (a log histogram keeps memory constant).
     pub median_gbps: Option<f64>,
+    /// The 10th and 90th percentiles of the same (the calls' spread: what `clxfer diff` calls
+    /// noise).
+    pub p10_gbps: Option<f64>,
     pub p90_gbps: Option<f64>,
     /// Summed projected device time of the calls the cost model has a figure for; `null` when
     /// the device is not projected. Under forced rules the bandwidths above are projected too.
@@ -145,7 +148,7 @@ pub struct Row {
 }
 
 /// A projection onto a rule set's cost model (`model/cost.rs`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Projection {
     /// The rule set whose figures project.
     pub rules: String,
@@ -156,7 +159,7 @@ pub struct Projection {
 }
 
 /// Measured and projected device time of the same calls.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct Compared {
     pub calls: u64,
     pub bytes: u64,
@@ -186,10 +189,11 @@ impl Compared {
 }
 
 /// Something to change, with its evidence and what it would save.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// A stable name: `staged-pageable`, `nonblocking-held-host`, …
-    pub kind: &'static str,
+    #[serde(deserialize_with = "kind_read")]
+    pub kind: Name,
     pub device: u32,
     pub title: String,
     pub evidence: Vec<String>,
@@ -215,6 +219,24 @@ pub struct Finding {
     /// results, memory or accuracy.
     #[serde(skip)]
     pub weighed: bool,
+}
+
+/// A fixed name. An alias, not `&'static str` written out: serde's derive takes a written-out
+/// reference as borrowed from the input, which a report read back from a file is not.
+pub type Name = &'static str;
+
+/// A finding's kind read back from a report's JSON (`clxfer diff`, `clxfer check --require`):
+/// kinds are a few dozen fixed names, so each distinct one is kept for the process's life, once.
+fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    static KINDS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let s = String::deserialize(d)?;
+    let mut kinds = KINDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&k) = kinds.iter().find(|&&k| k == s) {
+        return Ok(k);
+    }
+    let k: &'static str = Box::leak(s.into_boxed_str());
+    kinds.push(k);
+    Ok(k)
 }
 
 /// The findings that say the program does something wrong: a race makes its results wrong, a

@@ -7,7 +7,7 @@
 
 use crate::model::rules;
 use crate::units::duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The raw counts, as the layer's end (or a trace's end event) gives them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -41,7 +41,7 @@ pub struct TimingFacts {
 }
 
 /// The report's overhead section.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Overhead {
     /// clxfer's time on the program's threads, estimated: the measured calls' mean over all
     /// recorded calls.

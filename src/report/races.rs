@@ -5,10 +5,10 @@
 
 use super::Finding;
 use super::findings::finding as made;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One of the two commands of a race.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceSide {
     pub command: u64,
     pub api: String,
@@ -25,7 +25,7 @@ pub struct RaceSide {
 
 /// Two commands that touch one memory object, at least one writing, with no event, queue
 /// order or host wait between them; `first` was enqueued first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceFact {
     /// The memory object's handle.
     pub object: u64,

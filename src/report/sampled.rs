@@ -5,10 +5,10 @@
 
 use crate::timing::sample::ALWAYS_BYTES;
 use crate::units::duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a row's untimed calls were extrapolated.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Sampled {
     /// Calls sampling left untimed.
     pub calls: u64,

@@ -10,7 +10,7 @@
 //! it is new. The device keeps three, of its transfers, its kernels and both; the overlap is what
 //! the first two count twice (|T| + |K| − |T ∪ K|). Each queue keeps its own three.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Intervals held before all but the newest [`LATE`] are swept.
 const HELD: usize = 1 << 12;
@@ -26,7 +26,7 @@ pub enum Class {
 }
 
 /// One device's figures, in ns.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Busy {
     /// From the first command's start to the last one's end.
     pub span_ns: u64,

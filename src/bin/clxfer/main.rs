@@ -2,6 +2,7 @@
 //! a file that cannot be read or a program that cannot run, clap's whole message for a usage error.
 
 mod check;
+mod diff;
 mod doctor;
 mod report;
 mod run;
@@ -68,6 +69,29 @@ enum Command {
         /// Trace files (clxfer-<program>-<pid>.json).
         #[arg(required = true)]
         traces: Vec<PathBuf>,
+    },
+    /// Compare two runs: what moved between paths, which findings went away or came, what got
+    /// faster or slower beyond the runs' noise.
+    ///
+    /// Each side is a trace (JSON or protobuf), a JSON report (CLXFER_REPORT=run.json, or
+    /// `clxfer report --format json`), or a directory of them. Processes are paired by program
+    /// name, in order of start; one left on each side are paired as different programs.
+    #[command(
+        after_help = "Examples:\n  clxfer diff before/ after/\n  clxfer diff --format md \
+                      main.report.json pr.report.json > comment.md\n  clxfer diff --pair \
+                      app=app2 clxfer-app-1.json clxfer-app2-2.json"
+    )]
+    Diff {
+        /// The run before the change.
+        before: PathBuf,
+        /// The run after it.
+        after: PathBuf,
+        /// text, json, md, or csv.
+        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(clxfer::compare::render::FORMATS))]
+        format: String,
+        /// Pair the processes of program BEFORE with those of program AFTER (repeatable).
+        #[arg(long = "pair", value_name = "BEFORE=AFTER", value_parser = diff::parse_pair)]
+        pairs: Vec<(String, String)>,
     },
     /// Merge several processes' traces into one timeline, aligned by their wall-clock start.
     #[command(
@@ -171,7 +195,10 @@ fn main() -> ExitCode {
             return usage_error(&e.to_string(), hint);
         }
     };
-    if matches!(cli.command, Command::Report { .. } | Command::Doctor { .. }) {
+    if matches!(
+        cli.command,
+        Command::Report { .. } | Command::Diff { .. } | Command::Doctor { .. }
+    ) {
         // Their output piped into `head` stops them quietly, as it does any Unix tool (Rust
         // ignores SIGPIPE, which would make each write an error message instead).
         // SAFETY: restoring a signal's default action, before any thread is started.
@@ -186,6 +213,12 @@ fn main() -> ExitCode {
             project,
         } => report::report(&traces, &format, &table, project.as_deref()),
         Command::Check { traces } => check::check(&traces),
+        Command::Diff {
+            before,
+            after,
+            format,
+            pairs,
+        } => diff::diff(&before, &after, &format, &pairs),
         Command::Merge { traces, out } => report::merge(&traces, &out),
         Command::Convert { input, output } => report::convert(&input, &output),
         Command::View { trace, port } => view::view(&trace, port),

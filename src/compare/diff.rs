@@ -1,0 +1,615 @@
+//! Two reports of one program compared ([`pair_diff`]): per device, per direction and path, the
+//! calls, bytes, time and GB/s before and after; bytes that moved from one path to another; the
+//! kernels; the busy time and the overlap; the findings that went away, appeared or remained,
+//! and for each one that went, whether the time it promised to save was saved. What is noise is
+//! [`super::figure`]'s to say.
+
+use super::figure::{Band, Figure, Sense, Verdict};
+use crate::report::{DeviceReport, Finding, KernelRow, Report, Row};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// A finding's saving counts as realised when the time saved is at least this share of it below
+/// what it promised: the promise is the replay's (how much sooner the run's command graph ends),
+/// the realised saving the transfers' own time, and the two differ by what overlapped them.
+pub const PROMISE_TOLERANCE: f64 = 0.10;
+
+/// One row of a transfers or operations table, both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowDiff {
+    /// `Map`, `Unmap`, … (operations); absent for transfers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub direction: String,
+    pub path: String,
+    pub calls: Figure,
+    pub bytes: Figure,
+    /// Device time: the cost model's when the device is projected, else measured (sampled
+    /// commands' estimate included).
+    pub time_ns: Figure,
+    pub median_gbps: Figure,
+}
+
+/// Bytes that left one path of a direction for another (reads and writes: the transfers table
+/// less map/unmap, migrate, fill and copy).
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    pub direction: String,
+    pub from: String,
+    pub to: String,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelDiff {
+    pub name: String,
+    pub calls: Figure,
+    pub device_ns: Figure,
+    pub median_ns: Figure,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceDiff {
+    pub index: u32,
+    pub name: String,
+    /// The other side's name, when it differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_after: Option<String>,
+    /// The rule set whose cost model gives the times (the device was traced under forced
+    /// rules), when it does on both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projected: Option<String>,
+    pub transfers: Vec<RowDiff>,
+    pub operations: Vec<RowDiff>,
+    pub moved: Vec<Move>,
+    /// The transfers table's time, summed.
+    pub transfer_ns: Figure,
+    pub kernels: Vec<KernelDiff>,
+    pub busy_ns: Figure,
+    pub overlap_ns: Figure,
+}
+
+/// What a finding that went away promised, and what was saved.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Realised {
+    pub promised_ns: u64,
+    /// The drop in the time of the reads and writes of the finding's direction on its device.
+    pub saved_ns: i64,
+    /// Within [`PROMISE_TOLERANCE`] below the promise, or more.
+    pub as_promised: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingDiff {
+    pub kind: String,
+    pub device: u32,
+    /// `gone`, `new`, or `same` (it remains).
+    pub state: Verdict,
+    pub title: String,
+    pub misuse: bool,
+    pub saving_before_ns: Option<u64>,
+    pub saving_after_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realised: Option<Realised>,
+}
+
+/// One program's run before and after.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairDiff {
+    pub program: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program_after: Option<String>,
+    pub pid_before: u32,
+    pub pid_after: u32,
+    /// Runs compared on each side (several files of the program: run-to-run noise measured).
+    pub runs_before: usize,
+    pub runs_after: usize,
+    pub wall_ns: Figure,
+    pub devices: Vec<DeviceDiff>,
+    /// Devices on one side only: (index, name, on the side `before` or `after`).
+    pub devices_alone: Vec<(u32, String, String)>,
+    pub findings: Vec<FindingDiff>,
+}
+
+impl PairDiff {
+    /// Whether the two are runs of different programs.
+    pub fn different_programs(&self) -> bool {
+        self.program_after.is_some()
+    }
+}
+
+/// Compares the runs `before` of a program with its runs `after` (each side one run or more; the
+/// findings, the moves and the devices are the first run's).
+pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
+    let (b0, a0) = (before[0], after[0]);
+    let mut devices = Vec::new();
+    let mut alone = Vec::new();
+    let runs_of = |side: &[&Report], index: u32| -> Vec<DeviceReport> {
+        (side.iter())
+            .filter_map(|r| r.devices.iter().find(|d| d.index == index).cloned())
+            .collect()
+    };
+    for b in &b0.devices {
+        match a0.devices.iter().find(|a| a.index == b.index) {
+            Some(_) => devices.push(device_diff(
+                &runs_of(before, b.index),
+                &runs_of(after, b.index),
+            )),
+            None => alone.push((b.index, b.name.clone(), "before".to_string())),
+        }
+    }
+    for a in &a0.devices {
+        if !b0.devices.iter().any(|b| b.index == a.index) {
+            alone.push((a.index, a.name.clone(), "after".to_string()));
+        }
+    }
+    let findings = findings_diff(&b0.findings, &a0.findings, &devices);
+    let wall = |side: &[&Report]| side.iter().map(|r| r.wall_ns as f64).collect::<Vec<_>>();
+    PairDiff {
+        program: b0.program.clone(),
+        program_after: (a0.program != b0.program).then(|| a0.program.clone()),
+        pid_before: b0.pid,
+        pid_after: a0.pid,
+        runs_before: before.len(),
+        runs_after: after.len(),
+        wall_ns: Figure::measured(&wall(before), &wall(after), Sense::MoreIsWorse, false, 0.0),
+        devices,
+        devices_alone: alone,
+        findings,
+    }
+}
+
+/// A row's time: projected when the device's times are the model's, else measured with the
+/// sampled commands' estimate; and the margin of that estimate, ns.
+fn row_time(r: &Row, projected: bool) -> (f64, f64) {
+    if projected {
+        return (r.projected_ns.unwrap_or(0) as f64, 0.0);
+    }
+    let (est, margin) = r.sampled.map_or((0, 0.0), |s| {
+        let est = s.estimated_ns.unwrap_or(0);
+        (est, s.margin().unwrap_or(1.0) * est as f64)
+    });
+    ((r.device_ns + est) as f64, margin)
+}
+
+/// A row in each run of a side that has it.
+type RowRuns<'a> = Vec<&'a Row>;
+
+fn row_diff(b: &RowRuns, a: &RowRuns, projected: bool) -> RowDiff {
+    let some = b.first().or(a.first()).expect("a row on one side at least");
+    let vals =
+        |rs: &RowRuns, f: &dyn Fn(&Row) -> f64| rs.iter().map(|r| f(r)).collect::<Vec<f64>>();
+    let calls = Figure::exact(
+        &vals(b, &|r| r.calls as f64),
+        &vals(a, &|r| r.calls as f64),
+        Sense::Neutral,
+    );
+    let bytes = Figure::exact(
+        &vals(b, &|r| r.bytes as f64),
+        &vals(a, &|r| r.bytes as f64),
+        Sense::Neutral,
+    );
+    let bands = |rs: &RowRuns| -> Vec<Band> {
+        rs.iter()
+            .filter_map(|r| Band::new(r.median_gbps, r.p10_gbps, r.p90_gbps))
+            .collect()
+    };
+    let (bb, ab) = (bands(b), bands(a));
+    let overlap = Band::any_overlap(&bb, &ab);
+    let medians = |bs: &[Band]| bs.iter().map(|x| x.median).collect::<Vec<f64>>();
+    let median_gbps = if projected {
+        Figure::exact(&medians(&bb), &medians(&ab), Sense::MoreIsBetter)
+    } else {
+        Figure::measured(
+            &medians(&bb),
+            &medians(&ab),
+            Sense::MoreIsBetter,
+            overlap,
+            0.0,
+        )
+    };
+    let times = |rs: &RowRuns| {
+        rs.iter()
+            .map(|r| row_time(r, projected))
+            .collect::<Vec<_>>()
+    };
+    let (tb, ta) = (times(b), times(a));
+    let margin = |t: &[(f64, f64)]| t.iter().map(|x| x.1).fold(0.0, f64::max);
+    let firsts = |t: &[(f64, f64)]| t.iter().map(|x| x.0).collect::<Vec<f64>>();
+    let same_work = !calls.verdict.changed() && !bytes.verdict.changed();
+    let time_ns = if projected {
+        Figure::exact(&firsts(&tb), &firsts(&ta), Sense::MoreIsWorse)
+    } else {
+        let m = margin(&tb) + margin(&ta);
+        Figure::measured(
+            &firsts(&tb),
+            &firsts(&ta),
+            Sense::MoreIsWorse,
+            same_work && overlap,
+            m,
+        )
+    };
+    RowDiff {
+        kind: some.kind.clone(),
+        direction: some.direction.clone(),
+        path: some.path.clone(),
+        calls,
+        bytes,
+        time_ns,
+        median_gbps,
+    }
+}
+
+/// The rows of a table in every run, matched by (kind, direction, path), in the first run
+/// before's order and then the new ones.
+fn rows_diff(b: &[&[Row]], a: &[&[Row]], projected: bool) -> Vec<RowDiff> {
+    type Key = (Option<String>, String, String);
+    let key = |r: &Row| -> Key { (r.kind.clone(), r.direction.clone(), r.path.clone()) };
+    let mut keys: Vec<Key> = Vec::new();
+    for r in b.iter().chain(a).flat_map(|t| t.iter()) {
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
+        }
+    }
+    fn runs<'a>(side: &[&'a [Row]], k: &Key, key: impl Fn(&Row) -> Key) -> Vec<&'a Row> {
+        side.iter()
+            .filter_map(|t| t.iter().find(|r| &key(r) == k))
+            .collect()
+    }
+    // A row that ran in only some runs of a side counts as absent in the others (its calls 0).
+    keys.iter()
+        .map(|k| row_diff(&runs(b, k, key), &runs(a, k, key), projected))
+        .collect()
+}
+
+/// Bytes of the reads and writes (transfers less operations) by (direction, path).
+fn plain_bytes(d: &DeviceReport) -> Vec<((String, String), i128)> {
+    let mut out: Vec<((String, String), i128)> = (d.transfers.iter())
+        .map(|r| ((r.direction.clone(), r.path.clone()), r.bytes as i128))
+        .collect();
+    for o in &d.operations {
+        if let Some(e) = out
+            .iter_mut()
+            .find(|e| e.0 == (o.direction.clone(), o.path.clone()))
+        {
+            e.1 -= o.bytes as i128;
+        }
+    }
+    out
+}
+
+/// Where the reads' and writes' bytes moved between paths of a direction: what each path lost
+/// goes to the paths that gained, largest first.
+fn moves(b: &DeviceReport, a: &DeviceReport) -> Vec<Move> {
+    let (pb, pa) = (plain_bytes(b), plain_bytes(a));
+    let get = |v: &[((String, String), i128)], k: &(String, String)| {
+        v.iter().find(|e| &e.0 == k).map_or(0, |e| e.1.max(0))
+    };
+    let keys: BTreeSet<(String, String)> = pb.iter().chain(&pa).map(|e| e.0.clone()).collect();
+    let dirs: BTreeSet<String> = keys.iter().map(|k| k.0.clone()).collect();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut lost: Vec<(String, i128)> = Vec::new();
+        let mut gained: Vec<(String, i128)> = Vec::new();
+        for k in keys.iter().filter(|k| k.0 == dir) {
+            let d = get(&pa, k) - get(&pb, k);
+            if d < 0 {
+                lost.push((k.1.clone(), -d));
+            } else if d > 0 {
+                gained.push((k.1.clone(), d));
+            }
+        }
+        lost.sort_by(|x, y| y.1.cmp(&x.1));
+        gained.sort_by(|x, y| y.1.cmp(&x.1));
+        for (from, mut left) in lost {
+            for (to, room) in gained.iter_mut() {
+                let n = left.min(*room);
+                if n > 0 {
+                    out.push(Move {
+                        direction: dir.clone(),
+                        from: from.clone(),
+                        to: to.clone(),
+                        bytes: n as u64,
+                    });
+                    left -= n;
+                    *room -= n;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn kernel_diff(b: &[&KernelRow], a: &[&KernelRow]) -> KernelDiff {
+    let some = b
+        .first()
+        .or(a.first())
+        .expect("a kernel on one side at least");
+    let bands = |ks: &[&KernelRow]| -> Vec<Band> {
+        let f = |v: Option<u64>| v.map(|v| v as f64);
+        ks.iter()
+            .filter_map(|k| Band::new(f(k.median_ns), f(k.p10_ns), f(k.p90_ns)))
+            .collect()
+    };
+    let (bb, ab) = (bands(b), bands(a));
+    let overlap = Band::any_overlap(&bb, &ab);
+    let vals = |ks: &[&KernelRow], f: &dyn Fn(&KernelRow) -> f64| {
+        ks.iter().map(|k| f(k)).collect::<Vec<f64>>()
+    };
+    let calls = Figure::exact(
+        &vals(b, &|k| k.calls as f64),
+        &vals(a, &|k| k.calls as f64),
+        Sense::Neutral,
+    );
+    let same = !calls.verdict.changed();
+    let total =
+        |k: &KernelRow| (k.device_ns + k.sampled.and_then(|s| s.estimated_ns).unwrap_or(0)) as f64;
+    let medians = |bs: &[Band]| bs.iter().map(|x| x.median).collect::<Vec<f64>>();
+    KernelDiff {
+        name: some.name.clone(),
+        device_ns: Figure::measured(
+            &vals(b, &total),
+            &vals(a, &total),
+            Sense::MoreIsWorse,
+            same && overlap,
+            0.0,
+        ),
+        median_ns: Figure::measured(
+            &medians(&bb),
+            &medians(&ab),
+            Sense::MoreIsWorse,
+            overlap,
+            0.0,
+        ),
+        calls,
+    }
+}
+
+/// One device in each run before and after (the first run's is the one shown).
+fn device_diff(b: &[DeviceReport], a: &[DeviceReport]) -> DeviceDiff {
+    let (b0, a0) = (&b[0], &a[0]);
+    let projected = match (&b0.projection, &a0.projection) {
+        (Some(x), Some(y)) if x.replaces && y.replaces && x.rules == y.rules => {
+            Some(x.rules.clone())
+        }
+        _ => None,
+    };
+    let p = projected.is_some();
+    let tables = |side: &[DeviceReport], ops: bool| -> Vec<Vec<Row>> {
+        side.iter()
+            .map(|d| {
+                if ops {
+                    d.operations.clone()
+                } else {
+                    d.transfers.clone()
+                }
+            })
+            .collect()
+    };
+    fn slices(t: &[Vec<Row>]) -> Vec<&[Row]> {
+        t.iter().map(|v| v.as_slice()).collect()
+    }
+    let (tb, ta) = (tables(b, false), tables(a, false));
+    let (ob, oa) = (tables(b, true), tables(a, true));
+    let transfers = rows_diff(&slices(&tb), &slices(&ta), p);
+    let operations = rows_diff(&slices(&ob), &slices(&oa), p);
+    let mut names: Vec<String> = Vec::new();
+    for k in b.iter().chain(a).flat_map(|d| &d.kernels) {
+        if !names.contains(&k.name) {
+            names.push(k.name.clone());
+        }
+    }
+    let krows = |side: &'_ [DeviceReport], name: &str| -> Vec<KernelRow> {
+        side.iter()
+            .filter_map(|d| d.kernels.iter().find(|k| k.name == name).cloned())
+            .collect()
+    };
+    let kernels: Vec<KernelDiff> = (names.iter())
+        .map(|n| {
+            let (kb, ka) = (krows(b, n), krows(a, n));
+            kernel_diff(
+                &kb.iter().collect::<Vec<_>>(),
+                &ka.iter().collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    fn quiet<'a>(mut figs: impl Iterator<Item = &'a Figure>) -> bool {
+        figs.all(|f| !f.verdict.changed() && f.verdict != Verdict::Unjudged)
+    }
+    // A sum over runs: the run's rows' times summed, judged as a measured figure of its own; with
+    // one run a side, noise when each of its rows is.
+    let sum_of = |tables: &[Vec<Row>]| -> Vec<f64> {
+        (tables.iter())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.iter().map(|r| row_time(r, p).0).sum())
+            .collect()
+    };
+    let rows_quiet = quiet(transfers.iter().map(|r| &r.time_ns));
+    let transfer_ns = if p {
+        Figure::exact(&sum_of(&tb), &sum_of(&ta), Sense::MoreIsWorse)
+    } else {
+        Figure::measured(
+            &sum_of(&tb),
+            &sum_of(&ta),
+            Sense::MoreIsWorse,
+            rows_quiet,
+            0.0,
+        )
+    };
+    let all_quiet = rows_quiet
+        && quiet(operations.iter().map(|r| &r.time_ns))
+        && quiet(kernels.iter().map(|k| &k.device_ns));
+    let busy = |side: &[DeviceReport], f: fn(&crate::report::Busy) -> u64| -> Vec<f64> {
+        side.iter()
+            .filter_map(|d| d.busy.map(|x| f(&x) as f64))
+            .collect()
+    };
+    DeviceDiff {
+        index: b0.index,
+        name: b0.name.clone(),
+        name_after: (a0.name != b0.name).then(|| a0.name.clone()),
+        projected,
+        moved: moves(b0, a0),
+        transfers,
+        operations,
+        transfer_ns,
+        kernels,
+        busy_ns: Figure::measured(
+            &busy(b, |x| x.busy_ns),
+            &busy(a, |x| x.busy_ns),
+            Sense::Neutral,
+            all_quiet,
+            0.0,
+        ),
+        overlap_ns: Figure::measured(
+            &busy(b, |x| x.overlap_ns),
+            &busy(a, |x| x.overlap_ns),
+            Sense::MoreIsBetter,
+            all_quiet,
+            0.0,
+        ),
+    }
+}
+
+/// A finding's title with its numbers left out: what names the same finding in two runs
+/// (`8 H2D transfers … on device #1` and `16 H2D transfers … on device #1` are one).
+fn shape(title: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in title.chars() {
+        if c.is_ascii_digit() || (in_number && (c == '.' || c == ',')) {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The direction a finding's title names (`H2D`, `D2H`, `D2D`), if one.
+fn direction_of(title: &str) -> Option<&'static str> {
+    ["H2D", "D2H", "D2D"]
+        .into_iter()
+        .find(|d| title.split(|c: char| !c.is_alphanumeric()).any(|w| w == *d))
+}
+
+/// Findings matched by kind, device and title's shape, then by kind and device in order.
+fn findings_diff(b: &[Finding], a: &[Finding], devices: &[DeviceDiff]) -> Vec<FindingDiff> {
+    let mut taken = vec![false; a.len()];
+    let mut matched: Vec<Option<usize>> = vec![None; b.len()];
+    for exact in [true, false] {
+        for (i, f) in b.iter().enumerate() {
+            if matched[i].is_some() {
+                continue;
+            }
+            let hit = a.iter().enumerate().position(|(j, g)| {
+                !taken[j]
+                    && g.kind == f.kind
+                    && g.device == f.device
+                    && (!exact || shape(&g.title) == shape(&f.title))
+            });
+            if let Some(j) = hit {
+                taken[j] = true;
+                matched[i] = Some(j);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, f) in b.iter().enumerate() {
+        let after = matched[i].map(|j| &a[j]);
+        out.push(FindingDiff {
+            kind: f.kind.to_string(),
+            device: f.device,
+            state: if after.is_some() {
+                Verdict::Same
+            } else {
+                Verdict::Gone
+            },
+            title: after.map_or(&f.title, |g| &g.title).clone(),
+            misuse: f.misuse,
+            saving_before_ns: Some(f.saving_ns),
+            saving_after_ns: after.map(|g| g.saving_ns),
+            realised: (after.is_none() && f.saving_ns > 0)
+                .then(|| realised(f, devices))
+                .flatten(),
+        });
+    }
+    for (j, g) in a.iter().enumerate().filter(|(j, _)| !taken[*j]) {
+        let _ = j;
+        out.push(FindingDiff {
+            kind: g.kind.to_string(),
+            device: g.device,
+            state: Verdict::New,
+            title: g.title.clone(),
+            misuse: g.misuse,
+            saving_before_ns: None,
+            saving_after_ns: Some(g.saving_ns),
+            realised: None,
+        });
+    }
+    // Misuses first, then what went, what came, what stayed.
+    let rank = |f: &FindingDiff| {
+        let state = match f.state {
+            Verdict::Gone => 0,
+            Verdict::New => 1,
+            _ => 2,
+        };
+        (!f.misuse, state)
+    };
+    out.sort_by_key(rank);
+    out
+}
+
+/// The time saved in the direction finding `f` names on its device: the drop in the time of its
+/// reads and writes (the transfers table less the operations).
+fn realised(f: &Finding, devices: &[DeviceDiff]) -> Option<Realised> {
+    let dir = direction_of(&f.title)?;
+    let d = devices.iter().find(|d| d.index == f.device)?;
+    let side = |pick: fn(&Figure) -> Option<f64>| -> f64 {
+        let all: f64 = (d.transfers.iter().filter(|r| r.direction == dir))
+            .filter_map(|r| pick(&r.time_ns))
+            .sum();
+        let ops: f64 = (d.operations.iter().filter(|r| r.direction == dir))
+            .filter_map(|r| pick(&r.time_ns))
+            .sum();
+        all - ops
+    };
+    let saved = (side(|f| f.before) - side(|f| f.after)).round() as i64;
+    Some(Realised {
+        promised_ns: f.saving_ns,
+        saved_ns: saved,
+        as_promised: saved as f64 >= f.saving_ns as f64 * (1.0 - PROMISE_TOLERANCE),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_match_without_their_numbers_and_name_their_direction() {
+        let cases = [
+            (
+                "8 H2D transfers of 1.00 MiB on device #1",
+                "# H2D transfers of # MiB on device ##",
+            ),
+            ("16,384 D2H", "# D2H"),
+        ];
+        for (title, want) in cases {
+            assert_eq!(shape(title), want, "{title}");
+        }
+        assert_eq!(
+            direction_of("8 H2D transfers from pageable memory"),
+            Some("H2D")
+        );
+        assert_eq!(direction_of("a D2H/H2D pair"), Some("H2D"));
+        assert_eq!(
+            direction_of("ALLOC_HOST_PTR buffers took device memory"),
+            None
+        );
+    }
+}

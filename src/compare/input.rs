@@ -1,0 +1,80 @@
+//! One side of a comparison, read: a trace (JSON or protobuf), a report as clxfer writes it in
+//! JSON (`CLXFER_REPORT=run.json`, `clxfer report --format json`: one report or an array of
+//! them), or a directory of either (every `clxfer-*.json`, `clxfer-*.pftrace` and `*.report.json`
+//! in it, sorted).
+
+use crate::report::{Report, from_trace};
+use std::path::{Path, PathBuf};
+
+/// The reports of `path`'s processes, a list per file (a file is one run: of one process, or of
+/// a program that started several), and a warning for each report cut short.
+pub fn reports(path: &Path) -> Result<(Vec<Vec<Report>>, Vec<String>), String> {
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    for file in files(path)? {
+        if is_report(&file)? {
+            runs.push(read_report(&file)?);
+            continue;
+        }
+        let mut run = Vec::new();
+        for p in from_trace::report_file(&file, None).map_err(|e| e.to_string())? {
+            warnings.extend(p.warning);
+            run.push(p.report);
+        }
+        runs.push(run);
+    }
+    Ok((runs, warnings))
+}
+
+/// `path`, or the traces and reports of a directory.
+pub fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| format!("cannot read the directory {}: {e}", path.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                (n.starts_with("clxfer-") && (n.ends_with(".json") || n.ends_with(".pftrace")))
+                    || n.ends_with(".report.json")
+            })
+        })
+        .collect();
+    if files.is_empty() {
+        return Err(format!(
+            "{} is a directory with no clxfer-*.json, clxfer-*.pftrace or *.report.json in it",
+            path.display()
+        ));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Whether the file is a report in JSON rather than a trace: its first key is `program` (a
+/// trace's first event has `name`, `ph`, …).
+fn is_report(path: &Path) -> Result<bool, String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let compact: Vec<u8> = head[..n]
+        .iter()
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    Ok(compact.starts_with(b"{\"program\"") || compact.starts_with(b"[{\"program\""))
+}
+
+fn read_report(path: &Path) -> Result<Vec<Report>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bad = |e: serde_json::Error| format!("{}: not a clxfer report: {e}", path.display());
+    if text.trim_start().starts_with('[') {
+        serde_json::from_str(&text).map_err(bad)
+    } else {
+        serde_json::from_str(&text).map(|r| vec![r]).map_err(bad)
+    }
+}
