@@ -54,7 +54,7 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Whether the file is a report in JSON rather than a trace: its first key is `program` (a
 /// trace's first event has `name`, `ph`, …).
-fn is_report(path: &Path) -> Result<bool, String> {
+pub fn is_report(path: &Path) -> Result<bool, String> {
     use std::io::Read;
     let mut head = [0u8; 256];
     let n = std::fs::File::open(path)

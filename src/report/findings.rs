@@ -227,6 +227,10 @@ pub(super) fn finding(
     fix: String,
     (saving_ns, estimate): (u64, String),
 ) -> Finding {
+    debug_assert!(
+        super::KINDS.contains(&kind),
+        "{kind} is not in report::KINDS"
+    );
     let saves = match saving_ns {
         0 => estimate.clone(),
         ns => format!("~{}, {estimate}", duration(ns)),

@@ -239,6 +239,27 @@ fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::
     Ok(k)
 }
 
+/// Every finding's kind (what `clxfer check --require finding:KIND…` may name). A new finding
+/// joins here; `findings.rs` and `races.rs` make none outside it (a debug assertion says so).
+pub const KINDS: [&str; 16] = [
+    "possible-race",
+    "unjudged-race",
+    "host-hop-migration",
+    "migration-on-source-queue",
+    "initialised-twice",
+    "via-host-migration",
+    "empty-migration",
+    "staged-pageable",
+    "nonblocking-held-host",
+    "map-write-copied",
+    "small-transfers",
+    "misaligned",
+    "alloc-host-ptr-device-memory",
+    "device-time-unavailable",
+    "no-such-function",
+    "function-not-offered",
+];
+
 /// The findings that say the program does something wrong: a race makes its results wrong, a
 /// HOST-flag hand-off moves a buffer twice, a migration on the source's queue moves nothing, a
 /// buffer written on two devices is written twice. Whatever they save, they rank first (races

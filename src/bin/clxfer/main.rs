@@ -61,14 +61,32 @@ enum Command {
         #[arg(long, value_name = "RULES", value_parser = clap::builder::PossibleValuesParser::new(&clxfer::model::rules::CHOICES[1..]))]
         project: Option<String>,
     },
-    /// Check traces against every rule Perfetto's JSON importer imposes.
+    /// Check traces against every rule Perfetto's JSON importer imposes, and with --require a
+    /// run against rules of yours (a guard for CI).
     ///
-    /// Exit 1 on a violation, 2 if a file is not a trace.
-    #[command(after_help = "Example:\n  clxfer check clxfer-myprog-4242.json")]
+    /// Exit 1 on a violation or a broken rule (one line each), 2 if a file is not a trace or a
+    /// report, or a rule does not parse.
+    #[command(
+        after_help = "Examples:\n  clxfer check clxfer-myprog-4242.json\n  clxfer check \
+                      --require 'no race' --require 'staged_bytes<=1%' run.report.json\n  \
+                      clxfer check --baseline main.report.json --require 'transfer_time<=+5%' \
+                      pr.report.json\n\nRules: no race | no misuse | finding:KIND OP N | \
+                      findings OP N | PATH_bytes OP VALUE | DIR.PATH.FIELD OP VALUE (FIELD: \
+                      calls, bytes, time, median_gbps, p90_gbps) | transfer_time OP VALUE | \
+                      wall_time OP VALUE; OP: <= < >= > =; VALUE: 64MiB, 5ms, 40, 1% (a share), \
+                      or with --baseline +5% or +0 (a change)"
+    )]
     Check {
-        /// Trace files (clxfer-<program>-<pid>.json).
+        /// Trace files (clxfer-<program>-<pid>.json), JSON reports, or directories of them.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
+        /// A rule the run must keep (repeatable; several in one, separated by commas).
+        #[arg(long = "require", value_name = "RULE")]
+        require: Vec<String>,
+        /// The run a rule's change (+5%, +0) is measured from: a trace, a JSON report, or a
+        /// directory.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
     },
     /// Compare two runs: what moved between paths, which findings went away or came, what got
     /// faster or slower beyond the runs' noise.
@@ -212,7 +230,11 @@ fn main() -> ExitCode {
             table,
             project,
         } => report::report(&traces, &format, &table, project.as_deref()),
-        Command::Check { traces } => check::check(&traces),
+        Command::Check {
+            traces,
+            require,
+            baseline,
+        } => check::check(&traces, &require, baseline.as_deref()),
         Command::Diff {
             before,
             after,
