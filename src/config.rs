@@ -187,6 +187,13 @@ pub const OPTIONS: &[OptSpec] = &[
               (docs/PERFORMANCE.md).",
     },
     OptSpec {
+        var: "CLXFER_TEST_PROGRESS_AFTER_MS",
+        kind: Kind::Millis,
+        default: "1000",
+        doc: "Testing only: how long the `clxfer` command's work on traces runs before it shows \
+              its progress on a terminal, so that a test sees the bar on a small trace.",
+    },
+    OptSpec {
         var: "CLXFER_TEST_SAMPLE_EVERY",
         kind: Kind::Count,
         default: "0",
@@ -301,6 +308,8 @@ pub struct Config {
     pub test_no_callbacks: bool,
     /// `CLXFER_TEST_SAMPLE_EVERY` (0: by the budget).
     pub test_sample_every: u64,
+    /// `CLXFER_TEST_PROGRESS_AFTER_MS`: when the CLI's progress bar may show.
+    pub test_progress_after_ms: u64,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
     /// CLXFER_TRACE_LIMIT_MIB in bytes; `u64::MAX`: no limit.
@@ -409,6 +418,7 @@ impl Config {
         let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
         let test_no_callbacks = get("CLXFER_TEST_CALLBACKS") == "off";
         let test_sample_every = get("CLXFER_TEST_SAMPLE_EVERY").parse().unwrap_or(0);
+        let test_progress_after_ms = get("CLXFER_TEST_PROGRESS_AFTER_MS").parse().unwrap_or(1000);
         let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
         let perfetto = get("CLXFER_FORMAT") == "perfetto"
             || [".pftrace", ".perfetto-trace"]
@@ -434,6 +444,7 @@ impl Config {
             test_writer_stall_ms,
             test_no_callbacks,
             test_sample_every,
+            test_progress_after_ms,
             buffer_bytes,
             trace_limit,
             trace_keep_last,

@@ -60,7 +60,11 @@ pub fn is_protobuf(b: &[u8]) -> bool {
 }
 
 /// Hands each JSON event the trace stands for to `out`, in order.
-pub fn events(b: &[u8], mut out: impl FnMut(Value)) -> Result<Shape, Malformed> {
+pub fn events(
+    b: &[u8],
+    mut out: impl FnMut(Value),
+    mut read: impl FnMut(usize),
+) -> Result<Shape, Malformed> {
     let mut d = Decoder::default();
     let mut shape = Shape::default();
     for field in wire::fields(b) {
@@ -77,7 +81,10 @@ pub fn events(b: &[u8], mut out: impl FnMut(Value)) -> Result<Shape, Malformed> 
             continue;
         }
         shape.packets += 1;
-        d.packet(value.bytes(), &mut out)?;
+        let packet = value.bytes();
+        d.packet(packet, &mut out)?;
+        // Where the packet ends in `b`: how far the reading has got.
+        read(packet.as_ptr() as usize - b.as_ptr() as usize + packet.len());
     }
     Ok(shape)
 }

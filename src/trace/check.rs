@@ -58,7 +58,9 @@ pub fn check_file(path: &Path) -> Result<Report, ReadError> {
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
     let mut c = Checker::default();
     let shape = super::read::parse_with(bytes, |i, e| c.event(i, &e))
-        .map_err(|e| ReadError(format!("{}: {e}", path.display())))?;
+        .map_err(|e| ReadError(format!("{}: {e}", path.display())));
+    super::read::file_read(bytes.len());
+    let shape = shape?;
     let mut r = c.finish(shape.closed, shape.truncated);
     if crate::perfetto::decode::is_protobuf(bytes) {
         let (texts, count) = crate::perfetto::rules::check(bytes, KEPT);

@@ -6,6 +6,22 @@
 use serde_json::Value;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How far this process's reading of trace files has got, bytes: the files read whole, and the
+/// offset in the one being read. The `clxfer` command's progress bar reads it; reading stores it
+/// once an event (a relaxed store, nothing to the reading's cost).
+static FILES_READ: AtomicU64 = AtomicU64::new(0);
+static IN_FILE: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes of trace files read so far by this process.
+pub fn bytes_read() -> u64 {
+    FILES_READ.load(Ordering::Relaxed) + IN_FILE.load(Ordering::Relaxed)
+}
+
+fn reading_at(offset: usize) {
+    IN_FILE.store(offset as u64, Ordering::Relaxed);
+}
 
 /// A trace as read.
 #[derive(Debug, Default)]
@@ -59,7 +75,15 @@ pub struct Shape {
 pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
     let map = mapped(path)?;
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
-    parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())))
+    let shape = parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())));
+    file_read(bytes.len());
+    shape
+}
+
+/// A file of `len` bytes was read whole ([`bytes_read`]).
+pub fn file_read(len: usize) {
+    IN_FILE.store(0, Ordering::Relaxed);
+    FILES_READ.fetch_add(len as u64, Ordering::Relaxed);
 }
 
 /// The file's bytes, mapped (`None`: it is empty).
@@ -79,10 +103,14 @@ pub fn mapped(path: &Path) -> Result<Option<memmap2::Mmap>, ReadError> {
 /// ([`crate::perfetto::decode`]).
 fn protobuf_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
     let mut n = 0;
-    let shape = crate::perfetto::decode::events(b, |e| {
-        f(n, e);
-        n += 1;
-    })
+    let shape = crate::perfetto::decode::events(
+        b,
+        |e| {
+            f(n, e);
+            n += 1;
+        },
+        reading_at,
+    )
     .map_err(|e| ReadError(format!("not a Perfetto protobuf trace: {}", e.0)))?;
     Ok(Shape {
         events: n,
@@ -201,6 +229,7 @@ pub fn parse_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, Re
                 f(trace.events, v);
                 trace.events += 1;
                 i += stream.byte_offset();
+                reading_at(i);
             }
             Some(Err(e)) if e.is_eof() => {
                 trace.truncated = true;

@@ -7,6 +7,11 @@ use clxfer::report::Report;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// A line on stdout, with the progress bar out of its way.
+macro_rules! out {
+    ($($t:tt)*) => { crate::progress::suspend(|| println!($($t)*)) };
+}
+
 /// Shown violations per trace; the rest are counted.
 const SHOWN: usize = 50;
 
@@ -80,7 +85,7 @@ fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
             return code;
         }
     } else if rules.is_empty() {
-        println!(
+        out!(
             "{}: a report, not a trace: nothing of Perfetto's to check",
             path.display()
         );
@@ -104,10 +109,10 @@ fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
         let who = format!("{}: {} (pid {})", path.display(), r.program, r.pid);
         if broken.is_empty() {
             let n = rules.len();
-            println!("{who}: {n} rule{} held", if n == 1 { "" } else { "s" });
+            out!("{who}: {n} rule{} held", if n == 1 { "" } else { "s" });
         }
         for b in &broken {
-            println!("{who}: broken: {b}");
+            out!("{who}: broken: {b}");
         }
         if !broken.is_empty() {
             code = code.max(1);
@@ -130,7 +135,7 @@ fn perfetto(path: &Path) -> u8 {
                 (false, true) => "cut short: the last event is incomplete and ignored",
             };
             if r.ok() {
-                println!(
+                out!(
                     "{}: ok: {} events, {} slices, {} flows; {shape}",
                     path.display(),
                     r.events,
@@ -139,18 +144,18 @@ fn perfetto(path: &Path) -> u8 {
                 );
                 return 0;
             }
-            println!(
+            out!(
                 "{}: {} violation(s) in {} events; {shape}",
                 path.display(),
                 r.violation_count,
                 r.events
             );
             for v in r.violations.iter().take(SHOWN) {
-                println!("  {v}");
+                out!("  {v}");
             }
             let shown = r.violations.len().min(SHOWN);
             if r.violation_count > shown {
-                println!("  … and {} more", r.violation_count - shown);
+                out!("  … and {} more", r.violation_count - shown);
             }
             1
         }

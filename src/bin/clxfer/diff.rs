@@ -28,6 +28,7 @@ pub fn diff(before: &Path, after: &Path, format: &str, pairs: &[(String, String)
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
     let d = compare::diff(&b, &a, pairs);
-    let _ = std::io::stdout().write_all(render::render(&d, format).as_bytes());
+    let text = render::render(&d, format);
+    crate::progress::suspend(|| std::io::stdout().write_all(text.as_bytes())).ok();
     ExitCode::SUCCESS
 }

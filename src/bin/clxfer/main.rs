@@ -4,6 +4,7 @@
 mod check;
 mod diff;
 mod doctor;
+mod progress;
 mod report;
 mod run;
 mod view;
@@ -183,7 +184,7 @@ fn usage_error(text: &str, hint: Option<&str>) -> ExitCode {
 
 /// One line on stderr, exit code 2.
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("clxfer: {message}");
+    progress::suspend(|| eprintln!("clxfer: {message}"));
     ExitCode::from(2)
 }
 
@@ -229,20 +230,41 @@ fn main() -> ExitCode {
             format,
             table,
             project,
-        } => report::report(&traces, &format, &table, project.as_deref()),
+        } => progress::watch("reading", progress::total(&traces, 1), || {
+            report::report(&traces, &format, &table, project.as_deref())
+        }),
         Command::Check {
             traces,
             require,
             baseline,
-        } => check::check(&traces, &require, baseline.as_deref()),
+        } => {
+            // Each trace is read for Perfetto's rules, and again for a report with --require.
+            let passes = if require.is_empty() { 1 } else { 2 };
+            progress::watch("checking", progress::total(&traces, passes), || {
+                check::check(&traces, &require, baseline.as_deref())
+            })
+        }
         Command::Diff {
             before,
             after,
             format,
             pairs,
-        } => diff::diff(&before, &after, &format, &pairs),
-        Command::Merge { traces, out } => report::merge(&traces, &out),
-        Command::Convert { input, output } => report::convert(&input, &output),
+        } => {
+            let total = progress::total(&[before.clone(), after.clone()], 1);
+            progress::watch("reading", total, || {
+                diff::diff(&before, &after, &format, &pairs)
+            })
+        }
+        // A merge reads each trace twice: for the processes' starts, then to write them.
+        Command::Merge { traces, out } => {
+            progress::watch("merging", progress::total(&traces, 2), || {
+                report::merge(&traces, &out)
+            })
+        }
+        Command::Convert { input, output } => {
+            let total = progress::total(std::slice::from_ref(&input), 1);
+            progress::watch("converting", total, || report::convert(&input, &output))
+        }
         Command::View { trace, port } => view::view(&trace, port),
         Command::Doctor {
             options_markdown: true,

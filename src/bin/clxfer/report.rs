@@ -77,7 +77,7 @@ pub fn report(traces: &[PathBuf], format: &str, table: &str, project: Option<&st
         ),
         _ => rendered.join("\n"),
     };
-    let _ = std::io::stdout().write_all(out.as_bytes());
+    crate::progress::suspend(|| std::io::stdout().write_all(out.as_bytes())).ok();
     ExitCode::SUCCESS
 }
 

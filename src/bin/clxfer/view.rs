@@ -37,7 +37,9 @@ const FILES: &[(&str, &str, &[u8])] = &[
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
     // The page shows one process's report: of a merge, the first's.
-    let report = match from_trace::report_file(trace, None) {
+    let total = crate::progress::total(&[trace.to_path_buf()], 1);
+    let read = crate::progress::watch("reading", total, || from_trace::report_file(trace, None));
+    let report = match read {
         Ok(ps) => {
             if ps.len() > 1 {
                 eprintln!(
