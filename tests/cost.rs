@@ -71,7 +71,10 @@ fn own_instructions(callgrind: &std::path::Path) -> u64 {
         .output()
         .expect("python3");
     assert!(count.status.success(), "{count:?}");
-    String::from_utf8_lossy(&count.stdout).trim().parse().unwrap()
+    String::from_utf8_lossy(&count.stdout)
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// The report's (driver's share, clxfer's own time on the program's and its writer's threads),

@@ -475,9 +475,11 @@ fn device_diff(b: &[DeviceReport], a: &[DeviceReport]) -> DeviceDiff {
 /// (`8 H2D transfers … on device #1` and `16 H2D transfers … on device #1` are one).
 fn shape(title: &str) -> String {
     let mut out = String::new();
-    let mut in_number = false;
+    let (mut in_number, mut prev) = (false, ' ');
     for c in title.chars() {
-        if c.is_ascii_digit() || (in_number && (c == '.' || c == ',')) {
+        // A number starts where a word does (the 2 of `H2D` is no number).
+        let digit = c.is_ascii_digit() && (in_number || !prev.is_alphanumeric());
+        if digit || (in_number && (c == '.' || c == ',')) {
             if !in_number {
                 out.push('#');
             }
@@ -486,6 +488,7 @@ fn shape(title: &str) -> String {
             in_number = false;
             out.push(c);
         }
+        prev = c;
     }
     out
 }

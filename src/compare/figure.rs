@@ -6,7 +6,8 @@
 //! figure (a device time, a median, the wall time) changes from run to run by more than one
 //! run's own calls show (on this project's CPU device, two runs of one program differ by 10–30%
 //! in device time, beyond the 10th–90th percentile band of either run's calls), so it is judged
-//! only against runs: with two or more a side, it changed when the sides' ranges do not meet.
+//! only against runs: with two or more a side, it changed when Welch's t-test on the runs says
+//! so at [`ALPHA`].
 //! With one run a side, what the run's own spread and its sampled estimates' margins cover is
 //! noise, and what they do not is shown, not judged ([`Verdict::Unjudged`]).
 
@@ -79,10 +80,32 @@ fn median(v: &[f64]) -> Option<f64> {
     }
 }
 
-fn range(v: &[f64]) -> (f64, f64) {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
+/// The false-alarm rate a measured figure's change is judged at, with two runs or more a side:
+/// a report holds a few dozen figures, so at 1% one run in several would show a change that is
+/// not one, and at this rate about one in a hundred.
+pub const ALPHA: f64 = 0.001;
+
+/// Welch's t-test: whether the means of `a` and `b` (two runs or more each) differ at
+/// [`ALPHA`], two-sided.
+fn differ(a: &[f64], b: &[f64]) -> bool {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let moments = |v: &[f64]| {
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (n, mean, var)
+    };
+    let ((na, ma, va), (nb, mb, vb)) = (moments(a), moments(b));
+    let se2 = va / na + vb / nb;
+    if se2 == 0.0 {
+        // Every run alike on each side: the means differ or not.
+        return ma != mb;
+    }
+    let t = (ma - mb).abs() / se2.sqrt();
+    let df = se2.powi(2) / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    StudentsT::new(0.0, 1.0, df.max(1.0))
+        .map(|d| t > d.inverse_cdf(1.0 - ALPHA / 2.0))
+        .unwrap_or(false)
 }
 
 impl Figure {
@@ -115,10 +138,10 @@ impl Figure {
         }
     }
 
-    /// A measured figure. With two runs or more a side, it changed when the sides' ranges,
-    /// widened by `margin` (a sampled estimate's), do not meet. With one run on a side, its
-    /// run-to-run noise is not known: it is noise when `quiet` (the one run's own spread says so:
-    /// [`Band::overlap`]) or within `margin`, and otherwise not judged.
+    /// A measured figure. With two runs or more a side, it changed when the runs' means differ
+    /// by more than `margin` (a sampled estimate's) and by Welch's t-test at [`ALPHA`]. With one
+    /// run on a side, its run-to-run noise is not known: it is noise when `quiet` (the one run's
+    /// own spread says so: [`Band::overlap`]) or within `margin`, and otherwise not judged.
     pub fn measured(
         before: &[f64],
         after: &[f64],
@@ -130,14 +153,14 @@ impl Figure {
             Err(f) => return f,
             Ok(x) => x,
         };
-        let verdict = if before.len() >= 2 && after.len() >= 2 {
-            let ((bl, bh), (al, ah)) = (range(before), range(after));
-            if al <= bh + margin && bl <= ah + margin {
-                Verdict::Noise
-            } else {
-                by_sense(b, a, sense)
+        let verdict = if (b - a).abs() <= margin {
+            Verdict::Noise
+        } else if before.len() >= 2 && after.len() >= 2 {
+            match differ(before, after) {
+                true => by_sense(b, a, sense),
+                false => Verdict::Noise,
             }
-        } else if quiet || (b - a).abs() <= margin {
+        } else if quiet {
             Verdict::Noise
         } else {
             Verdict::Unjudged
@@ -259,18 +282,57 @@ mod tests {
                 Verdict::Noise,
             ),
             (
-                "runs whose ranges meet",
-                Figure::measured(&[10.0, 14.0, 12.0], &[13.0, 16.0], MoreIsWorse, false, 0.0),
+                "runs that overlap",
+                Figure::measured(
+                    &[10.0, 14.0, 12.0],
+                    &[13.0, 16.0, 11.0],
+                    MoreIsWorse,
+                    false,
+                    0.0,
+                ),
                 Verdict::Noise,
             ),
             (
-                "runs apart",
-                Figure::measured(&[10.0, 11.0, 12.0], &[15.0, 16.0], MoreIsWorse, true, 0.0),
+                "runs apart, but too few and too spread to tell",
+                Figure::measured(&[10.0, 12.0], &[15.0, 16.0], MoreIsWorse, false, 0.0),
+                Verdict::Noise,
+            ),
+            (
+                "runs far apart",
+                Figure::measured(
+                    &[10.0, 10.1, 9.9, 10.0],
+                    &[20.0, 20.2, 19.9, 20.1],
+                    MoreIsWorse,
+                    true,
+                    0.0,
+                ),
+                Verdict::Worse,
+            ),
+            (
+                "runs far apart, faster",
+                Figure::measured(
+                    &[20.0, 20.2, 19.9],
+                    &[10.0, 10.1, 9.9],
+                    MoreIsWorse,
+                    false,
+                    0.0,
+                ),
+                Verdict::Better,
+            ),
+            (
+                "every run alike, and apart",
+                Figure::measured(&[5.0, 5.0], &[6.0, 6.0], MoreIsWorse, false, 0.0),
                 Verdict::Worse,
             ),
             (
                 "runs apart but for the margin",
-                Figure::measured(&[10.0, 12.0], &[15.0, 16.0], MoreIsWorse, false, 3.0),
+                Figure::measured(
+                    &[10.0, 10.1, 9.9],
+                    &[15.0, 15.1, 14.9],
+                    MoreIsWorse,
+                    false,
+                    6.0,
+                ),
                 Verdict::Noise,
             ),
         ];

@@ -37,7 +37,8 @@ pub fn watch<T>(label: &str, total: u64, work: impl FnOnce() -> T) -> T {
     let (done, finished) = mpsc::channel::<()>();
     let label = label.to_string();
     let bar = std::thread::spawn(move || {
-        if finished.recv_timeout(after) != Err(mpsc::RecvTimeoutError::Timeout) {
+        // Work that ends sooner shows nothing (a test's 0 shows the bar at once, whatever).
+        if !after.is_zero() && finished.recv_timeout(after) != Err(mpsc::RecvTimeoutError::Timeout) {
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -49,6 +50,8 @@ pub fn watch<T>(label: &str, total: u64, work: impl FnOnce() -> T) -> T {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.set_message(label);
+        bar.set_position(clxfer::trace::read::bytes_read().saturating_sub(start).min(total));
+        bar.tick();
         *BAR.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
         loop {
             let read = clxfer::trace::read::bytes_read().saturating_sub(start);
