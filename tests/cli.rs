@@ -324,7 +324,7 @@ fn which(program: &str) -> std::path::PathBuf {
 #[test]
 fn readme_command_table_and_examples_are_the_help() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for sub in ["run", "report", "check", "merge", "view", "doctor"] {
+    for sub in ["run", "report", "check", "diff", "merge", "view", "doctor"] {
         let mut cmd = clxfer();
         cmd.args([sub, "--help"]);
         let help = run_cmd(cmd, Duration::from_secs(30)).stdout;

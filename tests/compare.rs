@@ -335,7 +335,8 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
     let m = measured.to_str().unwrap();
     // (rule, a run it holds for, a run it breaks for, the baseline if it compares); each figure
     // of the vocabulary has a case that holds and one that breaks.
-    let cases: &[(&str, Option<&str>, Option<&str>, Option<&str>)] = &[
+    type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+    let cases: &[Case] = &[
         ("no race", Some(s), Some(x), None),
         ("no misuse", Some(p), Some(x), None),
         ("finding:held-host=0", Some(p), Some(s), None),
@@ -516,4 +517,131 @@ fn long_work_shows_progress_on_a_terminal_and_nothing_in_a_pipe() {
         "{:?}",
         r.stdout
     );
+}
+
+/// The `run:` blocks of README's CI recipe, each as its lines, without the ones that install,
+/// check out or post (a test machine has no GitHub).
+fn recipe_steps() -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let begin = readme
+        .find("<!-- ci-recipe:begin -->")
+        .expect("README has the CI recipe");
+    let end = readme.find("<!-- ci-recipe:end -->").unwrap();
+    let lines: Vec<&str> = readme[begin..end].lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let aside = |l: &str| {
+        ["sudo ", "git ", "echo ", "gh ", "cargo "]
+            .iter()
+            .any(|p| l.starts_with(p))
+    };
+    let mut steps = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim_start();
+        if let Some(rest) = l.strip_prefix("run:") {
+            let mut step = Vec::new();
+            if rest.trim() == "|" {
+                let at = indent(lines[i]);
+                while i + 1 < lines.len()
+                    && indent(lines[i + 1]) > at
+                    && !lines[i + 1].trim().is_empty()
+                {
+                    i += 1;
+                    step.push(lines[i].trim().to_string());
+                }
+            } else {
+                step.push(rest.trim().to_string());
+            }
+            step.retain(|l| !aside(l));
+            if !step.is_empty() {
+                steps.push(step);
+            }
+        }
+        i += 1;
+    }
+    steps
+}
+
+#[test]
+fn the_readme_ci_recipe_runs_and_its_guard_fails_a_regression() {
+    let steps = recipe_steps();
+    let all: Vec<&String> = steps.iter().flatten().collect();
+    for needed in [
+        "clxfer run --summary --rules nvidia",
+        "clxfer diff --format md",
+        "clxfer check --baseline",
+    ] {
+        assert!(
+            all.iter().any(|l| l.contains(needed)),
+            "the recipe lacks {needed:?}: {all:?}"
+        );
+    }
+    let pipeline = common::program("pipeline");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_clxfer"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Main's program is fixed; the pull request regresses it to staged copies, or keeps it.
+    for (pr, guard) in [("staged", 1), ("pinned", 0)] {
+        let scratch = fresh_dir("ci-recipe");
+        let (main, here) = (scratch.join("main"), scratch.join("pr"));
+        for (dir, variant) in [(&main, "pinned"), (&here, pr)] {
+            std::fs::create_dir_all(dir).unwrap();
+            let script = dir.join("run-tests");
+            std::fs::write(
+                &script,
+                format!("#!/bin/sh\nexec {} {variant}\n", pipeline.display()),
+            )
+            .unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        for (n, step) in steps.iter().enumerate() {
+            let mut cmd = std::process::Command::new("bash");
+            cmd.args(["-eo", "pipefail", "-c", &step.join("\n")]);
+            cmd.current_dir(&here);
+            for (key, _) in std::env::vars() {
+                if key.starts_with("CLXFER_")
+                    || key.starts_with("OCL_ICD")
+                    || key == "OPENCL_LAYERS"
+                {
+                    cmd.env_remove(key);
+                }
+            }
+            cmd.env("PATH", &path);
+            let r = run_cmd(cmd, Duration::from_secs(180));
+            let last = n + 1 == steps.len();
+            let want = if last { guard } else { 0 };
+            assert_eq!(
+                r.code,
+                Some(want),
+                "{pr}: step {step:?}: {}{}",
+                r.stdout,
+                r.stderr
+            );
+            if last && guard == 1 {
+                let broken: Vec<&str> =
+                    r.stdout.lines().filter(|l| l.contains("broken:")).collect();
+                assert_eq!(broken.len(), 1, "{}", r.stdout);
+                assert!(broken[0].contains("staged_bytes<=+0"), "{}", r.stdout);
+            }
+        }
+        let md = std::fs::read_to_string(here.join("clxfer-diff.md")).unwrap();
+        assert!(md.starts_with("### clxfer diff · pipeline"), "{md}");
+        match pr {
+            "staged" => assert!(
+                md.contains("moved on device #1: D2H 8.00 MiB pinned → staged"),
+                "{md}"
+            ),
+            _ => assert!(
+                md.contains("nothing got worse") && !md.contains("moved on"),
+                "{md}"
+            ),
+        }
+    }
 }

@@ -299,8 +299,8 @@ fn moves(b: &DeviceReport, a: &DeviceReport) -> Vec<Move> {
                 gained.push((k.1.clone(), d));
             }
         }
-        lost.sort_by(|x, y| y.1.cmp(&x.1));
-        gained.sort_by(|x, y| y.1.cmp(&x.1));
+        lost.sort_by_key(|x| std::cmp::Reverse(x.1));
+        gained.sort_by_key(|x| std::cmp::Reverse(x.1));
         for (from, mut left) in lost {
             for (to, room) in gained.iter_mut() {
                 let n = left.min(*room);

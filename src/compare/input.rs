@@ -1,7 +1,8 @@
 //! One side of a comparison, read: a trace (JSON or protobuf), a report as clxfer writes it in
 //! JSON (`CLXFER_REPORT=run.json`, `clxfer report --format json`: one report or an array of
-//! them), or a directory of either (every `clxfer-*.json`, `clxfer-*.pftrace` and `*.report.json`
-//! in it, sorted).
+//! them), or a directory of either (every `clxfer-*.json` and `clxfer-*.pftrace` trace in it, and
+//! every `*.json` that is a report: `CLXFER_REPORT=dir/run.json` names a program's later
+//! processes `run.1.json`, …; sorted).
 
 use crate::report::{Report, from_trace};
 use std::path::{Path, PathBuf};
@@ -38,13 +39,14 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|p| {
             p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
                 (n.starts_with("clxfer-") && (n.ends_with(".json") || n.ends_with(".pftrace")))
-                    || n.ends_with(".report.json")
+                    || (n.ends_with(".json") && is_report(p).unwrap_or(false))
             })
         })
         .collect();
     if files.is_empty() {
         return Err(format!(
-            "{} is a directory with no clxfer-*.json, clxfer-*.pftrace or *.report.json in it",
+            "{} is a directory with no trace (clxfer-*.json, clxfer-*.pftrace) and no JSON report \
+             in it",
             path.display()
         ));
     }

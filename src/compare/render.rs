@@ -13,8 +13,8 @@ pub const FORMATS: &[&str] = &["text", "json", "md", "csv"];
 /// How noise is told from a change, as the output says it.
 pub const NOISE: &str = "counts, bytes, paths and projected times are exact; a measured \
                          figure is judged against runs: with two or more a side it changed when \
-                         the sides' ranges do not meet; with one run a side, what the run's own \
-                         spread (its calls' 10th-90th percentile band) and its sampled \
+                         Welch's t-test on them says so at 0.1%; with one run a side, what the \
+                         run's own spread (its calls' 10th-90th percentile band) and its sampled \
                          estimates' margins cover is noise, and the rest is shown, not judged";
 
 pub fn render(d: &Diff, format: &str) -> String {
@@ -216,10 +216,11 @@ fn worse(p: &PairDiff) -> Vec<String> {
             r.time_ns.verdict == Verdict::New && r.time_ns.after.is_some_and(|t| t > 0.0)
         }) {
             out.push(format!(
-                "device #{} {} came: {} calls, {}, {}",
+                "device #{} {} came: {} call{}, {}, {}",
                 d.index,
                 row_name(r),
                 count(r.calls.after),
+                if r.calls.after == Some(1.0) { "" } else { "s" },
                 size(r.bytes.after),
                 ns(r.time_ns.after)
             ));
@@ -327,7 +328,7 @@ fn text(d: &Diff) -> String {
         let _ = writeln!(s, "{}\n", head(p));
         let _ = writeln!(s, "verdict:");
         for l in verdict(p) {
-            let _ = writeln!(s, "  {l}");
+            crate::report::wrapped("  - ", &l, &mut s);
         }
         for dev in &p.devices {
             let _ = writeln!(s, "\n{}", device_title(dev));
@@ -354,7 +355,9 @@ fn text(d: &Diff) -> String {
         for (index, name, side) in &p.devices_alone {
             let _ = writeln!(s, "\ndevice #{index} · {name}: only {side}");
         }
-        let _ = writeln!(s, "\nnoise: {NOISE}\n");
+        s.push('\n');
+        crate::report::wrapped("noise: ", NOISE, &mut s);
+        s.push('\n');
     }
     alone(d, &mut s);
     s

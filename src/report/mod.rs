@@ -24,7 +24,7 @@ pub use builder::{
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};
 pub use races::{RaceFact, RaceSide};
-pub use render::Format;
+pub use render::{Format, WIDTH, wrapped};
 pub use sampled::Sampled;
 pub use timeline::Busy;
 

@@ -235,7 +235,7 @@ fn aligned<const N: usize>(
 }
 
 /// `text` wrapped at [`WIDTH`], the first line after `head`, the rest indented to match.
-fn wrapped(head: &str, text: &str, out: &mut String) {
+pub fn wrapped(head: &str, text: &str, out: &mut String) {
     let indent = " ".repeat(head.chars().count());
     let mut line = head.to_string();
     let mut empty = true;

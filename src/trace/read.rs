@@ -9,18 +9,40 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How far this process's reading of trace files has got, bytes: the files read whole, and the
-/// offset in the one being read. The `clxfer` command's progress bar reads it; reading stores it
-/// once an event (a relaxed store, nothing to the reading's cost).
+/// offset in the one being read. Stored once an event (a relaxed store); every [`HOOK_EVERY`]
+/// bytes the hook, if one is set, is called with it on the reading thread: the `clxfer`
+/// command's progress bar, drawn there (a thread of its own would turn on malloc's locking for
+/// the whole read: +2.8% instructions on a report).
 static FILES_READ: AtomicU64 = AtomicU64::new(0);
 static IN_FILE: AtomicU64 = AtomicU64::new(0);
+static HOOKED_AT: AtomicU64 = AtomicU64::new(0);
+static HOOK: std::sync::OnceLock<fn(u64)> = std::sync::OnceLock::new();
+const HOOK_EVERY: u64 = 1 << 20;
 
 /// Bytes of trace files read so far by this process.
 pub fn bytes_read() -> u64 {
     FILES_READ.load(Ordering::Relaxed) + IN_FILE.load(Ordering::Relaxed)
 }
 
+/// Calls `hook` with [`bytes_read`] as reading goes (every MiB, and at each file's end); once
+/// per process.
+pub fn on_progress(hook: fn(u64)) {
+    let _ = HOOK.set(hook);
+}
+
 fn reading_at(offset: usize) {
     IN_FILE.store(offset as u64, Ordering::Relaxed);
+    let read = bytes_read();
+    if read.wrapping_sub(HOOKED_AT.load(Ordering::Relaxed)) >= HOOK_EVERY {
+        hook(read);
+    }
+}
+
+fn hook(read: u64) {
+    HOOKED_AT.store(read, Ordering::Relaxed);
+    if let Some(h) = HOOK.get() {
+        h(read);
+    }
 }
 
 /// A trace as read.
@@ -84,6 +106,7 @@ pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape,
 pub fn file_read(len: usize) {
     IN_FILE.store(0, Ordering::Relaxed);
     FILES_READ.fetch_add(len as u64, Ordering::Relaxed);
+    hook(bytes_read());
 }
 
 /// The file's bytes, mapped (`None`: it is empty).

@@ -31,14 +31,14 @@ pub fn check(traces: &[PathBuf], require: &[String], baseline: Option<&Path>) ->
             }
         }
     }
-    if let Some(r) = rules.iter().find(|r| r.needs_baseline()) {
-        if baseline.is_none() {
-            eprintln!(
-                "clxfer: --require `{}` compares with a baseline: name it with --baseline FILE",
-                r.text
-            );
-            bad = true;
-        }
+    if let Some(r) = rules.iter().find(|r| r.needs_baseline())
+        && baseline.is_none()
+    {
+        eprintln!(
+            "clxfer: --require `{}` compares with a baseline: name it with --baseline FILE",
+            r.text
+        );
+        bad = true;
     }
     if bad {
         eprintln!("clxfer: the rules: {}", guard::VOCABULARY);

@@ -1,19 +1,34 @@
 //! Progress on long work over traces: once it has run ~1 s, a bar on stderr with the bytes read
-//! of the total, the rate and the time left, drawn by `indicatif` (which draws nothing when stderr
-//! is not a terminal), from `clxfer::trace::read::bytes_read`. Gone when the work ends.
+//! of the total, the rate and the time left, drawn by `indicatif` (nothing when stderr is not a
+//! terminal). Drawn on the reading thread, from `clxfer::trace::read`'s hook (every MiB read), so
+//! that no thread is added; gone when the work ends.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::{Mutex, mpsc};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-/// The bar while it shows.
-static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+/// The work being watched: its label, total, start and the bytes read before it, and its bar
+/// once shown.
+struct Watch {
+    label: String,
+    total: u64,
+    since: Instant,
+    after: Duration,
+    from: u64,
+    bar: Option<ProgressBar>,
+}
+
+static WATCH: Mutex<Option<Watch>> = Mutex::new(None);
+
+fn watching<T>(f: impl FnOnce(&mut Option<Watch>) -> T) -> T {
+    f(&mut WATCH.lock().unwrap_or_else(|e| e.into_inner()))
+}
 
 /// Runs `f` (which writes to the terminal) with the bar, if one shows, out of its way.
 pub fn suspend<T>(f: impl FnOnce() -> T) -> T {
-    let bar = BAR.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    match bar {
+    match watching(|w| w.as_ref().and_then(|w| w.bar.clone())) {
         Some(b) => b.suspend(f),
         None => f(),
     }
@@ -29,43 +44,53 @@ pub fn total(paths: &[PathBuf], passes: u64) -> u64 {
     files.map(|f| size(&f)).sum::<u64>() * passes
 }
 
-/// Runs `work`, showing its progress through `total` bytes under `label` if it runs long
-/// enough.
-pub fn watch<T>(label: &str, total: u64, work: impl FnOnce() -> T) -> T {
-    let after = Duration::from_millis(clxfer::config::global().test_progress_after_ms);
-    let start = clxfer::trace::read::bytes_read();
-    let (done, finished) = mpsc::channel::<()>();
-    let label = label.to_string();
-    let bar = std::thread::spawn(move || {
-        // Work that ends sooner shows nothing (a test's 0 shows the bar at once, whatever).
-        if !after.is_zero() && finished.recv_timeout(after) != Err(mpsc::RecvTimeoutError::Timeout) {
-            return;
+/// The reading hook: shows the bar once the work has run long enough, then moves it.
+fn read(bytes: u64) {
+    watching(|w| {
+        let Some(w) = w.as_mut() else { return };
+        let done = bytes.saturating_sub(w.from).min(w.total);
+        if w.bar.is_none() && w.since.elapsed() >= w.after {
+            let bar = ProgressBar::with_draw_target(Some(w.total), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "clxfer: {msg} {wide_bar} {binary_bytes}/{binary_total_bytes} \
+                     {binary_bytes_per_sec} {eta} left",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_message(w.label.clone());
+            w.bar = Some(bar);
         }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "clxfer: {msg} {wide_bar} {binary_bytes}/{binary_total_bytes} \
-                 {binary_bytes_per_sec} {eta} left",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar.set_message(label);
-        bar.set_position(clxfer::trace::read::bytes_read().saturating_sub(start).min(total));
-        bar.tick();
-        *BAR.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
-        loop {
-            let read = clxfer::trace::read::bytes_read().saturating_sub(start);
-            bar.set_position(read.min(total));
-            match finished.recv_timeout(Duration::from_millis(100)) {
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                _ => break,
-            }
+        if let Some(bar) = &w.bar {
+            bar.set_position(done);
         }
-        BAR.lock().unwrap_or_else(|e| e.into_inner()).take();
-        bar.finish_and_clear();
     });
+}
+
+/// Runs `work`, showing its progress through `total` bytes under `label` if it runs long
+/// enough, on a terminal.
+pub fn watch<T>(label: &str, total: u64, work: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return work();
+    }
+    clxfer::trace::read::on_progress(read);
+    watching(|w| {
+        *w = Some(Watch {
+            label: label.to_string(),
+            total,
+            since: Instant::now(),
+            after: Duration::from_millis(clxfer::config::global().test_progress_after_ms),
+            from: clxfer::trace::read::bytes_read(),
+            bar: None,
+        })
+    });
+    // A test's 0 shows the bar at once, however short the work.
+    if clxfer::config::global().test_progress_after_ms == 0 {
+        read(clxfer::trace::read::bytes_read());
+    }
     let out = work();
-    let _ = done.send(());
-    let _ = bar.join();
+    if let Some(bar) = watching(|w| w.take().and_then(|w| w.bar)) {
+        bar.finish_and_clear();
+    }
     out
 }
