@@ -268,10 +268,11 @@ fn circles(src: &Path) -> BTreeSet<String> {
             }
             for p in paths_in(s) {
                 // A bare child path in a directory module (`use builder::X`) is `self::builder`.
-                if let Some(t) = target(m, &p, &files, &reexports) {
-                    if &t != m && !m.starts_with(&t) {
-                        to.insert(t);
-                    }
+                if let Some(t) = target(m, &p, &files, &reexports)
+                    && &t != m
+                    && !m.starts_with(&t)
+                {
+                    to.insert(t);
                 }
             }
             if !files[m].ends_with("mod.rs") {
@@ -282,10 +283,10 @@ fn circles(src: &Path) -> BTreeSet<String> {
                 .trim_start_matches("pub ");
             if let Some(rest) = t.strip_prefix("use ") {
                 for p in paths_in(&format!("use {rest};")) {
-                    if let Some(t) = target(m, &format!("self::{p}"), &files, &reexports) {
-                        if &t != m {
-                            to.insert(t);
-                        }
+                    if let Some(t) = target(m, &format!("self::{p}"), &files, &reexports)
+                        && &t != m
+                    {
+                        to.insert(t);
                     }
                 }
             }
