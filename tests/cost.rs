@@ -101,6 +101,9 @@ fn reported_shares(storm: &std::path::Path, n: u64) -> (f64, f64) {
 
 #[test]
 fn summary_mode_on_a_storm_keeps_within_its_guard_and_states_the_drivers_share() {
+    /// How far callgrind's count of the driver's share moves between runs of one build,
+    /// instructions per enqueue.
+    const DRIVER_COUNT_SPREAD: f64 = 180.0;
     let lib = root().join("target/release/libclxfer.so");
     assert!(
         lib.exists(),
@@ -147,11 +150,16 @@ fn summary_mode_on_a_storm_keeps_within_its_guard_and_states_the_drivers_share()
         summary - own,
         100.0 * stated
     );
-    assert!(counted > 0.0, "callgrind counts no driver share: {counted}");
+    // Within 2x, or within what callgrind itself can tell: PoCL's worker threads wake as
+    // valgrind schedules them, which moves the driver's count by up to ~180 instructions per
+    // enqueue between runs of one build (seen: -26 to +155 at a clxfer cost of ~2,700).
+    let resolution = DRIVER_COUNT_SPREAD / own;
     assert!(
-        (0.5..=2.0).contains(&(stated / counted)),
-        "the report puts {:.1}% of clxfer's cost on the driver, callgrind counts {:.1}%",
+        (0.5..=2.0).contains(&(stated / counted)) || (stated - counted).abs() <= resolution,
+        "the report puts {:.1}% of clxfer's cost on the driver, callgrind counts {:.1}% (it \
+         resolves {:.1}%)",
         100.0 * stated,
-        100.0 * counted
+        100.0 * counted,
+        100.0 * resolution
     );
 }
