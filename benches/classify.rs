@@ -5,7 +5,8 @@
 use clxfer::model::classify::{Op, Request, classify};
 use clxfer::model::device::DeviceProfile;
 use clxfer::model::effects;
-use clxfer::model::memory::{MemKind, NewObject, Place, RangeKind, Registry};
+use clxfer::model::kinds::{MemKind, RangeKind};
+use clxfer::model::memory::{NewObject, Place, Registry};
 use clxfer::model::rules::{CPU, NVIDIA};
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use opencl_sys::*;

@@ -6,7 +6,8 @@
 use clxfer::layer::Api;
 use clxfer::model::classify::{Op, Request, classify};
 use clxfer::model::device::DeviceProfile;
-use clxfer::model::memory::{MemKind, NewObject, Registry};
+use clxfer::model::kinds::MemKind;
+use clxfer::model::memory::{NewObject, Registry};
 use clxfer::model::rules::NVIDIA;
 use clxfer::sink::chrome::{Chrome, Start};
 use clxfer::sink::pftrace::Proto;

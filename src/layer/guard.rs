@@ -2,7 +2,7 @@
 //! through, so each program call is seen once even when clxfer sits at two levels of the chain),
 //! the process-wide on/off state, and panic containment at the export boundary.
 
-use super::{Api, lifecycle};
+use super::Api;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -30,14 +30,16 @@ impl Drop for Outermost {
     }
 }
 
-/// `Some` when this call is the outermost on its thread and clxfer is on; `None` means: forward only.
+/// `Some` when this call is the outermost on its thread and clxfer is on; `None` means: forward
+/// only. Before clxfer has started, `init` starts it (`lifecycle::init`, above this file: passed
+/// in, not named, and inlined alike) and says whether it is on.
 #[inline(always)]
-pub fn enter() -> Option<Outermost> {
+pub fn enter(init: fn() -> bool) -> Option<Outermost> {
     match STATE.load(Ordering::Acquire) {
         ON => {}
         OFF => return None,
         _ => {
-            if !lifecycle::init() {
+            if !init() {
                 return None;
             }
         }
@@ -131,6 +133,7 @@ mod tests {
     #[test]
     fn nested_calls_do_not_reset_the_outermost_flag() {
         set_on(true);
+        let enter = || enter(|| true);
         let outer = enter().expect("first call is outermost");
         assert!(enter().is_none(), "nested");
         assert!(

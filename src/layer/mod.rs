@@ -128,7 +128,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     missing: impl FnOnce() -> R,
 ) -> R {
     let Some(f) = down else { return missing() };
-    let Some(_outermost) = guard::enter() else {
+    let Some(_outermost) = guard::enter(lifecycle::init) else {
         return call(f, args);
     };
     if !lifecycle::called(api) {

@@ -2,7 +2,7 @@
 //! code, logs, traces and docs) and the [`Classification`] of one transfer.
 
 use super::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS, SVM_FLAGS};
-use super::memory::{MemKind, RangeKind};
+use super::kinds::{MemKind, RangeKind};
 use crate::units;
 use smallvec::SmallVec;
 use std::fmt::{self, Write as _};

@@ -3,7 +3,8 @@
 
 use super::classification::*;
 use super::device::DeviceProfile;
-use super::memory::{Place, RangeKind, Registry, Since, View};
+use super::kinds::RangeKind;
+use super::memory::{Place, Registry, Since, View};
 use super::rules::{CrossDevice, Pageable, Placement, Rule, RuleSet, common as any};
 use opencl_sys::{
     CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION,

@@ -4,7 +4,8 @@
 
 use super::classify::{Op, Request, SVM_MAPPINGS};
 use super::device::DeviceProfile;
-use super::memory::{Place, RangeKind, Registry, Since};
+use super::kinds::RangeKind;
+use super::memory::{Place, Registry, Since};
 use super::rules::{Placement, RuleSet};
 use opencl_sys::{CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION, CL_MIGRATE_MEM_OBJECT_HOST};
 
@@ -129,7 +130,8 @@ fn writes_back(kind: RangeKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::memory::{MemKind, NewObject, Since, Usage};
+    use crate::model::kinds::MemKind;
+    use crate::model::memory::{NewObject, Since, Usage};
     use crate::model::rules::{AMD, CPU, NVIDIA};
     use opencl_sys::*;
 

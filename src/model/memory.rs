@@ -7,6 +7,7 @@
 //! mapping inside a USE_HOST_PTR range) cost no scan. Both are bounded by [`MAX_ENTRIES`].
 
 use super::classification::{ObjRef, RangeRef};
+use super::kinds::{MemKind, RangeKind};
 use opencl_sys::CL_MEM_ALLOC_HOST_PTR;
 use rangemap::RangeMap;
 use rustc_hash::FxHashMap as HashMap;
@@ -39,14 +40,6 @@ pub enum Since {
     IdleMigration(usize),
     /// Written whole on device `.0` (a write or fill of every byte).
     Written(usize),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemKind {
-    Buffer,
-    Image,
-    Pipe,
-    Other,
 }
 
 /// What the intercept learned about a new memory object.
@@ -114,38 +107,6 @@ pub struct View<'a> {
     pub root: &'a MemObject,
     /// Offset of `obj` inside `root`.
     pub offset: u64,
-}
-
-/// Why a host range is pinned or registered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RangeKind {
-    /// From map until unmap; `map_flags` as given.
-    Mapping {
-        map_flags: u64,
-    },
-    UseHostPtr,
-    Svm {
-        flags: u64,
-    },
-    UsmHost,
-    UsmShared,
-    UsmDevice,
-    Imported,
-}
-
-impl RangeKind {
-    /// The host-memory kind word used in classifications and traces.
-    pub fn word(self) -> &'static str {
-        match self {
-            RangeKind::Mapping { .. } => "mapped",
-            RangeKind::UseHostPtr => "use-host-ptr",
-            RangeKind::Svm { .. } => "svm",
-            RangeKind::UsmHost => "usm-host",
-            RangeKind::UsmShared => "usm-shared",
-            RangeKind::UsmDevice => "usm-device",
-            RangeKind::Imported => "imported",
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

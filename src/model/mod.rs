@@ -8,5 +8,6 @@ pub mod effects;
 pub mod flags;
 pub mod geometry;
 pub mod kernel_source;
+pub mod kinds;
 pub mod memory;
 pub mod rules;

@@ -7,7 +7,7 @@
 use super::classification::{Direction, Path};
 use super::cost::{Cost, Figure, Link};
 use super::device::{DeviceKind, DeviceProfile};
-use super::memory::RangeKind;
+use super::kinds::RangeKind;
 
 /// One rule: what the classifier cites.
 #[derive(Debug, Clone, Copy)]

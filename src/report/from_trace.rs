@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 /// A `ts` or `dur` in nanoseconds; 0 when absent or negative.
 fn ns(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_f64)
-        .map_or(0, |us| read::ns(us).max(0) as u64)
+        .map_or(0, |us| crate::trace::time::ns(us).max(0) as u64)
 }
 
 /// An integer: a number, or a decimal string past 2^53 (`sink::json`).

@@ -2,18 +2,19 @@
 //!
 //! A thread pushes into its own buffer (an uncontended lock); a full buffer goes to the writer as
 //! one batch through a bounded channel. The writer also collects partly filled buffers every
-//! [`TICK`], so records reach the file within a tick even from threads that call rarely. When the
-//! writer falls behind, a full batch waits at most [`BACK_PRESSURE`] for room, then is dropped and
+//! [`channel::TICK`](super::channel::TICK), so records reach the file within a tick even from threads that call rarely. When the
+//! writer falls behind, a full batch waits at most [`BACK_PRESSURE`](super::channel::BACK_PRESSURE) for room, then is dropped and
 //! counted: memory stays bounded (`CLXFER_BUFFER_MIB` of batches in flight, [`queued_batches`]).
 //!
 //! After `fork` the child starts afresh: it never touches the parent's buffers (another thread may
 //! have held their locks at the fork) and writes its own file.
 
-use super::record::{CallFlags, End, Enqueued, KINDS, QueueRef, Record};
+use super::channel::{BATCH, Buffer, Msg, Shared};
+use super::record::{CallFlags, End, Enqueued, QueueRef, Record};
 use super::writer;
 use crate::report::Folds;
 use crate::sync::Mutex;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crossbeam_channel::bounded;
 use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -22,37 +23,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Records per batch.
-pub const BATCH: usize = 256;
 /// The most a record takes: an enqueue's call record and its boxed details (the classification).
 const RECORD_BYTES: usize = std::mem::size_of::<Record>() + std::mem::size_of::<Enqueued>();
-
-pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
-pub const TICK: Duration = Duration::from_millis(20);
 
 /// How many batches may wait for the writer within `bytes` (`CLXFER_BUFFER_MIB`): at least 2.
 pub fn queued_batches(bytes: u64) -> usize {
     (bytes / (BATCH * RECORD_BYTES) as u64).clamp(2, 1 << 16) as usize
-}
-
-pub enum Msg {
-    Batch(Vec<Record>),
-    /// Write the end of the output, then acknowledge.
-    Finish(Box<End>, Sender<()>),
-}
-
-type Buffer = Arc<Mutex<Vec<Record>>>;
-type Pool<T> = (Sender<T>, Receiver<T>);
-
-/// One process's sink: the channel to its writer and every thread's buffer.
-pub struct Shared {
-    tx: Sender<Msg>,
-    /// Emptied batches, back from the writer for reuse.
-    pool: Pool<Vec<Record>>,
-    threads: Mutex<Vec<Buffer>>,
-    pub dropped: [AtomicU64; KINDS.len()],
-    finished: AtomicBool,
-    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
@@ -177,61 +153,6 @@ fn shared() -> Option<&'static Shared> {
     }
     SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
     Some(shared)
-}
-
-impl Shared {
-    /// Hands a batch to the writer, waiting a bounded time for room; drops and counts it else.
-    fn send(&self, batch: Vec<Record>) {
-        if batch.is_empty() || self.finished.load(Ordering::Acquire) {
-            return;
-        }
-        if let Err(e) = self.tx.send_timeout(Msg::Batch(batch), BACK_PRESSURE)
-            && let Msg::Batch(lost) = e.into_inner()
-        {
-            self.count_dropped(&lost);
-        }
-    }
-
-    /// An empty batch: a recycled one if there is one.
-    fn fresh(&self) -> Vec<Record> {
-        self.pool
-            .1
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH))
-    }
-
-    /// Takes back a batch the writer has emptied.
-    pub fn recycle(&self, mut batch: Vec<Record>) {
-        batch.clear();
-        if batch.capacity() == BATCH {
-            let _ = self.pool.0.try_send(batch);
-        }
-    }
-
-    pub fn count_dropped(&self, lost: &[Record]) {
-        for r in lost {
-            self.dropped[r.kind()].fetch_add(r.count(), Ordering::Relaxed);
-        }
-    }
-
-    /// Every thread's partly filled buffer (the writer's tick, and the end).
-    pub fn collect(&self) -> Vec<Vec<Record>> {
-        let mut threads = self.threads.lock();
-        let batches = threads
-            .iter()
-            .filter_map(|b| {
-                let mut b = b.lock();
-                (!b.is_empty()).then(|| std::mem::replace(&mut *b, self.fresh()))
-            })
-            .collect();
-        // Threads that have ended (only this list still holds their buffer).
-        threads.retain(|b| Arc::strong_count(b) > 1);
-        batches
-    }
-
-    pub fn dropped(&self) -> [u64; KINDS.len()] {
-        std::array::from_fn(|i| self.dropped[i].load(Ordering::Relaxed))
-    }
 }
 
 /// This thread's OS id (cached with its buffer; a syscall otherwise).
@@ -371,23 +292,6 @@ pub fn hold_for_fork() -> Box<dyn std::any::Any> {
 pub fn forget_after_fork() {
     SHARED.store(std::ptr::null_mut(), Ordering::Release);
     GENERATION.fetch_add(1, Ordering::AcqRel);
-}
-
-/// What the writer gets next.
-pub enum Next {
-    Msg(Msg),
-    /// A tick passed with no message.
-    Tick,
-    /// Every sender is gone.
-    Closed,
-}
-
-pub fn next(rx: &Receiver<Msg>) -> Next {
-    match rx.recv_timeout(TICK) {
-        Ok(msg) => Next::Msg(msg),
-        Err(RecvTimeoutError::Timeout) => Next::Tick,
-        Err(RecvTimeoutError::Disconnected) => Next::Closed,
-    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,9 @@ mod tests;
 mod tracks;
 mod waits;
 
+use super::emit::Part;
 use super::emit::{Emit, Heads, Name};
-use super::json::{self, Json, Part, quoted};
+use super::json::{self, Json, quoted};
 use super::record::*;
 use super::ring::TraceOut;
 use super::writer::Output;

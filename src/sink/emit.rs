@@ -9,10 +9,15 @@
 //! classification, flag names, a class's members) must come from the same kind of emitter, in
 //! the same place: a value after a key, or members inside `args`.
 
-use super::json::Part;
 use crate::vocab::schema::Key;
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
+
+/// A piece of a literal string built of words and numbers (`Emit::raw_parts`).
+pub enum Part {
+    Text(&'static str),
+    Num(u64),
+}
 
 /// An event's name: clxfer's own words joined by spaces, or text to escape.
 pub enum Name<'a> {

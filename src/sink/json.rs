@@ -5,6 +5,8 @@
 /// The largest integer every JSON reader (doubles) holds exactly: 2^53.
 pub use crate::vocab::schema::EXACT;
 
+use super::emit::Part;
+
 /// Appends JSON to a byte buffer. Commas are placed by one flag: a value or a closed container
 /// calls for one before the next, an opening or a key does not (one test per value, where a bit
 /// per depth cost the trace writer 14% of its instructions).
@@ -479,12 +481,6 @@ fn head(cat: &str, ph: &'static str, pid: u32, tid: u32) -> Box<[u8]> {
     h.qkey(quoted!("tid")).u64(tid.into());
     h.qkey(quoted!("ts"));
     h.buf.into()
-}
-
-/// A piece of [`Json::raw_parts`].
-pub enum Part {
-    Text(&'static str),
-    Num(u64),
 }
 
 /// Appends `s` with JSON's escapes. Most strings need none: they are copied whole.

@@ -4,6 +4,7 @@
 //! (`counts.rs`, `transfers.rs`) are kept alongside.
 
 pub mod buffer;
+pub mod channel;
 pub mod chrome;
 pub mod counters;
 pub mod counts;

@@ -4,8 +4,8 @@
 //! track; `id`: an arrow's flow id), its `args` are its debug annotations, and the metadata and
 //! counter events become track descriptors and counter values.
 
+use super::emit::Part;
 use super::emit::{Emit, Heads, Name};
-use super::json::Part;
 use crate::perfetto::encode::{Encoder, Scope};
 use crate::perfetto::fields::{RACE_FLOW_BIT, WAIT_FLOW_BIT, event as ev};
 use crate::perfetto::intern::{Label, join};

@@ -1,7 +1,7 @@
 //! The one writer thread: takes batches from the threads' buffers and feeds the output of the
 //! mode (`trace`: the Chrome trace file; `summary`: the aggregate). The call path never does I/O.
 
-use super::buffer::{self, Msg, Next, Shared};
+use super::channel::{self, Msg, Next, Shared};
 use super::record::{End, Record};
 use crossbeam_channel::Receiver;
 
@@ -34,7 +34,7 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
         std::thread::sleep(std::time::Duration::from_millis(stall));
     }
     loop {
-        match buffer::next(&rx) {
+        match channel::next(&rx) {
             Next::Msg(Msg::Batch(mut records)) => {
                 output.write(&mut records);
                 shared.recycle(records);

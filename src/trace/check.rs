@@ -1,7 +1,8 @@
 //! `clxfer check`: every rule of perfetto-json.md that a trace can break, checked. A trace that
 //! passes is drawn by Perfetto as written: no dropped or mis-nested slices, every arrow bound.
 
-use super::read::{ReadError, Trace, ns};
+use super::read::{ReadError, Trace};
+use super::time::ns;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 use std::collections::HashMap;

@@ -118,7 +118,7 @@ impl Expand {
         if args.contains_key(s::QUEUED_TO_SUBMIT.name)
             && !args.contains_key(s::ENQUEUE_TO_START.name)
         {
-            let ns = super::read::ns(ts) - super::read::ns(h.ts);
+            let ns = super::time::ns(ts) - super::time::ns(h.ts);
             args.insert(
                 s::ENQUEUE_TO_START.name.into(),
                 Value::from(ns.max(0) as f64 / 1000.0),

@@ -4,7 +4,8 @@
 //! Each file is read twice, event by event (its start and largest flow id, then its events), so
 //! traces of any size merge in the memory of one event.
 
-use super::read::{ReadError, ns, read_file_with};
+use super::read::{ReadError, read_file_with};
+use super::time::ns;
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE, device_pid};
 use serde_json::Value;
 use std::collections::HashSet;

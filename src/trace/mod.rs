@@ -6,3 +6,4 @@ pub mod compact;
 pub mod convert;
 pub mod merge;
 pub mod read;
+pub mod time;

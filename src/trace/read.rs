@@ -78,12 +78,6 @@ pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
     })
 }
 
-/// A `ts` or `dur` (microseconds, three decimals as clxfer writes them) in nanoseconds, rounded as
-/// Perfetto rounds them.
-pub fn ns(us: f64) -> i64 {
-    (us * 1000.0).round() as i64
-}
-
 /// How a trace ended, once its events went by.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Shape {
