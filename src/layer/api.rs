@@ -13,3 +13,12 @@ use opencl_sys::*;
 use std::ffi::{c_char, c_void};
 
 entry_points!(cl_entry_points);
+
+/// The extension wrappers the extension-address hooks return (`extensions::Wrappers`).
+pub struct Wrapped;
+
+impl extensions::Wrappers for Wrapped {
+    fn wrapper(api: Api) -> Option<*mut c_void> {
+        extension_wrapper(api)
+    }
+}

@@ -3,9 +3,10 @@
 //! per platform, and hands back its own wrapper for the functions in the `extension` list; any other
 //! name gets exactly what the driver gave.
 
-use super::{Api, Call, Hook, Span, api};
+use super::{Api, Call, Hook, Span};
 use crate::sync::{Mutex, RwLock};
 use std::ffi::{CStr, c_char, c_void};
+use std::marker::PhantomData;
 
 /// One pointer a driver gave: which function, for which dispatch table (0: unknown), where.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -110,8 +111,19 @@ pub unsafe fn real(api: Api, handle: *const c_void) -> *mut c_void {
     chosen.addr as *mut c_void
 }
 
+/// clxfer's wrapper for an extension entry point, where it has one. The entry points' list
+/// makes them (`api.rs`, which sits above the hooks) and names its implementation as the hooks'
+/// type parameter, so this file does not reach up for them.
+pub trait Wrappers {
+    fn wrapper(api: Api) -> Option<*mut c_void>;
+}
+
 /// The wrapper to return for `name`, having recorded the driver's `addr`.
-unsafe fn wrap(name: *const c_char, dispatch: usize, addr: *mut c_void) -> *mut c_void {
+unsafe fn wrap<W: Wrappers>(
+    name: *const c_char,
+    dispatch: usize,
+    addr: *mut c_void,
+) -> *mut c_void {
     if addr.is_null() || name.is_null() {
         return addr;
     }
@@ -119,7 +131,7 @@ unsafe fn wrap(name: *const c_char, dispatch: usize, addr: *mut c_void) -> *mut 
     let Some(api) = Api::from_name(name) else {
         return addr;
     };
-    let Some(wrapper) = api::extension_wrapper(api) else {
+    let Some(wrapper) = W::wrapper(api) else {
         return addr;
     };
     register(api, dispatch, addr as usize);
@@ -128,9 +140,9 @@ unsafe fn wrap(name: *const c_char, dispatch: usize, addr: *mut c_void) -> *mut 
 }
 
 /// `clGetExtensionFunctionAddress(func_name)`: no platform given, so the pointer's platform is unknown.
-pub struct AddressHook;
+pub struct AddressHook<W>(PhantomData<W>);
 
-impl Hook<(*const c_char,), *mut c_void> for AddressHook {
+impl<W: Wrappers> Hook<(*const c_char,), *mut c_void> for AddressHook<W> {
     type State = ();
     unsafe fn before(_: Call, _: &mut (*const c_char,)) {}
     unsafe fn after(
@@ -142,16 +154,16 @@ impl Hook<(*const c_char,), *mut c_void> for AddressHook {
         if ret.is_null() {
             unsafe { not_found(args.0, span.end) };
         }
-        unsafe { wrap(args.0, 0, ret) }
+        unsafe { wrap::<W>(args.0, 0, ret) }
     }
 }
 
 /// `clGetExtensionFunctionAddressForPlatform(platform, func_name)`.
-pub struct AddressForPlatformHook;
+pub struct AddressForPlatformHook<W>(PhantomData<W>);
 
 type ForPlatformArgs = (opencl_sys::cl_platform_id, *const c_char);
 
-impl Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook {
+impl<W: Wrappers> Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook<W> {
     type State = ();
     unsafe fn before(_: Call, _: &mut ForPlatformArgs) {}
     unsafe fn after(
@@ -166,6 +178,6 @@ impl Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook {
         }
         // The driver returned a function for this platform, so the handle is a live platform.
         let dispatch = unsafe { dispatch_of(args.0 as *const c_void) };
-        unsafe { wrap(args.1, dispatch, ret) }
+        unsafe { wrap::<W>(args.1, dispatch, ret) }
     }
 }

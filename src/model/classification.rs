@@ -50,7 +50,7 @@ words! {
     }
 }
 
-/// One step of the reasoning, citing the rule it applied (an id from `rules.rs`). Structured,
+/// One step of the reasoning, citing the rule it applied (an id from `rules/`). Structured,
 /// not text: the words are rendered only when shown ([`Reason::text`]), so classifying allocates
 /// nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -21,7 +21,7 @@
 //! Each stretch is also replayed before it is walked (`replay.rs`): run forward again with each fix
 //! its commands are covered by, for the findings' savings.
 
-use super::builder::Kind;
+use super::facts::{Kind, Link, On, Sync};
 use super::replay::{self, Durations, End, FIXES, Fix, Item};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
@@ -41,27 +41,6 @@ pub const QUEUES: usize = 1 << 12;
 pub const THREADS: usize = 1 << 10;
 /// Contributors the report lists; the rest are summed as one.
 pub const TOP: usize = 6;
-
-/// Where a command sits in the graph: its number, its enqueue call (thread and times since the
-/// run's start) and the commands it depends on. `id` 0: not a node (no graph was recorded).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Link {
-    pub id: u64,
-    pub tid: u32,
-    pub begin: u64,
-    pub end: u64,
-    /// The command its queue orders it after, and the first two of its wait list (0: none): the
-    /// walk follows no more ([`Link::before`]).
-    pub before: [u64; 3],
-}
-
-impl Link {
-    /// What a link keeps of a command's queue order (0: none) and its wait list.
-    pub fn before(after: u64, waits: impl IntoIterator<Item = u64>) -> [u64; 3] {
-        let mut w = waits.into_iter();
-        [after, w.next().unwrap_or(0), w.next().unwrap_or(0)]
-    }
-}
 
 /// What a stretch of the path is charged to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,25 +75,6 @@ impl Label {
 pub enum Of<'a> {
     Transfer(Kind, Direction, Path),
     Kernel(&'a Arc<str>),
-}
-
-/// What a synchronisation point waited for (or learnt was done).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum On {
-    /// These commands (or user events), by number: `clWaitForEvents`, a status query.
-    Commands(SmallVec<[u64; 2]>),
-    /// Every command of queue (device, queue) up to command `last`: `clFinish` (`last` 0: none
-    /// was enqueued).
-    Queue { queue: (u32, u32), last: u64 },
-}
-
-/// A host synchronisation point: thread, call times since the run's start, what it waited for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sync {
-    pub tid: u32,
-    pub begin: u64,
-    pub end: u64,
-    pub on: On,
 }
 
 /// One contributor to the wall time.

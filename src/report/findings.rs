@@ -3,8 +3,9 @@
 //! when the run measured none, the vendor's reference figure from the rule set, said so).
 
 use super::Finding;
+use super::acc::{DeviceAcc, Projecting, SMALL, Sum};
 use super::bounds::Graph;
-use super::builder::{DeviceAcc, HandOff, Projecting, SMALL, Sum};
+use super::facts::HandOff;
 use super::replay::Fix;
 use crate::model::classification::{Direction, Path};
 use crate::model::rules::{self, RuleSet};

@@ -2,9 +2,11 @@
 //! facts, whether they come from the live records (summary mode, `sink/summary.rs`) or from a
 //! saved trace (`from_trace.rs`), so the two give the same numbers for the same run.
 
+mod acc;
 mod bounds;
 mod builder;
 pub mod csv;
+mod facts;
 mod findings;
 pub mod from_trace;
 mod hist;
@@ -16,10 +18,11 @@ mod replay;
 mod sampled;
 mod timeline;
 
-pub use bounds::{Bounds, Contributor, Link, On, Sync};
-pub use builder::{
-    Builder, Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, HandOff, Kind,
-    Ran, Work, cited, kind, kind_of, small_flags,
+pub use bounds::{Bounds, Contributor};
+pub use builder::Builder;
+pub use facts::{
+    Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, HandOff, Kind, Link, On,
+    Ran, Sync, Work, cited, kind, kind_of, small_flags,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};
