@@ -1336,7 +1336,7 @@ fn report_exports_commands_and_tables_as_csv() {
 #[test]
 fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
     let prog = program("kernels");
-    let (live, from_trace, trace) = live_and_from_trace(&prog, &["2000"], "auto");
+    let (live, from_trace, trace) = live_and_from_trace(&prog, &["8000"], "auto");
     let csv = |table: &str| {
         let r = clxfer_run(&[
             "report",
