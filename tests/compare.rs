@@ -107,7 +107,9 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
     {
         assert_eq!(r["bytes"]["verdict"], "gone", "{r}");
     }
-    // Both staged findings went, each saving what it promised within the stated tolerance.
+    // Both staged findings went, each saving what it promised within the stated tolerance (a
+    // promise is the replay's: 0 for a transfer off the run's critical path, as the kernels'
+    // measured times on PoCL may leave it; then there is nothing to check against).
     let findings = pair["findings"].as_array().unwrap();
     let gone: Vec<&Value> = findings.iter().filter(|f| f["state"] == "gone").collect();
     let staged: Vec<&&Value> = gone
@@ -116,16 +118,18 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
         .collect();
     assert_eq!(staged.len(), 2, "{findings:?}");
     for f in staged {
+        let promised = f["saving_before_ns"].as_f64().unwrap();
         let r = &f["realised"];
-        let (promised, saved) = (
-            r["promised_ns"].as_f64().unwrap(),
-            r["saved_ns"].as_f64().unwrap(),
-        );
-        assert!(promised > 0.0 && r["as_promised"] == true, "{f}");
-        assert!(
-            saved >= promised * (1.0 - clxfer::compare::diff::PROMISE_TOLERANCE),
-            "{f}"
-        );
+        assert_eq!(r.is_null(), promised == 0.0, "{f}");
+        if promised > 0.0 {
+            let saved = r["saved_ns"].as_f64().unwrap();
+            assert_eq!(r["promised_ns"].as_f64(), Some(promised), "{f}");
+            assert!(r["as_promised"] == true, "{f}");
+            assert!(
+                saved >= promised * (1.0 - clxfer::compare::diff::PROMISE_TOLERANCE),
+                "{f}"
+            );
+        }
     }
     assert!(
         gone.iter().any(|f| f["kind"] == "nonblocking-held-host"),
@@ -152,7 +156,6 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
     for says in [
         "gone: 8 H2D transfers from pageable memory were staged",
         "gone: 8 D2H transfers from pageable memory were staged",
-        "as promised",
         "moved on device #1: D2H 8.00 MiB staged → pinned; H2D 8.00 MiB staged → pinned",
         "new: ALLOC_HOST_PTR buffers also took 16.0 MiB of device memory",
         "transfer time on device #1 (projected: the nvidia cost model)",
