@@ -111,24 +111,17 @@ pub struct PairDiff {
     pub findings: Vec<FindingDiff>,
 }
 
-impl PairDiff {
-    /// Whether the two are runs of different programs.
-    pub fn different_programs(&self) -> bool {
-        self.program_after.is_some()
-    }
-}
-
 /// Compares the runs `before` of a program with its runs `after` (each side one run or more; the
 /// findings, the moves and the devices are the first run's).
 pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
     let (b0, a0) = (before[0], after[0]);
     let mut devices = Vec::new();
     let mut alone = Vec::new();
-    let runs_of = |side: &[&Report], index: u32| -> Vec<DeviceReport> {
+    fn runs_of<'a>(side: &[&'a Report], index: u32) -> Vec<&'a DeviceReport> {
         (side.iter())
-            .filter_map(|r| r.devices.iter().find(|d| d.index == index).cloned())
+            .filter_map(|r| r.devices.iter().find(|d| d.index == index))
             .collect()
-    };
+    }
     for b in &b0.devices {
         match a0.devices.iter().find(|a| a.index == b.index) {
             Some(_) => devices.push(device_diff(
@@ -162,14 +155,11 @@ pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
 /// A row's time: projected when the device's times are the model's, else measured with the
 /// sampled commands' estimate; and the margin of that estimate, ns.
 fn row_time(r: &Row, projected: bool) -> (f64, f64) {
-    if projected {
-        return (r.projected_ns.unwrap_or(0) as f64, 0.0);
-    }
-    let (est, margin) = r.sampled.map_or((0, 0.0), |s| {
-        let est = s.estimated_ns.unwrap_or(0);
-        (est, s.margin().unwrap_or(1.0) * est as f64)
-    });
-    ((r.device_ns + est) as f64, margin)
+    let margin = match (projected, r.sampled) {
+        (false, Some(s)) => s.margin().unwrap_or(1.0) * s.estimated_ns.unwrap_or(0) as f64,
+        _ => 0.0,
+    };
+    (r.time_ns(projected) as f64, margin)
 }
 
 /// A row in each run of a side that has it.
@@ -366,59 +356,52 @@ fn kernel_diff(b: &[&KernelRow], a: &[&KernelRow]) -> KernelDiff {
 }
 
 /// One device in each run before and after (the first run's is the one shown).
-fn device_diff(b: &[DeviceReport], a: &[DeviceReport]) -> DeviceDiff {
-    let (b0, a0) = (&b[0], &a[0]);
+fn device_diff(b: &[&DeviceReport], a: &[&DeviceReport]) -> DeviceDiff {
+    let (b0, a0) = (b[0], a[0]);
     let projected = match (&b0.projection, &a0.projection) {
-        (Some(x), Some(y)) if x.replaces && y.replaces && x.rules == y.rules => {
+        (Some(x), Some(y))
+            if b0.times_projected() && a0.times_projected() && x.rules == y.rules =>
+        {
             Some(x.rules.clone())
         }
         _ => None,
     };
     let p = projected.is_some();
-    let tables = |side: &[DeviceReport], ops: bool| -> Vec<Vec<Row>> {
-        side.iter()
+    fn tables<'a>(side: &[&'a DeviceReport], ops: bool) -> Vec<&'a [Row]> {
+        (side.iter())
             .map(|d| {
                 if ops {
-                    d.operations.clone()
+                    &d.operations[..]
                 } else {
-                    d.transfers.clone()
+                    &d.transfers[..]
                 }
             })
             .collect()
-    };
-    fn slices(t: &[Vec<Row>]) -> Vec<&[Row]> {
-        t.iter().map(|v| v.as_slice()).collect()
     }
     let (tb, ta) = (tables(b, false), tables(a, false));
     let (ob, oa) = (tables(b, true), tables(a, true));
-    let transfers = rows_diff(&slices(&tb), &slices(&ta), p);
-    let operations = rows_diff(&slices(&ob), &slices(&oa), p);
+    let transfers = rows_diff(&tb, &ta, p);
+    let operations = rows_diff(&ob, &oa, p);
     let mut names: Vec<String> = Vec::new();
     for k in b.iter().chain(a).flat_map(|d| &d.kernels) {
         if !names.contains(&k.name) {
             names.push(k.name.clone());
         }
     }
-    let krows = |side: &'_ [DeviceReport], name: &str| -> Vec<KernelRow> {
-        side.iter()
-            .filter_map(|d| d.kernels.iter().find(|k| k.name == name).cloned())
+    fn krows<'a>(side: &[&'a DeviceReport], name: &str) -> Vec<&'a KernelRow> {
+        (side.iter())
+            .filter_map(|d| d.kernels.iter().find(|k| k.name == name))
             .collect()
-    };
+    }
     let kernels: Vec<KernelDiff> = (names.iter())
-        .map(|n| {
-            let (kb, ka) = (krows(b, n), krows(a, n));
-            kernel_diff(
-                &kb.iter().collect::<Vec<_>>(),
-                &ka.iter().collect::<Vec<_>>(),
-            )
-        })
+        .map(|n| kernel_diff(&krows(b, n), &krows(a, n)))
         .collect();
     fn quiet<'a>(mut figs: impl Iterator<Item = &'a Figure>) -> bool {
         figs.all(|f| !f.verdict.changed() && f.verdict != Verdict::Unjudged)
     }
     // A sum over runs: the run's rows' times summed, judged as a measured figure of its own; with
     // one run a side, noise when each of its rows is.
-    let sum_of = |tables: &[Vec<Row>]| -> Vec<f64> {
+    let sum_of = |tables: &[&[Row]]| -> Vec<f64> {
         (tables.iter())
             .filter(|t| !t.is_empty())
             .map(|t| t.iter().map(|r| row_time(r, p).0).sum())
@@ -439,7 +422,7 @@ fn device_diff(b: &[DeviceReport], a: &[DeviceReport]) -> DeviceDiff {
     let all_quiet = rows_quiet
         && quiet(operations.iter().map(|r| &r.time_ns))
         && quiet(kernels.iter().map(|k| &k.device_ns));
-    let busy = |side: &[DeviceReport], f: fn(&crate::report::Busy) -> u64| -> Vec<f64> {
+    let busy = |side: &[&DeviceReport], f: fn(&crate::report::Busy) -> u64| -> Vec<f64> {
         side.iter()
             .filter_map(|d| d.busy.map(|x| f(&x) as f64))
             .collect()

@@ -402,12 +402,7 @@ fn figure(m: &Metric, r: &Report) -> Option<f64> {
             .flat_map(|d| d.transfers.iter().map(move |t| (d, t)))
     };
     let time = |d: &crate::report::DeviceReport, t: &crate::report::Row| {
-        let projected = d.projection.as_ref().is_some_and(|p| p.replaces);
-        if projected {
-            t.projected_ns.unwrap_or(0) as f64
-        } else {
-            (t.device_ns + t.sampled.and_then(|s| s.estimated_ns).unwrap_or(0)) as f64
-        }
+        t.time_ns(d.times_projected()) as f64
     };
     match m {
         Metric::Findings(kinds) => Some(

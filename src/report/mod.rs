@@ -150,6 +150,25 @@ pub struct Row {
     pub sampled: Option<Sampled>,
 }
 
+impl Row {
+    /// Its device time: the cost model's where the device's times are projected, else the
+    /// measured one with the sampled-out calls' estimate.
+    pub fn time_ns(&self, projected: bool) -> u64 {
+        if projected {
+            return self.projected_ns.unwrap_or(0);
+        }
+        let estimated = self.sampled.and_then(|s| s.estimated_ns).unwrap_or(0);
+        self.device_ns.saturating_add(estimated)
+    }
+}
+
+impl DeviceReport {
+    /// Its times are the cost model's (its rules were forced on it).
+    pub fn times_projected(&self) -> bool {
+        self.projection.as_ref().is_some_and(|p| p.replaces)
+    }
+}
+
 /// A projection onto a rule set's cost model (`model/cost.rs`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Projection {

@@ -74,18 +74,19 @@ pub fn watch<T>(label: &str, total: u64, work: impl FnOnce() -> T) -> T {
         return work();
     }
     clxfer::trace::read::on_progress(read);
+    let after_ms = clxfer::config::global().test_progress_after_ms;
     watching(|w| {
         *w = Some(Watch {
             label: label.to_string(),
             total,
             since: Instant::now(),
-            after: Duration::from_millis(clxfer::config::global().test_progress_after_ms),
+            after: Duration::from_millis(after_ms),
             from: clxfer::trace::read::bytes_read(),
             bar: None,
         })
     });
     // A test's 0 shows the bar at once, however short the work.
-    if clxfer::config::global().test_progress_after_ms == 0 {
+    if after_ms == 0 {
         read(clxfer::trace::read::bytes_read());
     }
     let out = work();
