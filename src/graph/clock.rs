@@ -44,10 +44,28 @@ const INLINE: usize = 8;
 /// For each slot, the newest epoch known to happen before (0: none). In place, not a small
 /// vector: every command copies one and joins it, and a fixed array is a few vector moves with
 /// no branch on where its slots live.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Clock {
     lo: [u32; INLINE],
     hi: Option<Box<[u32; SLOTS - INLINE]>>,
+}
+
+impl Clone for Clock {
+    fn clone(&self) -> Clock {
+        Clock {
+            lo: self.lo,
+            hi: self.hi.clone(),
+        }
+    }
+
+    /// Into the heap slots it has, if both have them (the ring's clocks are overwritten so).
+    fn clone_from(&mut self, other: &Clock) {
+        self.lo = other.lo;
+        match (&mut self.hi, &other.hi) {
+            (Some(a), Some(b)) => **a = **b,
+            (a, b) => a.clone_from(b),
+        }
+    }
 }
 
 impl Clock {
@@ -115,7 +133,8 @@ struct Queue {
     host_seen: u64,
 }
 
-/// A command as a race check needs it.
+/// A command as the ring keeps it, for what waits for it later: its stamp, what it knows (its
+/// own place included), and the user event that gates it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placed {
     pub stamp: Stamp,
@@ -124,12 +143,48 @@ pub struct Placed {
     pub gate: Option<Id>,
 }
 
+impl Placed {
+    pub fn seen(&self) -> Seen<'_> {
+        Seen {
+            stamp: self.stamp,
+            clock: &self.clock,
+            gate: self.gate,
+        }
+    }
+}
+
+/// A command as a race check needs it, borrowed from the clocks: its stamp, the clock it ran
+/// after, and its gate.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<'a> {
+    pub stamp: Stamp,
+    pub clock: &'a Clock,
+    pub gate: Option<Id>,
+}
+
+impl Seen<'_> {
+    pub fn to_placed(self) -> Placed {
+        Placed {
+            stamp: self.stamp,
+            clock: self.clock.clone(),
+            gate: self.gate,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Clocks {
-    /// By command number modulo [`WINDOW`]: (number, its place).
+    /// By command number modulo [`WINDOW`]: (number, its place), for the commands the program
+    /// can name later (its event, a blocking call).
     ring: Vec<(Id, Placed)>,
-    /// By the layer's queue number.
-    queues: FxHashMap<u32, Queue>,
+    /// In order of first use; `index` finds them by the layer's queue number, `last` the one
+    /// used last (a storm's every command, without hashing).
+    queues: Vec<Queue>,
+    index: FxHashMap<u32, usize>,
+    last: Option<(u32, usize)>,
+    /// An out-of-order command's clock before its own place (its own queue's earlier commands
+    /// are not known by being earlier).
+    before: Clock,
     /// What the host knows completed, and how often it learnt more.
     host: Clock,
     host_version: u64,
@@ -138,25 +193,44 @@ pub struct Clocks {
 }
 
 impl Clocks {
+    /// The queue numbered `queue` (made on first use, out of order or not).
+    fn queue(&mut self, queue: u32, out_of_order: bool) -> usize {
+        if let Some((n, i)) = self.last
+            && n == queue
+        {
+            return i;
+        }
+        let slots = self.queues.len();
+        let i = *self.index.entry(queue).or_insert_with(|| {
+            self.queues.push(Queue {
+                slot: (slots % SLOTS) as u8,
+                out_of_order,
+                ..Queue::default()
+            });
+            slots
+        });
+        self.last = Some((queue, i));
+        i
+    }
+
     /// Command `id` of `kind`, enqueued on queue `queue` (out of order or not) with `deps`
-    /// ([`super::order::Queue::place`] has added the queue's order to them).
+    /// ([`super::order::Queue::place`] has added the queue's order to them); `named`: the
+    /// program can name it later (it holds its event, or the call blocked), so it is kept for
+    /// what waits for it.
+    ///
+    /// On an in-order queue the command's own clock (its place raised) stands for the clock it
+    /// ran after: every earlier command of its queue is known either way (a queue sharing its
+    /// slot looks ordered by it, as the module says), and so no copy is made.
     pub fn command(
         &mut self,
         id: Id,
-        queue: u32,
-        out_of_order: bool,
+        (queue, out_of_order): (u32, bool),
         kind: Kind,
         deps: &Deps,
-    ) -> &Placed {
-        if self.ring.is_empty() {
-            self.ring.resize(WINDOW, (0, Placed::default()));
-        }
-        let slots = self.queues.len();
-        let q = self.queues.entry(queue).or_insert_with(|| Queue {
-            slot: (slots % SLOTS) as u8,
-            out_of_order,
-            ..Queue::default()
-        });
+        named: bool,
+    ) -> Seen<'_> {
+        let i = self.queue(queue, out_of_order);
+        let q = &mut self.queues[i];
         q.epoch += 1;
         let stamp = Stamp {
             slot: q.slot,
@@ -192,22 +266,33 @@ impl Clocks {
             clock.raise(p.stamp);
             gate = gate.or(p.gate.filter(|u| self.unset.contains(u)));
         }
-        // Its own place: the next command of an in-order queue knows it.
-        let mut own = clock.clone();
-        own.raise(stamp);
-        if q.out_of_order {
-            q.newest.join(&own);
-            if kind == Kind::Barrier {
-                q.barrier = own;
-            }
-        } else {
-            q.newest = own;
-        }
         q.gate = gate;
         q.host_seen = self.host_version;
-        let slot = &mut self.ring[id as usize % WINDOW];
-        *slot = (id, Placed { stamp, clock, gate });
-        &slot.1
+        let seen = if q.out_of_order {
+            let mut own = clock.clone();
+            own.raise(stamp);
+            q.newest.join(&own);
+            if kind == Kind::Barrier {
+                q.barrier = own.clone();
+            }
+            self.before = clock;
+            if named {
+                keep(&mut self.ring, id, stamp, &own, gate);
+            }
+            &self.before
+        } else {
+            clock.raise(stamp);
+            q.newest = clock;
+            if named {
+                keep(&mut self.ring, id, stamp, &q.newest, gate);
+            }
+            &q.newest
+        };
+        Seen {
+            stamp,
+            clock: seen,
+            gate,
+        }
     }
 
     /// The program made user event `id`.
@@ -234,8 +319,8 @@ impl Clocks {
 
     /// `clFinish` on `queue` returned: every command enqueued on it so far completed.
     pub fn host_finished(&mut self, queue: u32) {
-        if let Some(q) = self.queues.get(&queue) {
-            self.host.join(&q.newest);
+        if let Some(&i) = self.index.get(&queue) {
+            self.host.join(&self.queues[i].newest);
             self.host_version += 1;
         }
     }
@@ -244,6 +329,19 @@ impl Clocks {
     pub fn ordered(a: Stamp, b: &Placed) -> bool {
         b.clock.knows(a)
     }
+}
+
+/// Keeps command `id`'s place in the ring (its slot's storage reused: no allocation once the
+/// ring is full).
+fn keep(ring: &mut Vec<(Id, Placed)>, id: Id, stamp: Stamp, clock: &Clock, gate: Option<Id>) {
+    if ring.is_empty() {
+        ring.resize(WINDOW, (0, Placed::default()));
+    }
+    let (n, p) = &mut ring[id as usize % WINDOW];
+    *n = id;
+    p.stamp = stamp;
+    p.clock.clone_from(clock);
+    p.gate = gate;
 }
 
 #[cfg(test)]

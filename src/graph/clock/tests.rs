@@ -143,7 +143,10 @@ fn happens_before_follows_queues_waits_barriers_the_host_and_user_events() {
                         all_before,
                         ..Deps::default()
                     };
-                    placed.insert(id, c.command(id, queue, ooo, kind, &deps).clone());
+                    placed.insert(
+                        id,
+                        c.command(id, (queue, ooo), kind, &deps, true).to_placed(),
+                    );
                 }
                 Finish(q) => c.host_finished(q),
                 Waited(ids) => c.host_waited(ids),
@@ -172,20 +175,24 @@ fn happens_before_follows_queues_waits_barriers_the_host_and_user_events() {
 fn queues_past_the_slots_share_them_so_that_a_race_may_be_missed_never_invented() {
     let mut c = Clocks::default();
     let d = Deps::default();
-    let first = c.command(1, 0, false, W, &d).clone();
+    let first = c.command(1, (0, false), W, &d, true).to_placed();
     for q in 1..SLOTS as u32 {
-        c.command(u64::from(q) + 1, q, false, W, &d);
+        c.command(u64::from(q) + 1, (q, false), W, &d, true);
     }
     let shared = c
-        .command(SLOTS as u64 + 1, SLOTS as u32, false, W, &d)
-        .clone();
+        .command(SLOTS as u64 + 1, (SLOTS as u32, false), W, &d, true)
+        .to_placed();
     assert_eq!(
         shared.stamp, first.stamp,
         "queue 0's slot, its first command's number"
     );
-    assert!(!Clocks::ordered(first.stamp, &shared));
+    // Its own place stands for what it ran after: so it looks ordered after queue 0's first
+    // (a race missed).
+    assert!(Clocks::ordered(first.stamp, &shared));
     // Queue 0's next command takes the shared stamp as its own queue's: ordered (a race missed).
-    let next = c.command(SLOTS as u64 + 2, 0, false, W, &d).clone();
+    let next = c
+        .command(SLOTS as u64 + 2, (0, false), W, &d, true)
+        .to_placed();
     assert!(Clocks::ordered(shared.stamp, &next));
 }
 
@@ -196,23 +203,56 @@ fn queues_in_the_clocks_heap_slots_order_by_their_waits() {
     let d = Deps::default();
     // Queues 0..40, one command each (ids 1..=40): slots past the first 8 live on the heap.
     for q in 0..40u32 {
-        c.command(u64::from(q) + 1, q, false, W, &d);
+        c.command(u64::from(q) + 1, (q, false), W, &d, true);
     }
     let waits = |ids: &[u64]| Deps {
         waits: ids.iter().copied().collect(),
         ..Deps::default()
     };
-    let on_30 = c.command(41, 30, false, W, &d).clone();
-    let after = c.command(42, 20, false, W, &waits(&[41])).clone();
+    let on_30 = c.command(41, (30, false), W, &d, true).to_placed();
+    let after = c
+        .command(42, (20, false), W, &waits(&[41]), true)
+        .to_placed();
     assert!(
         Clocks::ordered(on_30.stamp, &after),
         "waited for, across heap slots"
     );
-    let apart = c.command(43, 35, false, W, &d).clone();
+    let apart = c.command(43, (35, false), W, &d, true).to_placed();
     assert!(!Clocks::ordered(on_30.stamp, &apart));
     assert!(!Clocks::ordered(after.stamp, &apart));
     // Through a queue in the first slots: 3 waits for 42, then 36 waits for 3's.
-    let on_3 = c.command(44, 3, false, W, &waits(&[42])).clone();
-    let last = c.command(45, 36, false, W, &waits(&[44])).clone();
+    let on_3 = c
+        .command(44, (3, false), W, &waits(&[42]), true)
+        .to_placed();
+    let last = c
+        .command(45, (36, false), W, &waits(&[44]), true)
+        .to_placed();
     assert!(Clocks::ordered(on_30.stamp, &last) && Clocks::ordered(on_3.stamp, &last));
+}
+
+/// A command the program cannot name (no event of its own, not blocking) is not kept: nothing
+/// can wait for it by name, and a wait that names its number finds nothing to order by.
+#[test]
+fn only_commands_the_program_can_name_are_kept_for_their_waiters() {
+    let mut c = Clocks::default();
+    let d = Deps::default();
+    let waits = |ids: &[u64]| Deps {
+        waits: ids.iter().copied().collect(),
+        ..Deps::default()
+    };
+    let named = c.command(1, (1, false), W, &d, true).to_placed();
+    let unnamed = c.command(2, (2, false), W, &d, false).to_placed();
+    let after = c
+        .command(3, (3, false), W, &waits(&[1, 2]), true)
+        .to_placed();
+    assert!(Clocks::ordered(named.stamp, &after));
+    assert!(!Clocks::ordered(unnamed.stamp, &after));
+    // Its queue's next command knows it all the same, and so does what waits for that one.
+    let next = c.command(4, (2, false), W, &d, true).to_placed();
+    let last = c.command(5, (3, false), W, &waits(&[4]), true).to_placed();
+    assert!(Clocks::ordered(unnamed.stamp, &next) && Clocks::ordered(unnamed.stamp, &last));
+    // The host learns it through its queue's finish.
+    c.host_finished(2);
+    let later = c.command(6, (4, false), W, &d, false).to_placed();
+    assert!(Clocks::ordered(unnamed.stamp, &later));
 }

@@ -311,6 +311,8 @@ unsafe fn enqueued(
     let id = events::next_id();
     let deps = unsafe { graph::deps(call.api, id, &q, waits) };
     let blocking = transfer.as_ref().is_some_and(|t| t.0);
+    // The program holds the command's event: a wait list or wait may name it later.
+    let named = !event.is_null() && !cap.supplied();
     // Read once: the race check's record of the call, and summary mode's link.
     let tid = buffer::current_tid();
     let race = |deps: &crate::graph::Deps, timed| {
@@ -322,7 +324,7 @@ unsafe fn enqueued(
             kind,
             deps,
             touches,
-            blocking,
+            (named, blocking),
             (tid, span.begin, timed),
         )
     };

@@ -77,9 +77,10 @@ fn with<R: Default>(f: impl FnOnce(&mut State) -> R) -> R {
 }
 
 /// Command `id`, enqueued by `api` on `q` with `deps` (its queue's order added), touches
-/// `touches`; `blocking`: the call returned once it completed; `(thread, begin, timed)`: its
-/// call's thread and start, and whether a device slice comes. The races it makes, said on stderr here, are
-/// returned for the report and the trace (to be sent after the call's own record).
+/// `touches`; `(named, blocking)`: the program holds its event, the call returned once it
+/// completed; `(thread, begin, timed)`: its call's thread and start, and whether a device slice
+/// comes. The races it makes, said on stderr here, are returned for the report and the trace
+/// (to be sent after the call's own record).
 #[allow(clippy::too_many_arguments)]
 pub fn command(
     id: Id,
@@ -88,7 +89,7 @@ pub fn command(
     kind: Kind,
     deps: &Deps,
     touches: &[Touch],
-    blocking: bool,
+    (named, blocking): (bool, bool),
     (thread, begin, timed): (u32, u64, bool),
 ) -> Vec<record::Race> {
     let site = Site {
@@ -111,15 +112,17 @@ pub fn command(
             found,
             ..
         } = s;
-        let placed = clocks.command(id, q.r.queue, !q.in_order, kind, deps);
-        if sites.is_empty() {
-            sites.resize(WINDOW, (0, Site::default(), From::default()));
-        }
-        sites[id as usize % WINDOW] = (id, site, from);
+        let queue = (q.r.queue, !q.in_order);
+        let placed = clocks.command(id, queue, kind, deps, named || blocking);
         let mut said = Vec::new();
         // Judged only if it touches memory (markers and USM copies do not) and its order is
-        // known (no wait for an event clxfer knows nothing of).
+        // known (no wait for an event clxfer knows nothing of). Only such a command's site is
+        // kept: a race names the sites of two commands that touched memory.
         if !touches.is_empty() && deps.unknown == 0 {
+            if sites.is_empty() {
+                sites.resize(WINDOW, (0, Site::default(), From::default()));
+            }
+            sites[id as usize % WINDOW] = (id, site, from);
             let mut found = std::mem::take(found);
             for t in touches {
                 let how = (t.use_, t.how);
