@@ -205,6 +205,23 @@ fn target(
     files.contains_key(&at).then_some(at)
 }
 
+/// The names of a file's public items (`pub struct X`, `pub fn x`, …), what `pub use file::*`
+/// re-exports.
+fn public_items(code: &str) -> Vec<String> {
+    let kinds = [
+        "struct ", "enum ", "fn ", "unsafe fn ", "type ", "trait ", "static ", "const ", "mod ",
+    ];
+    code.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("pub "))
+        .filter_map(|l| kinds.iter().find_map(|k| l.strip_prefix(k)))
+        .map(|l| {
+            l.chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
 /// The circles of imports between the files of `src` (issue #44), each named by its files from
 /// the least. A room's `mod.rs` declaring its children (`mod x;`) and re-exporting their items
 /// (`pub use x::Y;`) is not an import; a file's unit tests apart.
@@ -240,13 +257,20 @@ fn circles(src: &Path) -> BTreeSet<String> {
             };
             for p in paths_in(&format!("use {tree};")) {
                 let segs: Vec<&str> = p.split("::").collect();
-                if segs.len() >= 2
-                    && files.contains_key(&[m.clone(), vec![segs[0].to_string()]].concat())
-                {
+                let child = [m.clone(), vec![segs[0].to_string()]].concat();
+                if segs.len() < 2 || !files.contains_key(&child) {
+                    continue;
+                }
+                let names = match *segs.last().unwrap() {
+                    // A glob re-exports the child's public items.
+                    "*" => public_items(&code_of(&files[&child])),
+                    name => vec![name.to_string()],
+                };
+                for name in names {
                     reexports
                         .entry(m.clone())
                         .or_default()
-                        .insert(segs.last().unwrap().to_string(), segs[0].to_string());
+                        .insert(name, segs[0].to_string());
                 }
             }
         }
@@ -339,7 +363,6 @@ const TO_BREAK: &[&str] = &[
     "layer/api.rs → layer/intercept/mod.rs → layer/intercept/events.rs → layer/loader_layer.rs → layer/api.rs",
     "layer/intercept/collect.rs → layer/intercept/events.rs → layer/intercept/collect.rs",
     "layer/intercept/collect.rs → layer/intercept/queues.rs → layer/intercept/collect.rs",
-    "layer/intercept/events.rs → layer/intercept/objects.rs → layer/intercept/events.rs",
     "layer/intercept/events.rs → layer/loader_layer.rs → layer/lifecycle.rs → layer/intercept/events.rs",
     "layer/intercept/events.rs → layer/loader_layer.rs → layer/lifecycle.rs → layer/intercept/fork.rs → layer/intercept/events.rs",
     "layer/intercept/events.rs → layer/loader_layer.rs → layer/lifecycle.rs → layer/intercept/mod.rs → layer/intercept/events.rs",
@@ -401,6 +424,19 @@ fn a_planted_circle_is_found_and_named() {
         "pub struct Base;\npub fn f() { super::high::g() }\n",
     );
     assert_eq!(circles(&dir).len(), 1);
+    // Through a glob re-export: `Top` comes from high.rs; an inline module's `use super::*`
+    // is its own file's items, no import.
+    write("mod.rs", "mod low;\nmod high;\npub use high::*;\npub use low::*;\n");
+    write(
+        "low.rs",
+        "pub struct Base;\nmod inner {\n    use super::*;\n}\n",
+    );
+    assert_eq!(circles(&dir), BTreeSet::new(), "a glob and an inline module");
+    write("low.rs", "pub struct Base;\npub struct Other(super::Top);\n");
+    assert_eq!(
+        circles(&dir).into_iter().collect::<Vec<_>>(),
+        ["room/high.rs → room/low.rs → room/high.rs"]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
