@@ -3,6 +3,7 @@
 //! `layer-contract.md`: ocl-icd passes 149 entries, so clxfer returns `min(own, num_entries)` and
 //! never reads the next table past `num_entries`).
 
+use super::loaded::{deinit_managed, deinit_will_come};
 use super::{api, lifecycle};
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::cl_layer::{
@@ -13,7 +14,6 @@ use opencl_sys::{CL_INVALID_VALUE, CL_SUCCESS, cl_int, cl_uint};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Slots in clxfer's table (the OpenCL-Headers table opencl-sys mirrors).
 pub const OWN_ENTRIES: usize =
@@ -22,24 +22,12 @@ const NAME: &[u8] = b"clxfer: OpenCL transfer tracer\0";
 
 static TARGET: OnceLock<cl_icd_dispatch> = OnceLock::new();
 static LAYER: OnceLock<cl_icd_dispatch> = OnceLock::new();
-static DEINIT_MANAGED: AtomicBool = AtomicBool::new(false);
 
 /// The next table down, once a loader has initialised the layer.
 #[inline(always)]
 pub fn target() -> Option<&'static cl_icd_dispatch> {
     TARGET.get()
 }
-
-/// Whether the loader will call `clDeinitLayer` (and then unload us).
-pub fn deinit_managed() -> bool {
-    DEINIT_MANAGED.load(Ordering::Relaxed)
-}
-
-/// How many entries the loader's table has, if clxfer runs as a layer.
-pub fn active_entries() -> Option<usize> {
-    TARGET.get().map(|_| ENTRIES.load(Ordering::Relaxed))
-}
-static ENTRIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// # Safety
 /// Called by the ICD loader with the spec's arguments.
@@ -100,7 +88,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
     _properties: *const cl_layer_properties,
 ) -> cl_int {
     // No layer properties are defined yet beyond the list terminator.
-    DEINIT_MANAGED.store(true, Ordering::Relaxed);
+    deinit_will_come();
     unsafe {
         init(
             num_entries,
@@ -139,7 +127,6 @@ unsafe fn init(
                     n,
                 )
             };
-            ENTRIES.store(n, Ordering::Relaxed);
             copy
         });
         LAYER.get_or_init(|| {

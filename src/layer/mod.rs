@@ -8,6 +8,7 @@ pub mod extensions;
 mod guard;
 pub mod intercept;
 pub mod lifecycle;
+mod loaded;
 pub mod loader_layer;
 pub(crate) mod locked;
 pub mod preload;

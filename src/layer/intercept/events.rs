@@ -376,7 +376,7 @@ mod timer {
         static OK: OnceLock<bool> = OnceLock::new();
         let ok = *OK.get_or_init(|| {
             // SAFETY: a plain extern "C" function that lives as long as the process.
-            !crate::layer::loader_layer::deinit_managed() && unsafe { libc::atexit(stop) } == 0
+            !crate::layer::loaded::deinit_managed() && unsafe { libc::atexit(stop) } == 0
         });
         ok && !STOPPED.load(Ordering::Relaxed)
     }
