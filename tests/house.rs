@@ -209,7 +209,15 @@ fn target(
 /// re-exports.
 fn public_items(code: &str) -> Vec<String> {
     let kinds = [
-        "struct ", "enum ", "fn ", "unsafe fn ", "type ", "trait ", "static ", "const ", "mod ",
+        "struct ",
+        "enum ",
+        "fn ",
+        "unsafe fn ",
+        "type ",
+        "trait ",
+        "static ",
+        "const ",
+        "mod ",
     ];
     code.lines()
         .filter_map(|l| l.trim_start().strip_prefix("pub "))
@@ -357,34 +365,19 @@ fn circles(src: &Path) -> BTreeSet<String> {
     circles
 }
 
-/// The circles still to break (issue #44 is breaking them): the test fails on any other, and on
-/// one of these once it is gone, so that the list only shrinks.
-const TO_BREAK: &[&str] = &[
-    "layer/intercept/collect.rs → layer/intercept/events.rs → layer/intercept/collect.rs",
-    "layer/intercept/collect.rs → layer/intercept/queues.rs → layer/intercept/collect.rs",
-];
-
 /// Issue #44: inside a room too, files form layers: no file imports one that imports it back,
 /// directly or through others.
 #[test]
 fn files_import_only_files_below_them() {
     let found = circles(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let new: Vec<&String> = found
-        .iter()
-        .filter(|c| !TO_BREAK.contains(&c.as_str()))
-        .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "import circles between files:\n  {}",
-        new.iter()
+        found
+            .iter()
             .map(|c| c.as_str())
             .collect::<Vec<_>>()
             .join("\n  ")
-    );
-    let broken: Vec<&&str> = TO_BREAK.iter().filter(|c| !found.contains(**c)).collect();
-    assert!(
-        broken.is_empty(),
-        "circles gone: take them off TO_BREAK: {broken:?}"
     );
 }
 
@@ -422,13 +415,23 @@ fn a_planted_circle_is_found_and_named() {
     assert_eq!(circles(&dir).len(), 1);
     // Through a glob re-export: `Top` comes from high.rs; an inline module's `use super::*`
     // is its own file's items, no import.
-    write("mod.rs", "mod low;\nmod high;\npub use high::*;\npub use low::*;\n");
+    write(
+        "mod.rs",
+        "mod low;\nmod high;\npub use high::*;\npub use low::*;\n",
+    );
     write(
         "low.rs",
         "pub struct Base;\nmod inner {\n    use super::*;\n}\n",
     );
-    assert_eq!(circles(&dir), BTreeSet::new(), "a glob and an inline module");
-    write("low.rs", "pub struct Base;\npub struct Other(super::Top);\n");
+    assert_eq!(
+        circles(&dir),
+        BTreeSet::new(),
+        "a glob and an inline module"
+    );
+    write(
+        "low.rs",
+        "pub struct Base;\npub struct Other(super::Top);\n",
+    );
     assert_eq!(
         circles(&dir).into_iter().collect::<Vec<_>>(),
         ["room/high.rs → room/low.rs → room/high.rs"]
@@ -448,7 +451,6 @@ const LONG: usize = 600;
 
 /// The long files still to split (issue #44), so that none is added and the list only shrinks.
 const TO_SPLIT: &[&str] = &[
-    "layer/intercept/events.rs",
     "layer/intercept/mod.rs",
     "model/classify.rs",
     "model/memory.rs",

@@ -9,27 +9,22 @@
 //! instead of a device record. Which commands are timed at all is the sampler's to say
 //! ([`capture`], `timing::sample`).
 
-use super::Device;
-use super::collect::{self, OVER, Request};
+use super::completion;
+use super::pending::{Pending, What, due};
 use super::queues::{self, QueueInfo};
 use crate::config::DeviceTiming;
+use crate::layer::Span;
 use crate::layer::driver;
-use crate::layer::{Api, Span};
-use crate::model::classification::{Direction, Path};
 use crate::sink::buffer;
 use crate::sink::counters;
-use crate::sink::record::{Command, DeviceTime, Record, Timing};
-use crate::sync::{Mutex, Padded};
+use crate::sink::record::{Record, Timing};
+use crate::sync::Padded;
+use crate::timing::clock;
 use crate::timing::sample::{Sample, Sampler};
-use crate::timing::{clock, mapping};
 use opencl_sys::*;
 use std::cell::Cell;
-use std::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The arguments of an enqueue whose first argument is the queue and last the event out-pointer.
 pub trait EnqueueArgs {
@@ -204,33 +199,6 @@ fn price_ns(q: &QueueInfo) -> i64 {
     (q.device.rules.timed_command_us * 1000.0) as i64
 }
 
-/// One of clxfer's own driver calls for device timing (a profiling or status query, an event's
-/// release, a callback armed), its time added to the device's measured share of the driver's
-/// work (`OwnCounts::driver_ns`, the own-cost line's "measured"). Two clock reads, made only for
-/// timed commands. A callback the driver runs at once, inside the arming call, counts as the
-/// driver's.
-#[inline]
-pub(super) fn driver_call<T>(dev: &Device, call: impl FnOnce() -> T) -> T {
-    let before = clock::now_ns();
-    let out = call();
-    let took = clock::now_ns().saturating_sub(before);
-    dev.own.driver_ns.fetch_add(took, Ordering::Relaxed);
-    out
-}
-
-/// The time, read from the clock once, and only if asked (most completions never need it).
-#[derive(Default)]
-pub(super) struct Now(Cell<u64>);
-
-impl Now {
-    pub(super) fn get(&self) -> u64 {
-        if self.0.get() == 0 {
-            self.0.set(clock::now_ns());
-        }
-        self.0.get()
-    }
-}
-
 /// Written by every enqueue: apart, like [`BUDGET`].
 static NEXT_ID: Padded<AtomicU64> = Padded(AtomicU64::new(1));
 
@@ -250,17 +218,10 @@ pub fn first_unfinished() -> u64 {
 static FIRST_OURS: AtomicU64 = AtomicU64::new(0);
 
 /// In a forked child: the parent's commands never complete here and are not this process's.
-/// The queues' lists are fresh (`fork.rs`); the parent's deferred queues are forgotten (the
-/// timer thread was not forked: the child's own are deferred afresh).
+/// The queues' lists are fresh (`fork.rs`); the parent's deferred queues are forgotten.
 pub fn forget_after_fork() {
     FIRST_OURS.store(NEXT_ID.load(Ordering::Relaxed), Ordering::Relaxed);
-    std::mem::forget(std::mem::take(&mut *DEFERRED.lock()));
-}
-
-/// Before a fork: this room's process-wide locks, in the order its paths take them (the timer
-/// thread holds `BUSY` while a round takes `DEFERRED`).
-pub fn hold_for_fork() -> Vec<Box<dyn std::any::Any>> {
-    vec![Box::new(timer::busy()), Box::new(DEFERRED.lock())]
+    completion::forget_after_fork();
 }
 
 /// A command sampled device timing left untimed, its call ended at `end`: counted, and the
@@ -268,209 +229,6 @@ pub fn hold_for_fork() -> Vec<Box<dyn std::any::Any>> {
 pub fn sampled_out(queue: &QueueInfo, end: u64) {
     BUDGET.seen(end);
     queue.sampled.fetch_add(1, Ordering::Relaxed);
-}
-
-/// What the device slice will say about the command.
-pub struct What {
-    pub api: Api,
-    /// A transfer's direction and path (the device slice's name).
-    pub class: Option<(Direction, Path)>,
-    pub bytes: u64,
-    pub blocking: bool,
-    pub kernel: Option<Arc<str>>,
-    /// Summary mode: what the report needs, sent with the device time when the command completes
-    /// (its place in the graph is made then, of this and the pending command's own fields).
-    pub facts: Option<crate::report::Work>,
-    /// Trace mode: the commands its wait list named (for the dependency arrows).
-    pub waits: Box<[u64]>,
-    /// Summary mode: what the report's graph follows of its queue order and wait list
-    /// ([`crate::report::Link::before`]).
-    pub before: [u64; 3],
-}
-
-/// Arms what [`collect::due`] said, and lists a deferred queue for the timer. Called without the
-/// queue's lock.
-#[inline]
-pub(super) unsafe fn arm_or_defer(queue: &Arc<QueueInfo>, (arm, deferred): (Option<usize>, bool)) {
-    if deferred {
-        defer(queue);
-    }
-    if let Some(event) = arm {
-        unsafe { arm_on(queue, event as cl_event) };
-    }
-}
-
-/// The queue's gap between callbacks, ns: its vendor's, if the timer thread can run (0 otherwise:
-/// every callback armed at once, as commands complete).
-pub(super) fn gap(queue: &QueueInfo) -> u64 {
-    if crate::config::global().test_no_callbacks {
-        // Never due: collected at the program's waits only.
-        return u64::MAX;
-    }
-    let us = queue.device.rules.callback_gap_us;
-    if us == 0 || !timer::available() {
-        return 0;
-    }
-    us as u64 * 1000
-}
-
-/// Queues whose waiting commands have no callback armed, for the timer thread.
-static DEFERRED: Mutex<Vec<Arc<QueueInfo>>> = Mutex::new(Vec::new());
-
-fn defer(queue: &Arc<QueueInfo>) {
-    let first = {
-        let mut deferred = DEFERRED.lock();
-        deferred.push(queue.clone());
-        deferred.len() == 1
-    };
-    if first {
-        timer::wake();
-    }
-}
-
-/// Arms the deferred callbacks that are due; returns when the next one left is. A command that
-/// has completed runs its callback at once, on the calling (timer) thread.
-fn round() -> Option<u64> {
-    let queues = std::mem::take(&mut *DEFERRED.lock());
-    let now = clock::now_ns();
-    for queue in queues {
-        let decided = {
-            let mut waiting = queue.waiting.lock();
-            waiting.deferred = false;
-            collect::due(&mut waiting, now, gap(&queue))
-        };
-        unsafe { arm_or_defer(&queue, decided) };
-    }
-    DEFERRED
-        .lock()
-        .iter()
-        .map(|q| q.waiting.lock().quiet_since().saturating_add(gap(q)))
-        .min()
-}
-
-/// The thread that arms deferred callbacks: asleep while none is deferred. Not the writer thread:
-/// a callback can wait for the writer's channel, and NVIDIA's `clSetEventCallback` for a callback
-/// in progress, so a writer arming callbacks could wait for itself. It stops at exit before the
-/// driver's own exit handlers run ([`timer::stop`]), so that it never calls a driver being torn
-/// down.
-mod timer {
-    use super::*;
-
-    /// The thread and the process it belongs to (a forked child has none until it needs one).
-    static THREAD: Mutex<Option<(u32, std::thread::Thread)>> = Mutex::new(None);
-    /// Set at exit, or when the thread could not start: callbacks are then armed at once.
-    static STOPPED: AtomicBool = AtomicBool::new(false);
-    /// Held while the thread calls the driver.
-    static BUSY: Mutex<()> = Mutex::new(());
-
-    /// Holds the thread between rounds (across a fork, `fork.rs`).
-    pub(super) fn busy() -> std::sync::MutexGuard<'static, ()> {
-        BUSY.lock()
-    }
-
-    /// Whether deferred callbacks can be armed by the timer thread: only where clxfer can stop it
-    /// at exit before the driver's exit handlers. An `atexit` handler registered now, after the
-    /// driver loaded, runs before them; under the Khronos loader's deinit path clxfer registers
-    /// none (`lifecycle.rs`), and callbacks are armed at once there.
-    pub(super) fn available() -> bool {
-        static OK: OnceLock<bool> = OnceLock::new();
-        let ok = *OK.get_or_init(|| {
-            // SAFETY: a plain extern "C" function that lives as long as the process.
-            !crate::layer::loaded::deinit_managed() && unsafe { libc::atexit(stop) } == 0
-        });
-        ok && !STOPPED.load(Ordering::Relaxed)
-    }
-
-    /// Wakes the thread (starting it in this process if need be). Not from the thread itself
-    /// (a queue its round lists again, not yet due, or one a callback it armed deferred): that
-    /// wake would end its next sleep at once, and it would spin on the queues' locks until the
-    /// gap passed, for as long as the program kept waiting.
-    pub(super) fn wake() {
-        let pid = std::process::id();
-        let mut thread = THREAD.lock();
-        if let Some((p, t)) = thread.as_ref()
-            && *p == pid
-        {
-            if t.id() != std::thread::current().id() {
-                t.unpark();
-            }
-            return;
-        }
-        let spawned = std::thread::Builder::new()
-            .name("clxfer-timer".into())
-            .spawn(run);
-        match spawned {
-            Ok(handle) => *thread = Some((pid, handle.thread().clone())),
-            // No thread: from now on callbacks are armed at once; the commands already deferred
-            // wait for the queue's next enqueue or wait.
-            Err(_) => {
-                STOPPED.store(true, Ordering::Release);
-                crate::warn!("device timing: no timer thread; completion callbacks armed at once");
-            }
-        }
-    }
-
-    fn run() {
-        buffer::quiet_thread();
-        loop {
-            loop {
-                let next = {
-                    let _busy = BUSY.lock();
-                    if STOPPED.load(Ordering::Acquire) {
-                        return;
-                    }
-                    catch_unwind(round).ok().flatten()
-                };
-                let Some(at) = next else { break };
-                let wait = at.saturating_sub(clock::now_ns());
-                std::thread::park_timeout(Duration::from_nanos(wait.max(50_000)));
-            }
-            // Until a queue is deferred again (`defer` wakes it).
-            std::thread::park();
-        }
-    }
-
-    /// At exit, before the driver's own exit handlers: the thread calls the driver no more.
-    extern "C" fn stop() {
-        STOPPED.store(true, Ordering::Release);
-        // Waits for a round in progress to leave the driver; bounded, in case the exiting thread
-        // holds a lock of the driver's that the round waits for.
-        drop(BUSY.try_lock_for(Duration::from_millis(100)));
-    }
-}
-
-/// A command clxfer times, until its completion is collected (`collect.rs`).
-pub struct Pending {
-    /// The event, holding a reference of clxfer's own.
-    pub event: usize,
-    pub id: u64,
-    what: What,
-    host_tid: u32,
-    pub host_begin: u64,
-    pub host_end: u64,
-    /// Its device record is written; only the event is left to release (once no callback is
-    /// armed on it).
-    pub reported: bool,
-    /// A completion callback is armed on its event and has not run.
-    pub armed: bool,
-    /// The event is the program's (clxfer's reference is one more than the program's own).
-    pub program: bool,
-}
-
-impl Pending {
-    /// Summary mode: the report's facts, with the command's place in the graph (times on the
-    /// monotonic clock, made relative by the writer); once.
-    fn fact(&mut self) -> Option<crate::report::Fact> {
-        let work = self.what.facts.take()?;
-        let link = crate::report::Link {
-            id: self.id,
-            tid: self.host_tid,
-            begin: self.host_begin,
-            end: self.host_end,
-            before: self.what.before,
-        };
-        Some(crate::report::Fact { work, link })
-    }
 }
 
 /// After an enqueue the driver accepted: time command `id` on the device. `event` is the event
@@ -536,41 +294,14 @@ pub unsafe fn track(
         armed: false,
         program: !cap.supplied,
     };
-    let gap = gap(queue);
+    let gap = completion::gap(queue);
     let decided = {
         let mut waiting = queue.waiting.lock();
         waiting.push(pending);
-        collect::due(&mut waiting, span.end, gap)
+        due(&mut waiting, span.end, gap)
     };
-    unsafe { arm_or_defer(queue, decided) };
+    unsafe { completion::arm_or_defer(queue, decided) };
     true
-}
-
-/// Arms the queue's callback on `event`, one of its waiting commands. Called without the lock:
-/// the driver may run the callback at once, on this thread.
-unsafe fn arm_on(queue: &Arc<QueueInfo>, event: cl_event) {
-    let user = Arc::into_raw(queue.clone());
-    queue.device.own.callbacks.fetch_add(1, Ordering::Relaxed);
-    // From here the callback may run at any time, on any thread, and owns `user`.
-    let armed = driver_call(&queue.device, || unsafe {
-        driver::on_complete(event, completed, user as *mut c_void)
-    });
-    if !armed {
-        // SAFETY: the driver refused the callback, so `user` was never handed out.
-        let queue = unsafe { Arc::from_raw(user) };
-        let event = event as usize;
-        unsafe { collect::collect(&queue, Request::Refused { event }) };
-    }
-}
-
-/// The completion callback (any driver thread). Never panics out.
-unsafe extern "C" fn completed(event: cl_event, status: cl_int, user: *mut c_void) {
-    // SAFETY: `user` is the queue reference `arm_on` handed out for this callback, which runs once.
-    let queue = unsafe { Arc::from_raw(user as *const QueueInfo) };
-    let event = event as usize;
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-        collect::collect(&queue, Request::Fired { event, status })
-    }));
 }
 
 /// At the end: how many of this process's commands have not completed (counted here rather than
@@ -582,7 +313,7 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
     let mut incomplete = 0;
     for q in queues {
         // Once no collector holds commands (bounded: a collector on a driver thread may wait).
-        let mut waiting = collect::settled(q);
+        let mut waiting = super::collect::settled(q);
         let ours = waiting.iter_mut().filter(|p| p.id >= first && !p.reported);
         for p in ours {
             incomplete += 1;
@@ -593,157 +324,4 @@ pub fn report_waiting(queues: &[Arc<QueueInfo>]) -> u64 {
         buffer::push_with(|_| Record::Fact(facts, None));
     }
     incomplete
-}
-
-/// One command is over with `status`: hand its device record to the writer (once; the caller
-/// releases the event).
-pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now) {
-    let event = p.event as cl_event;
-    if std::mem::replace(&mut p.reported, true) {
-        return;
-    }
-    let dev: &Device = &queue.device;
-    let mut status = status;
-    // Times the vendor's driver does not really measure are not used as if it did.
-    let untrusted =
-        (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class));
-    if !crate::sink::records_every_call() {
-        // Summary mode: the report needs the duration and the start on the host clock (for the
-        // busy time, a blocking call's wait for the commands ahead of it, and the critical
-        // path), and no device slice; the in-flight counter is the trace's. START, two queries
-        // rather than four: the command started after its call began, a bound on the clock's
-        // offset as QUEUED is (a looser one: `timing::mapping` converges on the first command
-        // that starts at once).
-        let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
-        let ran = if ok {
-            driver_call(dev, || unsafe {
-                driver::profiling(
-                    event,
-                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
-                )
-            })
-            .filter(|&[start, end]| start != 0 && start < end)
-            .map(|[start, end]| {
-                let offset = dev.clock.place(p.host_begin, start);
-                let host_start = mapping::to_host(start, offset);
-                crate::report::Ran {
-                    ns: end - start,
-                    after_call_ns: host_start.saturating_sub(p.host_begin),
-                    // On the monotonic clock: the writer makes it relative to the run's start.
-                    start_ns: host_start,
-                }
-            })
-        } else {
-            None
-        };
-        if ran.is_none() {
-            dev.unavailable.fetch_add(1, Ordering::Relaxed);
-        }
-        if let Some(facts) = p.fact() {
-            buffer::push_with(|_| Record::Fact(facts, ran));
-        }
-        return;
-    }
-    let times = match status {
-        CL_COMPLETE | OVER => driver_call(dev, || unsafe {
-            driver::profiling(
-                event,
-                [
-                    CL_PROFILING_COMMAND_QUEUED,
-                    CL_PROFILING_COMMAND_SUBMIT,
-                    CL_PROFILING_COMMAND_START,
-                    CL_PROFILING_COMMAND_END,
-                ],
-            )
-        }),
-        _ => None,
-    };
-    if status == OVER {
-        // A failed command has no profiling times: only then is its status worth asking.
-        status = match times {
-            Some(_) => CL_COMPLETE,
-            None => {
-                driver_call(dev, || unsafe { driver::event_status(event) }).unwrap_or(CL_COMPLETE)
-            }
-        };
-    }
-    counters::in_flight_add(-(p.what.bytes as i64), || now.get());
-    let (queued, submit, start, end, time) = match times {
-        Some(_) if untrusted => {
-            let t = now.get().max(p.host_end);
-            (t, t, t, t, DeviceTime::Untrusted)
-        }
-        Some([q, s, st, e]) if st != 0 && st <= e => {
-            // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
-            // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
-            let q = if q == 0 || q > st { st } else { q };
-            let s = s.clamp(q, st);
-            let offset = dev.clock.place(p.host_begin, q);
-            let h = |t| mapping::to_host(t, offset);
-            let time = if e > st {
-                DeviceTime::Measured
-            } else {
-                DeviceTime::Unavailable
-            };
-            (h(q), h(s), h(st), h(e), time)
-        }
-        // No usable timestamps: the slice sits at the completion, which is after the enqueue.
-        _ => {
-            let t = now.get().max(p.host_end);
-            (t, t, t, t, DeviceTime::Unavailable)
-        }
-    };
-    if time != DeviceTime::Measured {
-        dev.unavailable.fetch_add(1, Ordering::Relaxed);
-    }
-    let command = Command {
-        id: p.id,
-        api: p.what.api,
-        queue: queue.r,
-        host_tid: p.host_tid,
-        host_begin: p.host_begin,
-        host_end: p.host_end,
-        queued,
-        submit,
-        start,
-        end,
-        time,
-        status,
-        class: p.what.class,
-        bytes: p.what.bytes,
-        blocking: p.what.blocking,
-        kernel: p.what.kernel.take(),
-        waits: std::mem::take(&mut p.what.waits),
-        held: p.program,
-    };
-    buffer::push_with(|_| Record::Command(command));
-}
-
-#[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-
-    /// A command of event `event` whose enqueue call ran from `begin` to `end`.
-    pub fn pending(event: usize, begin: u64, end: u64) -> Pending {
-        Pending {
-            event,
-            id: event as u64,
-            what: What {
-                api: Api::ALL[0],
-                class: None,
-                bytes: 0,
-                blocking: false,
-                kernel: None,
-                facts: None,
-                waits: Box::default(),
-                before: [0; 3],
-            },
-            host_tid: 0,
-            host_begin: begin,
-            host_end: end,
-            reported: false,
-            armed: false,
-            program: false,
-        }
-    }
 }

@@ -10,13 +10,13 @@
 //! parent's to report). A device's clock mapping is lock-free (`timing::mapping`).
 
 use super::queues::QueueInfo;
-use super::{WORLD, events};
+use super::{WORLD, completion};
 use std::any::Any;
 use std::sync::Arc;
 
 /// The locks held across a fork, in the order taken (dropped in reverse).
 pub fn hold() -> Vec<Box<dyn Any>> {
-    let mut held: Vec<Box<dyn Any>> = events::hold_for_fork();
+    let mut held: Vec<Box<dyn Any>> = completion::hold_for_fork();
     held.push(Box::new(WORLD.memory.lock()));
     held.push(Box::new(WORLD.devices.write()));
     held.push(Box::new(WORLD.queues.write()));

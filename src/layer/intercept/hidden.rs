@@ -8,8 +8,8 @@
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
 //! error), and only then answers from what the program asked for.
 
-use super::collect;
 use super::queues::{self, QueueInfo};
+use super::{collect, completion};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::record::Timing;
 use opencl_sys::*;
@@ -227,7 +227,7 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
 /// driver's to their queue, context and memory objects (and to the program's events, which clxfer
 /// retains) until clxfer releases them, which for a command a callback is armed on waits for the
 /// callback. So before such a count is given, clxfer collects what has completed on the queues
-/// concerned ([`collect::quiesce`], which waits at most 100 ms for callbacks the driver is
+/// concerned ([`completion::quiesce`], which waits at most 100 ms for callbacks the driver is
 /// about to run) and asks the driver again; a program's event clxfer still holds (its
 /// command still runs) is given without clxfer's own reference. While commands run, their
 /// references are the driver's, as without clxfer.
@@ -282,7 +282,7 @@ unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int 
     // Every queue is quiesced; then the count is asked again, always: the driver's first answer
     // may have come while a callback clxfer's collector has since finished was in flight.
     for q in &queues {
-        unsafe { collect::quiesce(q) };
+        unsafe { completion::quiesce(q) };
     }
     let again = unsafe { ask_again(args) };
     if again != CL_SUCCESS {

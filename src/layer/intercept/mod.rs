@@ -7,12 +7,15 @@
 
 mod collect;
 mod commands;
+mod completion;
 mod events;
+mod finish;
 pub mod fork;
 mod graph;
 mod hidden;
 mod map;
 mod objects;
+mod pending;
 mod programs;
 mod queues;
 mod races;
@@ -44,8 +47,9 @@ use crate::timing::mapping::ClockMap;
 use crate::timing::sample::Sample;
 use crate::units;
 use crate::vocab::word;
-use events::{Capture, What};
+use events::Capture;
 use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_kernel, cl_uint};
+use pending::What;
 use queues::QueueInfo;
 use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
@@ -386,7 +390,7 @@ unsafe fn enqueued(
     e.deps = deps;
     // A blocking call returned: its command, and those before it, have completed.
     if e.timed && e.class.as_ref().is_some_and(|c| c.blocking) {
-        unsafe { collect::synced(&q, 0) };
+        unsafe { completion::synced(&q, 0) };
     }
     span.command = Some(e);
 }
@@ -466,7 +470,7 @@ unsafe fn summarized(
     });
     // A blocking call returned: its command, and those before it, have completed.
     if timed && blocking {
-        unsafe { collect::synced(q, 0) };
+        unsafe { completion::synced(q, 0) };
     }
 }
 
@@ -671,7 +675,7 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
         if ret == CL_SUCCESS
             && let Some(q) = queues::known(args.0 as usize)
         {
-            unsafe { collect::synced(&q, over_below) };
+            unsafe { completion::synced(&q, over_below) };
             let last = q.order.newest().unwrap_or(0);
             let queue = (q.r.device, q.r.queue);
             span.waited = Some(crate::report::On::Queue { queue, last });
@@ -707,7 +711,7 @@ impl Hook<(cl_uint, *const cl_event), cl_int> for WaitedFor {
             {
                 seen.push(q);
                 if let Some(q) = queues::known(q) {
-                    unsafe { collect::synced(&q, 0) };
+                    unsafe { completion::synced(&q, 0) };
                 }
             }
         }

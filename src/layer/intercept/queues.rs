@@ -4,7 +4,7 @@
 //! The program's own properties are kept ([`Asked`]): its queries are answered from them
 //! (`hidden.rs`), so it never sees the profiling clxfer turned on.
 
-use super::collect::Waiting;
+use super::pending::Waiting;
 use super::{Device, WORLD, bounded_insert, device};
 use crate::config::DeviceTiming;
 use crate::layer::{Call, Hook, Span, driver};

@@ -1,0 +1,166 @@
+//! A timed command is over: its profiling times read, placed on the host clock
+//! (`timing::mapping`) and handed to the writer, as a device record (trace) or with the report's
+//! facts (summary mode); and the timing of clxfer's own driver calls, for the own-cost line.
+
+use super::Device;
+use super::pending::{OVER, Pending};
+use super::queues::QueueInfo;
+use crate::layer::driver;
+use crate::sink::buffer;
+use crate::sink::counters;
+use crate::sink::record::{Command, DeviceTime, Record};
+use crate::timing::{clock, mapping};
+use opencl_sys::*;
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+
+/// One of clxfer's own driver calls for device timing (a profiling or status query, an event's
+/// release, a callback armed), its time added to the device's measured share of the driver's
+/// work (`OwnCounts::driver_ns`, the own-cost line's "measured"). Two clock reads, made only for
+/// timed commands. A callback the driver runs at once, inside the arming call, counts as the
+/// driver's.
+#[inline]
+pub(super) fn driver_call<T>(dev: &Device, call: impl FnOnce() -> T) -> T {
+    let before = clock::now_ns();
+    let out = call();
+    let took = clock::now_ns().saturating_sub(before);
+    dev.own.driver_ns.fetch_add(took, Ordering::Relaxed);
+    out
+}
+
+/// The time, read from the clock once, and only if asked (most completions never need it).
+#[derive(Default)]
+pub(super) struct Now(Cell<u64>);
+
+impl Now {
+    pub(super) fn get(&self) -> u64 {
+        if self.0.get() == 0 {
+            self.0.set(clock::now_ns());
+        }
+        self.0.get()
+    }
+}
+
+/// One command is over with `status`: hand its device record to the writer (once; the caller
+/// releases the event).
+pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now) {
+    let event = p.event as cl_event;
+    if std::mem::replace(&mut p.reported, true) {
+        return;
+    }
+    let dev: &Device = &queue.device;
+    let mut status = status;
+    // Times the vendor's driver does not really measure are not used as if it did.
+    let untrusted =
+        (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class));
+    if !crate::sink::records_every_call() {
+        // Summary mode: the report needs the duration and the start on the host clock (for the
+        // busy time, a blocking call's wait for the commands ahead of it, and the critical
+        // path), and no device slice; the in-flight counter is the trace's. START, two queries
+        // rather than four: the command started after its call began, a bound on the clock's
+        // offset as QUEUED is (a looser one: `timing::mapping` converges on the first command
+        // that starts at once).
+        let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
+        let ran = if ok {
+            driver_call(dev, || unsafe {
+                driver::profiling(
+                    event,
+                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
+                )
+            })
+            .filter(|&[start, end]| start != 0 && start < end)
+            .map(|[start, end]| {
+                let offset = dev.clock.place(p.host_begin, start);
+                let host_start = mapping::to_host(start, offset);
+                crate::report::Ran {
+                    ns: end - start,
+                    after_call_ns: host_start.saturating_sub(p.host_begin),
+                    // On the monotonic clock: the writer makes it relative to the run's start.
+                    start_ns: host_start,
+                }
+            })
+        } else {
+            None
+        };
+        if ran.is_none() {
+            dev.unavailable.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(facts) = p.fact() {
+            buffer::push_with(|_| Record::Fact(facts, ran));
+        }
+        return;
+    }
+    let times = match status {
+        CL_COMPLETE | OVER => driver_call(dev, || unsafe {
+            driver::profiling(
+                event,
+                [
+                    CL_PROFILING_COMMAND_QUEUED,
+                    CL_PROFILING_COMMAND_SUBMIT,
+                    CL_PROFILING_COMMAND_START,
+                    CL_PROFILING_COMMAND_END,
+                ],
+            )
+        }),
+        _ => None,
+    };
+    if status == OVER {
+        // A failed command has no profiling times: only then is its status worth asking.
+        status = match times {
+            Some(_) => CL_COMPLETE,
+            None => {
+                driver_call(dev, || unsafe { driver::event_status(event) }).unwrap_or(CL_COMPLETE)
+            }
+        };
+    }
+    counters::in_flight_add(-(p.what.bytes as i64), || now.get());
+    let (queued, submit, start, end, time) = match times {
+        Some(_) if untrusted => {
+            let t = now.get().max(p.host_end);
+            (t, t, t, t, DeviceTime::Untrusted)
+        }
+        Some([q, s, st, e]) if st != 0 && st <= e => {
+            // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
+            // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
+            let q = if q == 0 || q > st { st } else { q };
+            let s = s.clamp(q, st);
+            let offset = dev.clock.place(p.host_begin, q);
+            let h = |t| mapping::to_host(t, offset);
+            let time = if e > st {
+                DeviceTime::Measured
+            } else {
+                DeviceTime::Unavailable
+            };
+            (h(q), h(s), h(st), h(e), time)
+        }
+        // No usable timestamps: the slice sits at the completion, which is after the enqueue.
+        _ => {
+            let t = now.get().max(p.host_end);
+            (t, t, t, t, DeviceTime::Unavailable)
+        }
+    };
+    if time != DeviceTime::Measured {
+        dev.unavailable.fetch_add(1, Ordering::Relaxed);
+    }
+    let command = Command {
+        id: p.id,
+        api: p.what.api,
+        queue: queue.r,
+        host_tid: p.host_tid,
+        host_begin: p.host_begin,
+        host_end: p.host_end,
+        queued,
+        submit,
+        start,
+        end,
+        time,
+        status,
+        class: p.what.class,
+        bytes: p.what.bytes,
+        blocking: p.what.blocking,
+        kernel: p.what.kernel.take(),
+        waits: std::mem::take(&mut p.what.waits),
+        held: p.program,
+    };
+    buffer::push_with(|_| Record::Command(command));
+}
