@@ -333,7 +333,9 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
         pinned.to_str().unwrap(),
         race.to_str().unwrap(),
     );
-    // PoCL's own rules: its transfers take 2-3% of the run on this VM.
+    // PoCL's own rules: its transfers take 2-3% of the run on this VM when idle, 0.85% seen
+    // with a build running beside (the run's start-up slows more than its memcpys); the staged
+    // run's projected transfers ~0.2% (415 us of ~250 ms). The share rule sits between.
     let measured = pipeline("staged", "auto", &dir, "measured.report.json");
     let m = measured.to_str().unwrap();
     // (rule, a run it holds for, a run it breaks for, the baseline if it compares); each figure
@@ -353,7 +355,7 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
         ("h2d.*.bytes<=8MiB", Some(s), Some(p), None),
         ("d2h.pinned.time>100us", Some(p), Some(s), None),
         ("transfer_time<=500us", Some(s), Some(p), None),
-        ("transfer_time>=1%", Some(m), Some(s), None),
+        ("transfer_time>=0.5%", Some(m), Some(s), None),
         ("wall_time<60s", Some(s), None, None),
         ("wall_time<1us", None, Some(s), None),
         ("transfer_time<=+5%", Some(s), Some(p), Some(s)),
