@@ -1,8 +1,9 @@
 //! What each transfer-like enqueue does, read from its arguments (arrays only after the driver
 //! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
 
+use super::enqueue::Command;
 use super::races::{Touch, Touches};
-use super::{Command, WORLD, kernel_args};
+use super::{WORLD, kernel_args};
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;

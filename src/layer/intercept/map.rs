@@ -2,9 +2,9 @@
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
 use super::commands::{element_size, touch, triple};
+use super::enqueue::{enqueued, refused};
 use super::events::{Capture, capture};
 use super::races::Touch;
-use super::{enqueued, refused};
 use crate::graph::race::Use;
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;

@@ -1,8 +1,9 @@
 //! Hooks that keep the model's objects current: memory objects (created, imported, destroyed),
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
+use super::enqueue::{enqueued, kernel_name};
 use super::events::{Capture, capture};
-use super::{WORLD, bounded_insert, device, enqueued};
+use super::{WORLD, bounded_insert, device};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::kernel_source::Access;
 use crate::model::kinds::{MemKind, RangeKind};
@@ -211,7 +212,7 @@ impl Hook<ArgArgs, cl_int> for KernelArg {
 /// # Safety
 /// The driver accepted argument `index` of `kernel`.
 unsafe fn judge(kernel: cl_kernel, index: cl_uint) -> Access {
-    let name = super::kernel_name(kernel);
+    let name = kernel_name(kernel);
     let program = unsafe { driver::kernel_program(kernel) };
     let source = match (program, &name) {
         (Some(p), Some(n)) => super::programs::judged(p, n, index),

@@ -1,0 +1,139 @@
+//! The host's synchronisation points: `clFinish`, `clWaitForEvents`, and the OpenCL 1.1
+//! commands that order a queue without an event. Each collects what completed (device timing)
+//! and tells the race check and the graph what the host now knows.
+
+use super::enqueue::enqueued;
+use super::events::{self, Capture};
+use super::graph;
+use super::{completion, queues};
+use crate::layer::{Call, Hook, Span, driver};
+use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_uint};
+use smallvec::SmallVec;
+
+/// `clEnqueueBarrier` and `clEnqueueWaitForEvents` (OpenCL 1.1): commands without an event,
+/// which order their queue as a barrier does.
+pub struct Ordered;
+
+impl Hook<(cl_command_queue,), cl_int> for Ordered {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut (cl_command_queue,)) -> Call {
+        call
+    }
+    unsafe fn after(
+        call: Call,
+        args: &(cl_command_queue,),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS {
+            let none = (std::ptr::null_mut(), (0, std::ptr::null()));
+            unsafe {
+                enqueued(
+                    call,
+                    Capture::default(),
+                    args.0,
+                    none,
+                    span,
+                    (None, &[]),
+                    None,
+                )
+            };
+        }
+        ret
+    }
+}
+
+impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut (cl_command_queue, cl_uint, *const cl_event)) -> Call {
+        call
+    }
+    unsafe fn after(
+        call: Call,
+        args: &(cl_command_queue, cl_uint, *const cl_event),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS {
+            let waits = (std::ptr::null_mut(), (args.1, args.2));
+            unsafe {
+                enqueued(
+                    call,
+                    Capture::default(),
+                    args.0,
+                    waits,
+                    span,
+                    (None, &[]),
+                    None,
+                )
+            };
+        }
+        ret
+    }
+}
+
+/// `clFinish`: every command of the queue has completed; their records go out now. A host
+/// synchronisation point: it waited for the queue's newest command and all before it.
+pub struct Finished;
+
+impl Hook<(cl_command_queue,), cl_int> for Finished {
+    type State = u64;
+    const SYNCS: bool = true;
+    unsafe fn before(_: Call, _: &mut (cl_command_queue,)) -> u64 {
+        events::first_unfinished()
+    }
+    unsafe fn after(
+        over_below: u64,
+        args: &(cl_command_queue,),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        if ret == CL_SUCCESS
+            && let Some(q) = queues::known(args.0 as usize)
+        {
+            unsafe { completion::synced(&q, over_below) };
+            let last = q.order.newest().unwrap_or(0);
+            let queue = (q.r.device, q.r.queue);
+            span.waited = Some(crate::report::On::Queue { queue, last });
+        }
+        ret
+    }
+}
+
+/// `clWaitForEvents`: the events' commands have completed; their queues' records go out now. A
+/// host synchronisation point on those commands.
+pub struct WaitedFor;
+
+impl Hook<(cl_uint, *const cl_event), cl_int> for WaitedFor {
+    type State = ();
+    const SYNCS: bool = true;
+    unsafe fn before(_: Call, _: &mut (cl_uint, *const cl_event)) {}
+    unsafe fn after(
+        _: (),
+        args: &(cl_uint, *const cl_event),
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
+        let (n, list) = *args;
+        if ret != CL_SUCCESS || list.is_null() {
+            return ret;
+        }
+        // SAFETY: the driver accepted `n` events at `list`.
+        let events = unsafe { std::slice::from_raw_parts(list, n as usize) };
+        let mut seen: SmallVec<[usize; 4]> = SmallVec::new();
+        for &e in events {
+            if let Some(q) = unsafe { driver::event_queue(e) }
+                && !seen.contains(&q)
+            {
+                seen.push(q);
+                if let Some(q) = queues::known(q) {
+                    unsafe { completion::synced(&q, 0) };
+                }
+            }
+        }
+        span.waited = graph::commands_of(events);
+        ret
+    }
+}
