@@ -83,8 +83,12 @@ pub fn events(
         shape.packets += 1;
         let packet = value.bytes();
         d.packet(packet, &mut out)?;
-        // Where the packet ends in `b`: how far the reading has got.
-        read(packet.as_ptr() as usize - b.as_ptr() as usize + packet.len());
+        // Where the packet ends in `b`: how far the reading has got (a packet that is not a
+        // message, in a malformed trace, lies nowhere in `b`: it says nothing).
+        let at = (packet.as_ptr() as usize).checked_sub(b.as_ptr() as usize);
+        if let Some(at) = at.filter(|&at| at <= b.len()) {
+            read(at + packet.len());
+        }
     }
     Ok(shape)
 }
@@ -378,4 +382,19 @@ fn annotation(tables: &Interned, b: &[u8]) -> Result<(String, Value), Malformed>
         value = Value::Array(arr);
     }
     Ok((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trace packet that is not a message (field 1 as a varint, as a fuzzed trace had it) is
+    /// read past without a panic, and tells the progress hook nothing; the next one does.
+    #[test]
+    fn a_packet_that_is_not_a_message_tells_no_progress() {
+        let mut seen = Vec::new();
+        let shape = events(&[0x08, 0x05, 0x0a, 0x00], |_| {}, |at| seen.push(at));
+        assert_eq!(shape.map(|s| s.packets), Ok(2));
+        assert_eq!(seen, [4]);
+    }
 }
