@@ -453,7 +453,6 @@ const LONG: usize = 600;
 const TO_SPLIT: &[&str] = &[
     "model/classify.rs",
     "model/memory.rs",
-    "report/findings.rs",
     "report/render.rs",
 ];
 

@@ -1,0 +1,140 @@
+//! What to change, from the sums the builder kept: each finding has its evidence, the fix as an
+//! API change, and the time it would save, estimated from this run's own pinned bandwidth (or,
+//! when the run measured none, the vendor's reference figure from the rule set, said so).
+
+//!
+//! In layers: `judge.rs` (what a device is judged by, how savings are estimated and worded) at
+//! the bottom; a file per family of findings above it (`transfers.rs`, `memory.rs`,
+//! `migrations.rs`); here, the order they are made in.
+
+mod judge;
+mod memory;
+mod migrations;
+mod transfers;
+
+pub(super) use judge::finding;
+
+use super::Finding;
+use super::acc::{DeviceAcc, Sum};
+use super::bounds::Graph;
+use crate::model::rules;
+use judge::*;
+
+/// Every finding of every device, the largest saving first.
+pub fn all<'a>(devices: impl Iterator<Item = &'a DeviceAcc>, graph: &Graph) -> Vec<Finding> {
+    let devices: Vec<&DeviceAcc> = devices.collect();
+    // A hand-off's first hop may be on another device's queue than its second.
+    let mut to_host = Sum::default();
+    for d in &devices {
+        to_host.merge(&d.to_host_migrations);
+    }
+    let mut out = Vec::new();
+    for d in devices {
+        device(&mut Judge::new(d, graph, &mut out));
+        migrations::hand_offs(d, &to_host, &mut out);
+    }
+    // Stable: equal savings keep the order of the list below (the issue's order).
+    out.sort_by_key(|f| std::cmp::Reverse(f.saving_ns));
+    out
+}
+
+/// One device's findings, in the order equal savings keep.
+fn device(j: &mut Judge) {
+    transfers::staged(j);
+    transfers::held_host(j);
+    transfers::map_write(j);
+    memory::alloc_host_ptr(j);
+    migrations::migrations(j);
+    transfers::small(j);
+    transfers::misaligned(j);
+    unavailable(j);
+}
+
+/// 8. Device time unavailable.
+fn unavailable(j: &mut Judge) {
+    let d = j.d;
+    let on = j.on.clone();
+    let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
+        j.push(kind, title, evidence, fix, (saving_ns, estimate))
+    };
+    // 8. Device time unavailable (in a trace cut short, not known: a command's device slice may
+    // lie beyond the cut).
+    if d.without_device_time > 0 && d.end.is_some() {
+        let n = d.without_device_time;
+        push(
+            "device-time-unavailable",
+            format!(
+                "{} on {on} {} no device time",
+                counted(n, "transfer"),
+                if n == 1 { "has" } else { "have" }
+            ),
+            vec![
+                format!(
+                    "blocking ones are timed by their host time instead ({}); non-blocking ones \
+                     have no bandwidth ({})",
+                    d.host_time_used,
+                    n - d.host_time_used
+                ),
+                "causes: a queue the driver would not profile, CLXFER_DEVICE_TIMING=off, a \
+                 profiling query that failed or reported 0 (NVIDIA does for migrations), or a \
+                 command still running at the end"
+                    .into(),
+            ],
+            "Nothing to change in the program; these rows are less exact. To time every \
+             command, let clxfer enable profiling (CLXFER_DEVICE_TIMING=all) and finish the \
+             queues (clFinish) before exit."
+                .into(),
+            0,
+            "accuracy, not time".into(),
+        );
+    }
+}
+
+/// Functions the program asked for and did not get: one finding for those no implementation has
+/// (a porting guide's advice), one for those this platform does not offer (often a probe, which
+/// is fine; listed so that a port that counts on them learns why they are missing).
+pub fn missing(names: &[String]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let none = "no time: the function is not there to call";
+    let finding =
+        |kind, title, evidence, fix| finding(kind, 0, title, evidence, fix, (0, none.into()));
+    let (fictions, lacking): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| rules::no_such_function(n).is_some());
+    for name in fictions {
+        let why = rules::no_such_function(name).unwrap_or_default();
+        out.push(finding(
+            "no-such-function",
+            format!("the program asked for {name}, a function no OpenCL implementation has"),
+            vec![why.to_string()],
+            format!(
+                "To have host memory the driver can DMA from, use {}.",
+                rules::HOST_REGISTRATION
+            ),
+        ));
+    }
+    if !lacking.is_empty() {
+        let list: Vec<&str> = lacking.iter().take(8).map(|s| s.as_str()).collect();
+        let more = lacking.len().saturating_sub(list.len());
+        out.push(finding(
+            "function-not-offered",
+            format!(
+                "the program asked for {} this platform does not offer",
+                counted(lacking.len() as u64, "extension function")
+            ),
+            vec![format!(
+                "{}{}: clGetExtensionFunctionAddress(ForPlatform) returned NULL",
+                list.join(", "),
+                match more {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                }
+            )],
+            "Nothing, if the program only probes for them; a port that counts on them needs \
+             the extension that provides them (clGetPlatformInfo(CL_PLATFORM_EXTENSIONS) lists \
+             what this platform has)."
+                .into(),
+        ));
+    }
+    out
+}
