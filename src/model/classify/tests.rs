@@ -1,9 +1,8 @@
 //! Every rule of every vendor set, and every pitfall of transfer-rules.md, as table rows.
 
 use super::*;
-use crate::model::kinds::MemKind;
-use crate::model::memory::NewObject;
-use crate::model::memory::Since;
+use crate::model::kinds::{MemKind, RangeKind};
+use crate::model::memory::{NewObject, Place, Since};
 use crate::model::rules::{self, AMD, CPU, GENERIC, INTEL_CPU, INTEL_DGPU, INTEL_IGPU, NVIDIA};
 use Direction::*;
 use opencl_sys::*;
