@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::classify::SVM_MAPPINGS;
+use crate::model::kinds::MemKind;
 use opencl_sys::{
     CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR,
 };

@@ -1,0 +1,56 @@
+//! What the registry's objects take: pinned host memory, and each device's memory (all of it,
+//! and what ALLOC_HOST_PTR buffers take there).
+
+use opencl_sys::CL_MEM_ALLOC_HOST_PTR;
+
+use super::*;
+
+impl Registry {
+    pub(super) fn occupy(&mut self, device: usize, size: u64, flags: u64, add: bool) {
+        let d = self.devices.entry(device).or_default();
+        let ahp = flags & CL_MEM_ALLOC_HOST_PTR != 0;
+        for usage in [Some(&mut d.all), ahp.then_some(&mut d.alloc_host_ptr)]
+            .into_iter()
+            .flatten()
+        {
+            if add {
+                usage.add(size)
+            } else {
+                usage.sub(size)
+            }
+        }
+        if ahp {
+            match add {
+                true => d.alloc_host_ptr_buffers.add(1),
+                false => d.alloc_host_ptr_buffers.sub(1),
+            }
+        }
+    }
+
+    /// Pinned or registered host bytes (mappings of USE_HOST_PTR buffers and USM device memory
+    /// excluded: they are counted once, or are not host memory).
+    pub fn pinned_bytes(&self) -> Usage {
+        self.pinned
+    }
+
+    /// Bytes of device storage per device, by the vendor rules the caller applied.
+    pub fn device_bytes(&self, device: usize) -> Usage {
+        self.devices.get(&device).map(|d| d.all).unwrap_or_default()
+    }
+
+    /// The part of [`Registry::device_bytes`] that ALLOC_HOST_PTR buffers occupy.
+    pub fn alloc_host_ptr_device_bytes(&self, device: usize) -> Usage {
+        self.devices
+            .get(&device)
+            .map(|d| d.alloc_host_ptr)
+            .unwrap_or_default()
+    }
+
+    /// How many ALLOC_HOST_PTR buffers took device memory at once (`peak`) on `device`.
+    pub fn alloc_host_ptr_buffers(&self, device: usize) -> Usage {
+        self.devices
+            .get(&device)
+            .map(|d| d.alloc_host_ptr_buffers)
+            .unwrap_or_default()
+    }
+}
