@@ -5,7 +5,6 @@
 //! Lookups are O(log n): objects by handle in a hash map (FxHash: keys are addresses), host ranges through a map of disjoint
 //! address segments (each listing the ranges that cover it), so nested and overlapping ranges (a
 //! mapping inside a USE_HOST_PTR range) cost no scan. Both are bounded by [`MAX_ENTRIES`].
-
 //!
 //! `entries.rs` holds what is registered; here, the registry and its objects; `ranges.rs` its
 //! host ranges and pointer lookups; `usage.rs` the memory they take.
