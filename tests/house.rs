@@ -449,9 +449,6 @@ fn code_lines(text: &str) -> usize {
 /// opening comment says why it is kept whole.
 const LONG: usize = 600;
 
-/// The long files still to split (issue #44), so that none is added and the list only shrinks.
-const TO_SPLIT: &[&str] = &["report/render.rs"];
-
 #[test]
 fn files_hold_one_idea_each() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -470,21 +467,9 @@ fn files_hold_one_idea_each() {
             long.push(name);
         }
     }
-    let new: Vec<&String> = long
-        .iter()
-        .filter(|f| !TO_SPLIT.contains(&f.as_str()))
-        .collect();
     assert!(
-        new.is_empty(),
+        long.is_empty(),
         "over {LONG} lines of code, with no word in the opening comment of why it is kept whole: \
-         {new:?}"
-    );
-    let done: Vec<&&str> = TO_SPLIT
-        .iter()
-        .filter(|f| !long.iter().any(|l| l == *f))
-        .collect();
-    assert!(
-        done.is_empty(),
-        "split now: take them off TO_SPLIT: {done:?}"
+         {long:?}"
     );
 }

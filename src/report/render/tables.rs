@@ -1,0 +1,193 @@
+//! Text layout: aligned columns, tables of transfers, operations and kernels (text and
+//! Markdown), and lines wrapped at [`WIDTH`].
+
+use super::super::{KernelRow, Row};
+use crate::units::{bytes, duration, gbps};
+use std::fmt::Write as _;
+
+pub const WIDTH: usize = 100;
+
+/// The columns of a transfers or operations table: `host time` is the calls' own, `waited` the
+/// time blocking calls waited for the commands ahead of theirs.
+pub(super) const HEADS: [&str; 10] = [
+    "",
+    "dir",
+    "path",
+    "calls",
+    "bytes",
+    "device time",
+    "host time",
+    "waited",
+    "median GB/s",
+    "p90 GB/s",
+];
+
+/// Under forced rules the time column is the projection's (its bandwidths are already).
+pub(super) fn heads(projected: bool) -> [&'static str; 10] {
+    let mut h = HEADS;
+    if projected {
+        h[5] = "projected";
+    }
+    h
+}
+
+pub(super) fn cells(r: &Row, projected: bool) -> [String; 10] {
+    let opt = |v: Option<f64>| v.map_or("-".into(), gbps);
+    let some = |ns: u64| if ns > 0 { duration(ns) } else { "-".into() };
+    let device = match r.projected_ns {
+        Some(ns) if projected => ns,
+        _ => r.device_ns,
+    };
+    [
+        r.kind.clone().unwrap_or_default(),
+        r.direction.clone(),
+        r.path.clone(),
+        r.calls.to_string(),
+        bytes(r.bytes),
+        some(device),
+        duration(r.host_ns.saturating_sub(r.waited_ns)),
+        some(r.waited_ns),
+        opt(r.median_gbps),
+        opt(r.p90_gbps),
+    ]
+}
+
+/// The kernels table: name, launches, device time, the median launch, time in the calls.
+pub(super) fn kernels_table(rows: &[KernelRow], out: &mut String) {
+    const HEADS: [&str; 5] = ["kernel", "calls", "device time", "median", "host time"];
+    let body: Vec<[String; 5]> = rows
+        .iter()
+        .map(|k| {
+            [
+                clip(&k.name, 40),
+                k.calls.to_string(),
+                if k.device_ns > 0 {
+                    duration(k.device_ns)
+                } else {
+                    "-".into()
+                },
+                k.median_ns.map_or("-".into(), duration),
+                duration(k.host_ns),
+            ]
+        })
+        .collect();
+    aligned(&HEADS, &body, 0, 1, out);
+}
+
+pub(super) fn md_kernels(rows: &[KernelRow], out: &mut String) {
+    out.push_str("| kernel | calls | device time | median | host time |\n|---|---|---|---|---|\n");
+    for k in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            k.name,
+            k.calls,
+            duration(k.device_ns),
+            k.median_ns.map_or("-".into(), duration),
+            duration(k.host_ns)
+        );
+    }
+}
+
+/// Columns aligned: text left, numbers right; the first column only when some row has a kind.
+pub(super) fn table(rows: &[Row], projected: bool, out: &mut String) {
+    let with_kind = rows.iter().any(|r| r.kind.is_some());
+    let first = usize::from(!with_kind);
+    let body: Vec<[String; 10]> = rows.iter().map(|r| cells(r, projected)).collect();
+    aligned(&heads(projected), &body, first, 3, out);
+}
+
+pub(super) fn md_table(rows: &[Row], projected: bool, out: &mut String) {
+    let with_kind = rows.iter().any(|r| r.kind.is_some());
+    let first = usize::from(!with_kind);
+    let heads: Vec<&str> = heads(projected)
+        .iter()
+        .skip(first)
+        .map(|h| if h.is_empty() { "kind" } else { h })
+        .collect();
+    let _ = writeln!(out, "| {} |", heads.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(heads.len()));
+    for r in rows {
+        let c = cells(r, projected);
+        let _ = writeln!(out, "| {} |", c[first..].join(" | "));
+    }
+}
+
+/// `heads` and `body` as aligned columns from column `first` on: the first `left` columns left
+/// (text), the rest right (numbers).
+pub(super) fn aligned<const N: usize>(
+    heads: &[&str; N],
+    body: &[[String; N]],
+    first: usize,
+    left: usize,
+    out: &mut String,
+) {
+    let mut widths = heads.map(|h| h.chars().count());
+    for r in body {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; N], out: &mut String| {
+        let mut l = String::from("  ");
+        for (i, c) in cells.iter().enumerate().skip(first) {
+            let pad = widths[i] - c.chars().count();
+            if i < left {
+                l += c;
+                l += &" ".repeat(pad + 2);
+            } else {
+                l += &" ".repeat(pad + 2);
+                l += c;
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(*heads, out);
+    for r in body {
+        line(std::array::from_fn(|i| r[i].as_str()), out);
+    }
+}
+
+pub(super) fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+/// `text` wrapped at [`WIDTH`], the first line after `head`, the rest indented to match.
+pub fn wrapped(head: &str, text: &str, out: &mut String) {
+    let indent = " ".repeat(head.chars().count());
+    let mut line = head.to_string();
+    let mut empty = true;
+    // A number and its unit stay on one line.
+    const UNITS: [&str; 9] = ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "GB/s"];
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let bare = w.trim_end_matches([',', ';', ':', ')', '.']);
+        match words.last_mut() {
+            Some(last) if UNITS.contains(&bare) && last.ends_with(|c: char| c.is_ascii_digit()) => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    for word in &words {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+}

@@ -1,0 +1,171 @@
+//! The report as text: the header, each device, what bounds the run, and the findings.
+
+use super::super::{Finding, Report};
+use super::device::{
+    COMPARED, best, busy, compared, device_head, known, memory, projection_line, queue_busy,
+    replaced, sampled, timing,
+};
+use super::tables::{aligned, clip, kernels_table, table, wrapped};
+use crate::units::{bytes, duration};
+use std::fmt::Write as _;
+
+/// What bounds the run: a heading, and one line per contributor (with its share of the wall).
+pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
+    let b = r.bounds.as_ref()?;
+    let head = format!(
+        "what bounds the run: an approximate critical path, walked back from the end through \
+         host waits and the commands they waited for ({} steps)",
+        b.steps
+    );
+    let share = |ns: u64| match b.wall_ns {
+        0 => String::new(),
+        wall => format!(" ({:.0}%)", ns as f64 * 100.0 / wall as f64),
+    };
+    let lines = b
+        .top
+        .iter()
+        .map(|c| format!("{} {}{}", duration(c.ns), c.what, share(c.ns)))
+        .collect();
+    Some((head, lines))
+}
+
+pub(super) fn header(r: &Report) -> String {
+    format!(
+        "clxfer summary · {} (pid {}) · {} wall · started {}",
+        clip(&r.program, 40),
+        r.pid,
+        duration(r.wall_ns),
+        r.start_time
+    )
+}
+
+pub(super) fn text(r: &Report) -> String {
+    let mut out = String::new();
+    wrapped("", &header(r), &mut out);
+    for d in &r.devices {
+        out.push('\n');
+        out.push_str(&device_head(d));
+        out.push('\n');
+        if let Some(p) = &d.projection {
+            wrapped("  ", &projection_line(p), &mut out);
+        }
+        if d.transfers.is_empty() {
+            out.push_str("  no transfers\n");
+        } else {
+            table(&d.transfers, replaced(d), &mut out);
+        }
+        wrapped("  ", &best(d), &mut out);
+        let against = compared(d);
+        if !against.is_empty() && !replaced(d) {
+            out.push_str("  projected against measured device time, transfers of 1 MiB or more:\n");
+            aligned(&COMPARED, &against, 0, 2, &mut out);
+        }
+        if !d.operations.is_empty() {
+            out.push_str("  map/unmap, migrate, fill and copy:\n");
+            table(&d.operations, replaced(d), &mut out);
+        }
+        if !d.kernels.is_empty() {
+            kernels_table(&d.kernels, &mut out);
+        }
+        for line in sampled(d) {
+            wrapped("  ", &line, &mut out);
+        }
+        if let Some(b) = busy(d) {
+            wrapped("  ", &b, &mut out);
+        }
+        // Per queue, when there are several.
+        if d.queues.len() > 1 {
+            for q in &d.queues {
+                wrapped("    ", &queue_busy(q), &mut out);
+            }
+        }
+        wrapped("  ", &memory(d), &mut out);
+        wrapped("  ", &timing(d), &mut out);
+    }
+    let _ = writeln!(
+        out,
+        "\nhost: pinned or registered memory peaked at {}",
+        known(r.pinned_host_peak_bytes.map(bytes))
+    );
+    match (r.incomplete_at_exit, r.dropped_records) {
+        (Some(0), Some(0)) => {}
+        (Some(incomplete), Some(dropped)) => {
+            let _ = writeln!(
+                out,
+                "{incomplete} commands incomplete at the end; {dropped} records dropped"
+            );
+        }
+        _ => out.push_str("commands incomplete at the end and records dropped: unknown\n"),
+    }
+    if let Some(o) = &r.overhead {
+        wrapped("", &o.line(), &mut out);
+    }
+    if let Some((head, lines)) = bounds(r) {
+        out.push('\n');
+        wrapped("", &format!("{head}:"), &mut out);
+        for line in lines {
+            wrapped("  ", &line, &mut out);
+        }
+    }
+    out.push('\n');
+    if r.findings.is_empty() {
+        out.push_str(
+            "findings: none: no race, and no staged, held, wasted or latency-bound transfers seen\n",
+        );
+    } else {
+        out.push_str(ranked(r));
+        for (i, f) in r.findings.iter().filter(|f| !f.minor).enumerate() {
+            finding_text(i + 1, f, &mut out);
+        }
+        if let Some(line) = minor(r) {
+            wrapped("    ", &line, &mut out);
+        }
+    }
+    out
+}
+
+/// The findings that would each save under 1% of the run's wall time, counted in one line.
+pub(super) fn minor(r: &Report) -> Option<String> {
+    let minor: Vec<&Finding> = r.findings.iter().filter(|f| f.minor).collect();
+    let first = minor.first()?;
+    let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
+    Some(format!(
+        "{} save under {:.0}% of the run's wall time ({}): {} (the largest {}); --format \
+         json lists {}",
+        match minor.len() {
+            1 => "1 more finding would".to_string(),
+            n => format!("{n} more findings would each"),
+        },
+        super::super::MINOR * 100.0,
+        duration(r.wall_ns),
+        kinds.join(", "),
+        duration(first.saving_ns),
+        if minor.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// The findings' heading: what the program does wrong comes first when there is any.
+pub(super) fn ranked(r: &Report) -> &'static str {
+    if r.findings.iter().any(|f| f.misuse) {
+        "findings, what the program does wrong first, then ranked by the time they would save:\n"
+    } else {
+        "findings, ranked by the time they would save:\n"
+    }
+}
+
+pub(super) fn finding_text(n: usize, f: &Finding, out: &mut String) {
+    wrapped(&format!("{n:>2}. "), &f.title, out);
+    for (i, e) in f.evidence.iter().enumerate() {
+        wrapped(
+            if i == 0 {
+                "    evidence: "
+            } else {
+                "              "
+            },
+            e,
+            out,
+        );
+    }
+    wrapped("    fix:      ", &f.fix, out);
+    wrapped("    saves:    ", &f.saves, out);
+}
