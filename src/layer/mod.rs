@@ -35,7 +35,7 @@ pub struct Span {
     pub end: u64,
     pub command: Option<Box<crate::sink::record::Enqueued>>,
     /// Summary mode: what the report needs of a classified enqueue that is not timed on the
-    /// device, instead of `command` (a timed one's facts wait for its completion, `events.rs`).
+    /// device, instead of `command` (a timed one's facts wait for its completion, `intercept/finish.rs`).
     pub facts: Option<crate::report::Fact>,
     /// A call about a node of the graph that is no command (a user event): its number.
     pub node: u64,

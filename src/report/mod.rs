@@ -262,7 +262,7 @@ fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::
 }
 
 /// Every finding's kind (what `clxfer check --require finding:KIND…` may name). A new finding
-/// joins here; `findings.rs` and `races.rs` make none outside it (a debug assertion says so).
+/// joins here; `findings/` and `races.rs` make none outside it (a debug assertion says so).
 pub const KINDS: [&str; 16] = [
     "possible-race",
     "unjudged-race",

@@ -8,13 +8,13 @@
 //! the rest. A callback per command costs PoCL more than all of clxfer's own work on an enqueue,
 //! and one costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md); where the vendor
 //! rules give a gap (`callback_gap_us`), one is armed at most every gap, the rest deferred
-//! (`events.rs`), and none within a gap of the program's last wait on the queue: a program that
+//! (the timer thread, below), and none within a gap of the program's last wait on the queue: a program that
 //! waits collects its commands itself (on the H200, with four threads enqueuing, the storm's
 //! callbacks every 100 ms per queue still cost every enqueue about 2 µs, and none were needed
 //! there: docs/PERFORMANCE.md). A command that never completes (a marker behind a user event the program sets
 //! only at the end) would keep its callback, and with it every later command, waiting: so once
-//! [`REARM`] commands have been listed since the last arming, another callback is armed on the
-//! newest, whatever is still armed, if [`REARM_AFTER`] (10 ms) has passed since the last
+//! `pending::REARM` commands have been listed since the last arming, another callback is armed on the
+//! newest, whatever is still armed, if `REARM_AFTER` (10 ms) has passed since the last
 //! arming. At most 256 completed commands per queue, or those the program enqueues between two
 //! callbacks (the vendor's gap, or 10 ms) if
 //! more, wait to be collected, beyond those the driver itself is still running.

@@ -81,7 +81,7 @@ pub struct OwnCounts {
     pub callbacks: AtomicU64,
     pub toggles: AtomicU64,
     pub toggle_ns: AtomicU64,
-    /// The time clxfer's own driver calls for device timing took, ns (`events::driver_call`).
+    /// The time clxfer's own driver calls for device timing took, ns (`finish::driver_call`).
     pub driver_ns: AtomicU64,
 }
 

@@ -96,7 +96,7 @@ pub struct Waiting {
     pub(super) last_armed: u64,
     /// When the program last waited for the queue (a deferring vendor's only; host clock, ns).
     pub(super) last_synced: u64,
-    /// Listed in the timer's deferred queues (`events.rs`).
+    /// Listed in the timer's deferred queues (`completion.rs`).
     pub(super) deferred: bool,
     /// A collector holds the commands it took out.
     pub(super) collecting: bool,

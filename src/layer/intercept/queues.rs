@@ -25,7 +25,7 @@ pub struct QueueInfo {
     pub in_order: bool,
     /// What the program asked for, when clxfer changed it (`timing` is `Forced`).
     pub asked: Asked,
-    /// Commands waiting for their completion to be collected (`events.rs`).
+    /// Commands waiting for their completion to be collected (`pending.rs`, `collect.rs`).
     pub waiting: Mutex<Waiting>,
     /// Signalled when a collector has put back what it took (`collect.rs`).
     pub collected: std::sync::Condvar,
