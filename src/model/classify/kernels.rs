@@ -3,7 +3,6 @@
 use super::super::classification::*;
 use super::super::memory::{Place, Since};
 use super::super::rules::{CrossDevice, Placement, common as any};
-
 use super::ctx::Ctx;
 use super::op::only_reads;
 

@@ -3,10 +3,9 @@
 use super::super::classification::*;
 use super::super::kinds::RangeKind;
 use super::super::rules::{Placement, common as any};
-use opencl_sys::{CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION};
-
 use super::ctx::Ctx;
 use super::op::SVM_MAPPINGS;
+use opencl_sys::{CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION};
 
 impl Ctx<'_> {
     pub(super) fn map(mut self, mem: usize, flags: u64, bytes: u64) {

@@ -3,9 +3,8 @@
 use super::super::classification::*;
 use super::super::memory::{Place, View};
 use super::super::rules::{CrossDevice, Placement, common as any};
-use opencl_sys::{CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, CL_MIGRATE_MEM_OBJECT_HOST};
-
 use super::ctx::Ctx;
+use opencl_sys::{CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, CL_MIGRATE_MEM_OBJECT_HOST};
 
 impl Ctx<'_> {
     pub(super) fn migrate(mut self, mems: &[usize], flags: u64) {

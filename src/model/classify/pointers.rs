@@ -3,9 +3,8 @@
 use super::super::classification::*;
 use super::super::kinds::RangeKind;
 use super::super::rules::{Placement, common as any};
-use opencl_sys::{CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, CL_MIGRATE_MEM_OBJECT_HOST};
-
 use super::ctx::Ctx;
+use opencl_sys::{CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, CL_MIGRATE_MEM_OBJECT_HOST};
 
 impl Ctx<'_> {
     /// The side of an SVM/USM pointer: device memory (where the rules put the allocation's

@@ -5,7 +5,6 @@ use super::super::classification::*;
 use super::super::kinds::RangeKind;
 use super::super::memory::{Place, Since, View};
 use super::super::rules::{CrossDevice, Pageable, Placement, common as any};
-
 use super::ctx::Ctx;
 
 impl Ctx<'_> {

@@ -6,14 +6,13 @@ use super::judge::*;
 use crate::model::rules::RuleSet;
 use crate::units::{bytes, gbps};
 
-/// 4. ALLOC_HOST_PTR buffers that also take device memory.
+/// ALLOC_HOST_PTR buffers that also take device memory.
 pub(super) fn alloc_host_ptr(j: &mut Judge) {
     let (d, set) = (j.d, j.set);
     let on = j.on.clone();
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 4. ALLOC_HOST_PTR buffers that also take device memory.
     let (ahp, all, buffers) = d.end.as_ref().map_or((0, 0, 0), |e| {
         (
             e.alloc_host_ptr_peak,

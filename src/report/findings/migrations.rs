@@ -8,7 +8,7 @@ use super::judge::*;
 use crate::model::rules::RuleSet;
 use crate::units::{bytes, duration, gbps};
 
-/// 5. Migrations through the host, and migrations that moved nothing.
+/// Migrations through the host, and migrations that moved nothing.
 pub(super) fn migrations(j: &mut Judge) {
     let (d, set) = (j.d, j.set);
     let on = j.on.clone();
@@ -16,7 +16,6 @@ pub(super) fn migrations(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 5. Migrations through the host, and migrations that moved nothing.
     let s = &d.via_host_migrations;
     if s.count > 0 {
         let mut evidence = vec![

@@ -50,15 +50,14 @@ fn device(j: &mut Judge) {
     unavailable(j);
 }
 
-/// 8. Device time unavailable.
+/// Device time unavailable (in a trace cut short, not known: a command's device slice may lie
+/// beyond the cut).
 fn unavailable(j: &mut Judge) {
     let d = j.d;
     let on = j.on.clone();
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 8. Device time unavailable (in a trace cut short, not known: a command's device slice may
-    // lie beyond the cut).
     if d.without_device_time > 0 && d.end.is_some() {
         let n = d.without_device_time;
         push(

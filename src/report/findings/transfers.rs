@@ -7,7 +7,7 @@ use super::judge::*;
 use crate::model::classification::{Direction, Path};
 use crate::units::{bytes, duration};
 
-/// 1. Staged transfers from pageable memory.
+/// Staged transfers from pageable memory.
 pub(super) fn staged(j: &mut Judge) {
     let (d, graph, set) = (j.d, j.graph, j.set);
     let on = j.on.clone();
@@ -15,7 +15,6 @@ pub(super) fn staged(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 1. Staged transfers from pageable memory.
     for dir in [Direction::H2D, Direction::D2H] {
         let s = &d.staged_pageable[dir as usize];
         if s.count == 0 {
@@ -82,7 +81,7 @@ pub(super) fn staged(j: &mut Judge) {
     }
 }
 
-/// 2. Non-blocking transfers from pageable memory that held the host anyway.
+/// Non-blocking transfers from pageable memory that held the host anyway.
 pub(super) fn held_host(j: &mut Judge) {
     let (d, set) = (j.d, j.set);
     let on = j.on.clone();
@@ -90,7 +89,6 @@ pub(super) fn held_host(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 2. Non-blocking transfers from pageable memory that held the host anyway.
     let s = &d.held_host;
     if s.count > 0 {
         let mut evidence = vec![measured(s)];
@@ -190,7 +188,7 @@ pub(super) fn held_host(j: &mut Judge) {
     }
 }
 
-/// 3. Map for WRITE that copied data first.
+/// Map for WRITE that copied data first.
 pub(super) fn map_write(j: &mut Judge) {
     let (d, graph) = (j.d, j.graph);
     let on = j.on.clone();
@@ -198,7 +196,6 @@ pub(super) fn map_write(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 3. Map for WRITE that copied data first.
     let s = &d.map_write;
     if s.count > 0 {
         // The copy's own time where it is real, else projected: by the cost model under forced
@@ -241,7 +238,7 @@ pub(super) fn map_write(j: &mut Judge) {
     }
 }
 
-/// 6. Many small transfers.
+/// Many small transfers.
 pub(super) fn small(j: &mut Judge) {
     let (d, graph) = (j.d, j.graph);
     let on = j.on.clone();
@@ -249,7 +246,6 @@ pub(super) fn small(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 6. Many small transfers.
     let s = &d.small;
     if s.count >= 64 {
         // Projected: one transfer of all their bytes over the pinned link, with one floor.
@@ -298,7 +294,7 @@ pub(super) fn small(j: &mut Judge) {
     }
 }
 
-/// 7. Misaligned pointers where the rules care.
+/// Misaligned pointers where the rules care.
 pub(super) fn misaligned(j: &mut Judge) {
     let (d, set) = (j.d, j.set);
     let on = j.on.clone();
@@ -306,7 +302,6 @@ pub(super) fn misaligned(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    // 7. Misaligned pointers where the rules care.
     let s = &d.misaligned;
     if s.count > 0 {
         let (bw, how) = pinned(d, Direction::H2D);
