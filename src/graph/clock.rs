@@ -143,16 +143,6 @@ pub struct Placed {
     pub gate: Option<Id>,
 }
 
-impl Placed {
-    pub fn seen(&self) -> Seen<'_> {
-        Seen {
-            stamp: self.stamp,
-            clock: &self.clock,
-            gate: self.gate,
-        }
-    }
-}
-
 /// A command as a race check needs it, borrowed from the clocks: its stamp, the clock it ran
 /// after, and its gate.
 #[derive(Clone, Copy, Debug)]
@@ -272,13 +262,13 @@ impl Clocks {
             let mut own = clock.clone();
             own.raise(stamp);
             q.newest.join(&own);
-            if kind == Kind::Barrier {
-                q.barrier = own.clone();
-            }
-            self.before = clock;
             if named {
                 keep(&mut self.ring, id, stamp, &own, gate);
             }
+            if kind == Kind::Barrier {
+                q.barrier = own;
+            }
+            self.before = clock;
             &self.before
         } else {
             clock.raise(stamp);

@@ -241,10 +241,8 @@ mod tests {
                     waits: waits.iter().copied().collect(),
                     ..Deps::default()
                 };
-                let p = clocks
-                    .command(id, (queue, ooo), Kind::Work, &deps, true)
-                    .to_placed();
-                races.access(7, (id, p.seen()), range, (use_, Certainty::Known), &mut got);
+                let p = clocks.command(id, (queue, ooo), Kind::Work, &deps, true);
+                races.access(7, (id, p), range, (use_, Certainty::Known), &mut got);
             }
             let got: Vec<(Id, Id)> = got.iter().map(|r| (r.first.id, r.second.id)).collect();
             assert_eq!(got, *want, "{what}");
@@ -255,32 +253,20 @@ mod tests {
     fn a_race_is_as_certain_as_its_less_certain_use_and_a_gated_command_is_not_judged() {
         let (mut clocks, mut races, mut got) = (Clocks::default(), Races::default(), Vec::new());
         let d = Deps::default();
-        let p = clocks
-            .command(1, (1, false), Kind::Work, &d, true)
-            .to_placed();
+        let p = clocks.command(1, (1, false), Kind::Work, &d, true);
         races.access(
             7,
-            (1, p.seen()),
+            (1, p),
             (0, 8),
             (Use::Write, Certainty::Declared),
             &mut got,
         );
-        let p = clocks
-            .command(2, (2, false), Kind::Work, &d, true)
-            .to_placed();
+        let p = clocks.command(2, (2, false), Kind::Work, &d, true);
+        races.access(7, (2, p), (0, 8), (Use::Read, Certainty::Known), &mut got);
+        let p = clocks.command(3, (3, false), Kind::Work, &d, true);
         races.access(
             7,
-            (2, p.seen()),
-            (0, 8),
-            (Use::Read, Certainty::Known),
-            &mut got,
-        );
-        let p = clocks
-            .command(3, (3, false), Kind::Work, &d, true)
-            .to_placed();
-        races.access(
-            7,
-            (3, p.seen()),
+            (3, p),
             (0, 8),
             (Use::Write, Certainty::Assumed),
             &mut got,
@@ -304,16 +290,8 @@ mod tests {
             waits: [3].into_iter().collect(),
             ..Deps::default()
         };
-        let p = clocks
-            .command(4, (3, false), Kind::Work, &gated, true)
-            .to_placed();
-        races.access(
-            7,
-            (4, p.seen()),
-            (0, 8),
-            (Use::Write, Certainty::Known),
-            &mut got,
-        );
+        let p = clocks.command(4, (3, false), Kind::Work, &gated, true);
+        races.access(7, (4, p), (0, 8), (Use::Write, Certainty::Known), &mut got);
         assert!(got.is_empty());
         assert!(races.objects[&7].iter().all(|a| a.id != 4));
     }
