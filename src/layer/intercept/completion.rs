@@ -1,33 +1,23 @@
-//! How clxfer learns that the commands it times completed, and collects them: a completion
-//! callback armed per queue at a time, a timer thread for the deferred ones, and the program's
-//! waits. Each hands the queue to the collector (`collect.rs`) and arms what it says.
-//!
+//! How clxfer learns that the commands it times completed, and collects them: a completion callback
+//! armed per queue at a time, a timer thread for the deferred ones, and the program's waits. Each
+//! hands the queue to the collector (`collect.rs`) and arms what it says.
 //!
 //! One completion callback at a time is armed per queue, on its newest command: when it runs, its
 //! collector takes every command that has completed, then arms a callback again on the newest of
 //! the rest. A callback per command costs PoCL more than all of clxfer's own work on an enqueue,
-//! and one costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md); where the vendor
-//! rules give a gap (`callback_gap_us`), one is armed at most every gap, the rest deferred
-//! (the timer thread, below), and none within a gap of the program's last wait on the queue: a program that
+//! and one costs NVIDIA's OpenCL tens of microseconds (docs/PERFORMANCE.md); where the vendor rules
+//! give a gap (`callback_gap_us`), one is armed at most every gap, the rest deferred (the timer
+//! thread, below), and none within a gap of the program's last wait on the queue: a program that
 //! waits collects its commands itself (on the H200, with four threads enqueuing, the storm's
 //! callbacks every 100 ms per queue still cost every enqueue about 2 µs, and none were needed
-//! there: docs/PERFORMANCE.md). A command that never completes (a marker behind a user event the program sets
-//! only at the end) would keep its callback, and with it every later command, waiting: so once
-//! `pending::REARM` commands have been listed since the last arming, another callback is armed on the
-//! newest, whatever is still armed, if `REARM_AFTER` (10 ms) has passed since the last
+//! there: docs/PERFORMANCE.md). A command that never completes (a marker behind a user event the
+//! program sets only at the end) would keep its callback, and with it every later command, waiting:
+//! so once `pending::REARM` commands have been listed since the last arming, another callback is
+//! armed on the newest, whatever is still armed, if `REARM_AFTER` (10 ms) has passed since the last
 //! arming. At most 256 completed commands per queue, or those the program enqueues between two
-//! callbacks (the vendor's gap, or 10 ms) if
-//! more, wait to be collected, beyond those the driver itself is still running.
-//!
-//! The queue's lock is never held while clxfer calls the driver (a driver may run callbacks from
-//! a thread that holds its own lock, and the callback takes this one): the collector takes the
-//! whole list out under the lock, asks the driver about it and reports without the lock, then
-//! puts back what is left, in front of commands listed meanwhile. While one collector works, a
-//! callback that wants collecting hands its request to it ([`Request`]) and returns at once (it
-//! may run on a driver thread that holds a lock the collector's queries need); a wait of the
-//! program hands its request over too, and waits until the collector has done it, so that the
-//! records are out when the program's wait returns. Only the collector touches the commands it
-//! took out.
+//! callbacks (the vendor's gap, or 10 ms) if more, wait to be collected, beyond those the driver
+//! itself is still running. How the collector works without the queue's lock while the driver is
+//! asked: `collect.rs`.
 
 use super::collect;
 use super::finish::driver_call;

@@ -1,13 +1,9 @@
-//! Device timing: every enqueued command gets an event (clxfer's own when the program passes
-//! none, the program's retained otherwise) and waits in its queue's list for a completion
-//! callback ([`Waiting`]). The callback reads the four profiling timestamps of each completed
-//! command, places them on the host clock (`timing::mapping`), releases the event and hands a
-//! device record to the writer, so device records stream out as commands finish and no events
-//! pile up. Where the vendor's callbacks are dear, they are rate-limited per queue and a timer
-//! thread arms the deferred ones ([`Waiting`]). Summary mode times only transfers, reads START
-//! and END only, and hands the writer the transfer's report facts with its device duration
-//! instead of a device record. Which commands are timed at all is the sampler's to say
-//! ([`capture`], `timing::sample`).
+//! Device timing, the enqueue's side: every timed command gets an event (clxfer's own when the
+//! program passes none, the program's retained otherwise) and is listed in its queue's list
+//! (`pending.rs`), for its completion to be collected (`completion.rs`, `collect.rs`) and its
+//! times read and handed to the writer as they come (`finish.rs`), so no events pile up. Which
+//! commands are timed at all is the sampler's to say ([`capture`], `timing::sample`); summary mode
+//! times only transfers and kernels.
 
 use super::completion;
 use super::pending::{Pending, What, due};
