@@ -38,7 +38,7 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                (n.starts_with("clxfer-") && (n.ends_with(".json") || n.ends_with(".pftrace")))
+                crate::trace::read::is_trace_name(n)
                     || (n.ends_with(".json") && is_report(p).unwrap_or(false))
             })
         })

@@ -67,6 +67,12 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+/// Whether a file's name is one clxfer gives its traces (`clxfer-PROGRAM-PID.json` or
+/// `.pftrace`): what is read of a directory given for traces.
+pub fn is_trace_name(name: &str) -> bool {
+    name.starts_with("clxfer-") && (name.ends_with(".json") || name.ends_with(".pftrace"))
+}
+
 /// A trace file's events, read back whole (compact events expanded: [`super::compact`]).
 pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
     let mut events = Vec::new();

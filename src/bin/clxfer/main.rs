@@ -296,9 +296,7 @@ pub fn traces_in(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.starts_with("clxfer-") && (n.ends_with(".json") || n.ends_with(".pftrace"))
-            })
+            (p.file_name().and_then(|n| n.to_str())).is_some_and(clxfer::trace::read::is_trace_name)
         })
         .collect())
 }
