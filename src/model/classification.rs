@@ -50,6 +50,59 @@ words! {
     }
 }
 
+/// What the report reads from the rules a classification cited: marked where the classifier
+/// cites them (every enqueue's facts ask, and matching ids as strings cost more than the rest
+/// of the fact), and read back from rule ids by [`Cited::of`] (a trace carries only the ids).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cited {
+    /// A rule about pointer alignment: the pointer was misaligned for this device.
+    pub misaligned: bool,
+    /// A rule saying that non-blocking pageable transfers hold the host.
+    pub holds_host: bool,
+    /// A hand-off between devices gone wrong (`any.host-hop`, `any.idle-migration`,
+    /// `any.written-twice`).
+    pub hand_off: Option<HandOff>,
+    /// The host side was locked with mlock (`any.mlocked`).
+    pub locked: bool,
+}
+
+/// The hand-offs between devices the findings name (issue #25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOff {
+    /// Brought back from the host after a HOST migration took it off another device.
+    HostHop,
+    /// Pulled from another device after a migration there moved nothing.
+    IdleMigration,
+    /// A whole write after a whole write on another device, with no use between.
+    WrittenTwice,
+}
+
+impl Cited {
+    /// What rule ids `rule_ids` say; a classification's own marks are the same
+    /// (`model/classify/tests.rs` checks every case). The last byte of an id sorts most of
+    /// them out before a suffix is compared.
+    pub fn of<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
+        use crate::vocab::word;
+        let mut c = Cited::default();
+        for id in rule_ids {
+            match id.as_bytes().last() {
+                Some(b't') => c.misaligned |= word::ends(id, b".alignment"),
+                Some(b'g') => c.holds_host |= word::ends(id, b".nonblocking"),
+                Some(b'p') if word::is(id, b"any.host-hop") => c.hand_off = Some(HandOff::HostHop),
+                Some(b'n') if word::is(id, b"any.idle-migration") => {
+                    c.hand_off = Some(HandOff::IdleMigration)
+                }
+                Some(b'e') if word::is(id, b"any.written-twice") => {
+                    c.hand_off = Some(HandOff::WrittenTwice)
+                }
+                Some(b'd') => c.locked |= word::is(id, b"any.mlocked"),
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
 /// One step of the reasoning, citing the rule it applied (an id from `rules/`). Structured,
 /// not text: the words are rendered only when shown ([`Reason::text`]), so classifying allocates
 /// nothing.
@@ -420,6 +473,8 @@ pub struct Classification {
     pub rules: &'static str,
     /// In the order applied.
     pub reasons: SmallVec<[Reason; 4]>,
+    /// What the report reads from them.
+    pub cited: Cited,
     /// The driver's error code, when it refused the call.
     pub error: Option<i32>,
 }

@@ -89,6 +89,7 @@ pub fn locked(c: &mut Classification) {
             "locked with mlock, but the driver is not told of it: staged like any pageable memory",
         ),
     });
+    c.cited.locked = true;
 }
 
 /// A command the driver refused (`code`, when it said which error): nothing was enqueued.
@@ -116,6 +117,7 @@ fn blank(rules: &RuleSet, blocking: bool) -> Classification {
         blocking,
         rules: rules.name,
         reasons: SmallVec::new(),
+        cited: Cited::default(),
         error: None,
     }
 }

@@ -5,29 +5,27 @@
 use super::classify::{Op, Request, SVM_MAPPINGS};
 use super::device::DeviceProfile;
 use super::kinds::RangeKind;
-use super::memory::{Place, Registry, Since};
+use super::memory::{MemObject, Place, Registry, Since};
 use super::rules::{Placement, RuleSet};
 use opencl_sys::{CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION, CL_MIGRATE_MEM_OBJECT_HOST};
 
 pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DeviceProfile) {
     let device = req.device;
+    // Whether the storage of `root` is the device's own.
+    let on_device = |r: &MemObject| {
+        rules.unified.value
+            || rules
+                .placement(r.flags, r.host_ptr, r.size, dev.base_addr_align)
+                .0
+                == Placement::Device
+    };
     // The contents of `handle` are now on the queue's device.
     let arrive = |mem: &mut Registry, handle: usize| {
         let Some(view) = mem.resolve(handle) else {
             return;
         };
-        let r = view.root;
-        let on_device = rules.unified.value
-            || rules
-                .placement(r.flags, r.host_ptr, r.size, dev.base_addr_align)
-                .0
-                == Placement::Device;
-        mem.set_residence(handle, Place::Device(device), on_device.then_some(device));
-    };
-    // What the command did with the contents, for the hand-off reasons; any other use clears it.
-    let whole = |mem: &Registry, h: usize, bytes: u64| {
-        mem.resolve(h)
-            .is_some_and(|v| v.obj.parent.is_none() && bytes >= v.root.size)
+        let on = on_device(view.root);
+        mem.set_residence(handle, Place::Device(device), on.then_some(device));
     };
     match &req.op {
         &Op::Host {
@@ -37,12 +35,18 @@ pub fn apply(req: &Request, mem: &mut Registry, rules: &RuleSet, dev: &DevicePro
             ..
         }
         | &Op::Fill { mem: h, bytes } => {
-            let written = if whole(mem, h, bytes) {
+            // Looked up once (every write comes here): what the command did with the contents,
+            // for the hand-off reasons (any other use clears it), and where they now are.
+            let Some(view) = mem.resolve(h) else {
+                return;
+            };
+            let written = if view.obj.parent.is_none() && bytes >= view.root.size {
                 Since::Written(device)
             } else {
                 Since::Nothing
             };
-            arrive(mem, h);
+            let on = on_device(view.root);
+            mem.set_residence(h, Place::Device(device), on.then_some(device));
             mem.set_since(h, written);
         }
         &Op::Copy { src, dst, .. } => {

@@ -177,14 +177,13 @@ impl Registry {
         self.mappings.retain(|&(h, _), _| h != handle);
     }
 
-    /// The object whose contents `handle` shows: itself, or a sub-buffer's parent.
-    fn root_of(&self, handle: usize) -> Option<usize> {
-        match self.objects.get(&handle)? {
-            MemObject {
-                parent: Some((parent, _)),
-                ..
-            } => Some(*parent),
-            _ => Some(handle),
+    /// Runs `f` on the object whose contents `handle` shows: itself, or a sub-buffer's parent.
+    /// One lookup for an object that is no sub-buffer (every transfer's effects come here).
+    fn change_root<R>(&mut self, handle: usize, f: impl FnOnce(&mut MemObject) -> R) -> Option<R> {
+        let obj = self.objects.get_mut(&handle)?;
+        match obj.parent {
+            None => Some(f(obj)),
+            Some((parent, _)) => self.objects.get_mut(&parent).map(f),
         }
     }
 
@@ -192,43 +191,30 @@ impl Registry {
     /// copy stays there as well as where they were. Two copies are kept at most (the oldest
     /// goes).
     pub fn add_copy(&mut self, handle: usize, device: usize) {
-        let Some(root) = self.root_of(handle) else {
-            return;
-        };
-        if let Some(obj) = self.objects.get_mut(&root)
-            && !obj.valid_on(device)
-        {
-            obj.copies = [device, obj.copies[0]];
-        }
+        self.change_root(handle, |obj| {
+            if !obj.valid_on(device) {
+                obj.copies = [device, obj.copies[0]];
+            }
+        });
     }
 
     /// What the last command did with the contents of `handle` (its parent, for a sub-buffer).
     pub fn set_since(&mut self, handle: usize, since: Since) {
-        let Some(root) = self.root_of(handle) else {
-            return;
-        };
-        if let Some(obj) = self.objects.get_mut(&root) {
-            obj.since = since;
-        }
+        self.change_root(handle, |obj| obj.since = since);
     }
 
     /// The contents of `handle` (its parent, for a sub-buffer) are now at `place`. When `occupies`
     /// names a device, the object's storage is counted against that device from now on (storage
     /// is allocated at first use, and follows a migration).
     pub fn set_residence(&mut self, handle: usize, place: Place, occupies: Option<usize>) {
-        let Some(root) = self.root_of(handle) else {
-            return;
-        };
-        let Some(obj) = self.objects.get_mut(&root) else {
-            return;
-        };
-        obj.residence = place;
-        obj.copies = [0; 2];
-        if let Some(new) = occupies
-            && obj.occupies != occupies
-        {
-            let (size, flags) = (obj.size, obj.flags);
-            if let Some(old) = obj.occupies.replace(new) {
+        let moved = self.change_root(handle, |obj| {
+            obj.residence = place;
+            obj.copies = [0; 2];
+            let new = occupies.filter(|_| obj.occupies != occupies)?;
+            Some((obj.occupies.replace(new), new, obj.size, obj.flags))
+        });
+        if let Some(Some((old, new, size, flags))) = moved {
+            if let Some(old) = old {
                 self.occupy(old, size, flags, false);
             }
             self.occupy(new, size, flags, true);

@@ -591,7 +591,7 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Format;
+    use crate::report::{Format, HandOff};
 
     fn write(bytes: u64, path: Path, blocking: bool) -> Enqueue {
         Enqueue {

@@ -5,7 +5,7 @@
 
 use super::kernels::KernelRun;
 use super::overhead::{OwnFacts, TimingFacts};
-use crate::model::classification::{Direction, Path};
+use crate::model::classification::{Direction, HandOff, Path};
 use crate::model::rules;
 use smallvec::SmallVec;
 
@@ -75,54 +75,6 @@ pub fn kind_of(api: crate::vocab::Api) -> Kind {
             .collect()
     });
     KIND[api as usize]
-}
-
-/// What the report reads from the rule ids a classification cited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cited {
-    /// A rule about pointer alignment: the pointer was misaligned for this device.
-    pub misaligned: bool,
-    /// A rule saying that non-blocking pageable transfers hold the host.
-    pub holds_host: bool,
-    /// A hand-off between devices gone wrong (`any.host-hop`, `any.idle-migration`,
-    /// `any.written-twice`).
-    pub hand_off: Option<HandOff>,
-    /// The host side was locked with mlock (`any.mlocked`).
-    pub locked: bool,
-}
-
-/// The hand-offs between devices the findings name (issue #25).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandOff {
-    /// Brought back from the host after a HOST migration took it off another device.
-    HostHop,
-    /// Pulled from another device after a migration there moved nothing.
-    IdleMigration,
-    /// A whole write after a whole write on another device, with no use between.
-    WrittenTwice,
-}
-
-/// The last byte of an id sorts most of them out before a suffix is compared (every enqueue
-/// asks).
-pub fn cited<'a>(rule_ids: impl IntoIterator<Item = &'a str>) -> Cited {
-    use crate::vocab::word;
-    let mut c = Cited::default();
-    for id in rule_ids {
-        match id.as_bytes().last() {
-            Some(b't') => c.misaligned |= word::ends(id, b".alignment"),
-            Some(b'g') => c.holds_host |= word::ends(id, b".nonblocking"),
-            Some(b'p') if word::is(id, b"any.host-hop") => c.hand_off = Some(HandOff::HostHop),
-            Some(b'n') if word::is(id, b"any.idle-migration") => {
-                c.hand_off = Some(HandOff::IdleMigration)
-            }
-            Some(b'e') if word::is(id, b"any.written-twice") => {
-                c.hand_off = Some(HandOff::WrittenTwice)
-            }
-            Some(b'd') => c.locked |= word::is(id, b"any.mlocked"),
-            _ => {}
-        }
-    }
-    c
 }
 
 /// Flags as [`Enqueue::flags`] keeps them.

@@ -3,9 +3,9 @@
 
 use super::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, RaceFact,
-    RaceSide, Ran, Report, Sync, Work, cited, kind,
+    RaceSide, Ran, Report, Sync, Work, kind,
 };
-use crate::model::classification::{Direction, Path};
+use crate::model::classification::{Cited, Direction, Path};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::model::rules::RuleSet;
 use crate::trace::read::{self, ReadError, Trace};
@@ -45,7 +45,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
     let path = word(Path::ALL, Path::as_str, str_of(args, s::PATH))?;
     let (device, queue) = queue_of(args)?;
     let rule_ids = args.get(s::RULE_IDS.name).and_then(Value::as_array);
-    let cited = cited(rule_ids.into_iter().flatten().filter_map(Value::as_str));
+    let cited = Cited::of(rule_ids.into_iter().flatten().filter_map(Value::as_str));
     let flags = match (
         args.get(s::MAP_FLAGS.name),
         args.get(s::MIGRATION_FLAGS.name),

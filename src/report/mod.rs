@@ -18,11 +18,12 @@ mod replay;
 mod sampled;
 mod timeline;
 
+pub use crate::model::classification::{Cited, HandOff};
 pub use bounds::{Bounds, Contributor};
 pub use builder::Builder;
 pub use facts::{
-    Cited, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, HandOff, Kind, Link, On,
-    Ran, Sync, Work, cited, kind, kind_of, small_flags,
+    DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, Kind, Link, On, Ran, Sync, Work,
+    kind, kind_of, small_flags,
 };
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};

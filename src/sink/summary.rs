@@ -26,7 +26,7 @@ pub fn facts(
     c: &Classification,
     (flags, host_ns, sampled): (CallFlags, u64, bool),
 ) -> Enqueue {
-    let cited = crate::report::cited(c.reasons.iter().map(|r| r.rule));
+    let cited = c.cited;
     Enqueue {
         device: queue.device,
         queue: queue.queue,

@@ -192,6 +192,7 @@ impl Ctx<'_> {
                 &nb,
                 "non-blocking, but staging from pageable memory holds the host anyway",
             );
+            self.out.cited.holds_host = true;
         }
         let align = self.rules.alignment;
         if let Some(a) = align.value
@@ -200,6 +201,7 @@ impl Ctx<'_> {
         {
             let rem = host.ptr as u64 % a;
             self.cite(&align, Why::Misaligned { align: a, rem });
+            self.out.cited.misaligned = true;
         }
         self.out.alignment = Some(Alignment::of(host.ptr, bytes));
     }

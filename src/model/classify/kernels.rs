@@ -44,6 +44,7 @@ impl Ctx<'_> {
                             "its last migration, on the device that already held it, moved \
                              nothing: this kernel pulls it",
                         );
+                        self.out.cited.hand_off = Some(HandOff::IdleMigration);
                     }
                     self.why(
                         any::FIRST_USE.id,
@@ -64,6 +65,7 @@ impl Ctx<'_> {
                             "a HOST migration took it off another device: it comes back \
                              through the host",
                         );
+                        self.out.cited.hand_off = Some(HandOff::HostHop);
                     }
                     self.why(
                         any::ONLY_ON_HOST.id,

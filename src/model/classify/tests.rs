@@ -362,7 +362,9 @@ fn every_row_classifies_as_the_rules_say() {
             && case.cites.iter().all(|c| ids.contains(c))
             && case.absent.iter().all(|c| !ids.contains(c))
             && got.rules == case.set.name
-            && got.blocking == case.blocking;
+            && got.blocking == case.blocking
+            // What the classifier marked as it cited is what a trace's ids say.
+            && got.cited == Cited::of(ids.iter().copied());
         if !ok {
             failures.push(format!(
                 "row {i} ({} {:?}): want {:?} citing {:?}, not {:?}\n  got {}",
@@ -500,6 +502,8 @@ fn a_staged_transfer_from_locked_memory_says_mlock_does_not_pin() {
         line.contains("[any.mlocked] locked with mlock, but the driver is not told"),
         "{line}"
     );
+    assert!(c.cited.locked);
+    assert_eq!(c.cited, Cited::of(c.reasons.iter().map(|r| r.rule)));
 }
 
 #[test]

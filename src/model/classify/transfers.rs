@@ -81,6 +81,7 @@ impl Ctx<'_> {
                 any::WRITTEN_TWICE.id,
                 "written whole on another device and not used since: one of the two writes is wasted",
             );
+            self.out.cited.hand_off = Some(HandOff::WrittenTwice);
         }
     }
 

@@ -3,8 +3,8 @@
 
 use super::super::Finding;
 use super::super::acc::{DeviceAcc, Sum};
-use super::super::facts::HandOff;
 use super::judge::*;
+use crate::model::classification::HandOff;
 use crate::model::rules::RuleSet;
 use crate::units::{bytes, duration, gbps};
 
