@@ -25,6 +25,7 @@ use std::sync::Arc;
 /// trace mode (`trace`: where the objects the command names go, and the end of the call), also
 /// lists those objects and updates the counters. `class` is left `None` when the command is not
 /// a transfer to report.
+#[inline]
 fn record(
     call: Call,
     q: &QueueInfo,
@@ -228,6 +229,7 @@ pub(super) unsafe fn enqueued(
 ///
 /// # Safety
 /// As [`enqueued`].
+#[inline]
 unsafe fn summarized(
     call: Call,
     (id, cap, tid): (u64, Capture, u32),

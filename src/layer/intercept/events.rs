@@ -97,6 +97,7 @@ impl Capture {
 
 /// Before an enqueue on `queue` of a command of kind `sample`: whether to time it, and if so make
 /// sure the driver hands back an event.
+#[inline]
 pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
     let config = crate::config::global();
     // Summary mode reports transfers and kernels: other commands need no device time.

@@ -93,6 +93,7 @@ unsafe fn resolve(events: &[cl_event], deps: &mut Deps) {
 ///
 /// # Safety
 /// `event` is null or points to the event the driver wrote.
+#[inline]
 pub unsafe fn made(event: *mut cl_event, id: Id) {
     if event.is_null() {
         return;
@@ -109,6 +110,7 @@ pub unsafe fn made(event: *mut cl_event, id: Id) {
 ///
 /// # Safety
 /// As [`made`].
+#[inline]
 pub unsafe fn classified(
     event: *mut cl_event,
     rules: &crate::model::rules::RuleSet,

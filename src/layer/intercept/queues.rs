@@ -150,6 +150,7 @@ pub(super) fn info(queue: usize) -> Option<Arc<QueueInfo>> {
 
 /// The queue's info, if clxfer knows the queue; the driver is not asked (before a call, the
 /// handle may be invalid).
+#[inline]
 pub(super) fn cached(queue: usize) -> Option<Arc<QueueInfo>> {
     let generation = GENERATION.load(Ordering::Acquire);
     let cached = LAST.try_with(|last| match &*last.try_borrow().ok()? {
