@@ -21,12 +21,16 @@ thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Held for the duration of the outermost intercepted call on this thread.
-pub struct Outermost(());
+/// Held for the duration of the outermost intercepted call on this thread: this thread's flag,
+/// found once (each thread-local lookup from a dlopen'd library is a call into the loader).
+pub struct Outermost(*const Cell<bool>);
 
 impl Drop for Outermost {
     fn drop(&mut self) {
-        let _ = INSIDE.try_with(|inside| inside.set(false));
+        // SAFETY: the flag of the thread that made this guard, which is not `Send` (a raw
+        // pointer) and so is dropped on that thread, within the call; the flag has no
+        // destructor, so its storage lives as long as the thread.
+        unsafe { (*self.0).set(false) };
     }
 }
 
@@ -47,7 +51,7 @@ pub fn enter(init: fn() -> bool) -> Option<Outermost> {
     // try_with: during thread teardown the slot may be gone; then just forward. `then`, not
     // `then_some`: a guard built for a nested call would reset the flag when dropped.
     INSIDE
-        .try_with(|inside| (!inside.replace(true)).then(|| Outermost(())))
+        .try_with(|inside| (!inside.replace(true)).then(|| Outermost(inside)))
         .ok()
         .flatten()
 }
