@@ -190,15 +190,24 @@ pub fn push_fact(f: crate::report::Fact) {
             _ => None,
         }
     }
-    // The closure borrows the fact (most facts fold: nothing is moved); one that does not is
-    // taken out and pushed.
-    let mut f = Some(f);
-    put(|buf, _, folds| {
-        if let Some(f) = f.take_if(|f| !folds.fold(buf, f, h, untimed)) {
+    // Most facts fold: borrowed, looked for in this thread's buffer as it is; one that does
+    // not is pushed the way every record is.
+    let generation = GENERATION.load(Ordering::Acquire);
+    let folded = LOCAL.try_with(|local| {
+        let Ok(mut local) = local.try_borrow_mut() else {
+            return false;
+        };
+        local
+            .as_mut()
+            .filter(|l| l.generation == generation)
+            .is_some_and(|l| l.folds.fold(&mut l.buf.lock(), &f, h, untimed))
+    });
+    if folded != Ok(true) {
+        put(|buf, _, folds| {
             folds.noted(h, buf.len());
             buf.push(Record::Fact(f, None));
-        }
-    });
+        });
+    }
 }
 
 /// Runs `put` on this thread's buffer, with its OS id and fold hints, and sends the buffer
