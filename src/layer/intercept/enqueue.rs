@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// trace mode (`trace`: where the objects the command names go, and the end of the call), also
 /// lists those objects and updates the counters. `class` is left `None` when the command is not
 /// a transfer to report.
-#[inline]
+#[inline(always)]
 fn record(
     call: Call,
     q: &QueueInfo,
