@@ -5,8 +5,11 @@
 //! enqueue: the runs of 2n and n enqueues, less the same without clxfer, over n (start-up and
 //! exit cancel out).
 //!
-//! A guard against regressions, a little above what the build measures (2,866 on 3 Dec 2026):
-//! issue #42's target is 2,500, not met yet (docs/PERFORMANCE.md).
+//! A guard against regressions, above what the build measures here (2,528 to 2,612 in five
+//! paired runs on 4 Dec 2026; one pair moves by ~60 as valgrind schedules PoCL's workers).
+//! Issue #42's target, 2,500, is `scripts/bench instructions`'s figure (the native sampling
+//! rate, 8,000 and 16,000 enqueues: docs/PERFORMANCE.md), which one run here could not hold
+//! to without failing on noise.
 //!
 //! The same runs check the report's own-cost line: the share of clxfer's cost it puts on the
 //! driver (`driver_ns` beside clxfer's own time) against the share callgrind counts (every
@@ -20,7 +23,7 @@ use common::root;
 use std::process::Command;
 
 /// Instructions added per enqueue that fail the guard.
-const GUARD: f64 = 3_100.0;
+const GUARD: f64 = 2_750.0;
 const N: u64 = 4_000;
 
 /// Every thread's instructions for a storm of `n` enqueues, under clxfer in summary mode or not,
