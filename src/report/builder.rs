@@ -591,7 +591,8 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Format, HandOff};
+    use crate::model::classification::HandOff;
+    use crate::report::Format;
 
     fn write(bytes: u64, path: Path, blocking: bool) -> Enqueue {
         Enqueue {

@@ -18,7 +18,6 @@ mod replay;
 mod sampled;
 mod timeline;
 
-pub use crate::model::classification::{Cited, HandOff};
 pub use bounds::{Bounds, Contributor};
 pub use builder::Builder;
 pub use facts::{

@@ -155,19 +155,23 @@ fn shared() -> Option<&'static Shared> {
     Some(shared)
 }
 
-/// This thread's OS id (cached with its buffer; a syscall otherwise).
-pub fn current_tid() -> u32 {
+/// Runs `f` on this thread's buffer if it has one of this process's (`None`: none yet, a
+/// parent's from before a fork, the thread torn down, or the buffer in use by the caller).
+#[inline]
+fn current<R>(f: impl FnOnce(&mut Local) -> R) -> Option<R> {
     let generation = GENERATION.load(Ordering::Acquire);
     LOCAL
         .try_with(|l| {
-            l.borrow()
-                .as_ref()
-                .filter(|l| l.generation == generation)
-                .map(|l| l.tid)
+            let mut l = l.try_borrow_mut().ok()?;
+            l.as_mut().filter(|l| l.generation == generation).map(f)
         })
         .ok()
         .flatten()
-        .unwrap_or_else(gettid)
+}
+
+/// This thread's OS id (cached with its buffer; a syscall otherwise).
+pub fn current_tid() -> u32 {
+    current(|l| l.tid).unwrap_or_else(gettid)
 }
 
 /// Pushes one record built with this thread's OS id.
@@ -192,17 +196,8 @@ pub fn push_fact(f: crate::report::Fact) {
     }
     // Most facts fold: borrowed, looked for in this thread's buffer as it is; one that does
     // not is pushed the way every record is.
-    let generation = GENERATION.load(Ordering::Acquire);
-    let folded = LOCAL.try_with(|local| {
-        let Ok(mut local) = local.try_borrow_mut() else {
-            return false;
-        };
-        local
-            .as_mut()
-            .filter(|l| l.generation == generation)
-            .is_some_and(|l| l.folds.fold(&mut l.buf.lock(), &f, h, untimed))
-    });
-    if folded != Ok(true) {
+    let folded = current(|l| l.folds.fold(&mut l.buf.lock(), &f, h, untimed));
+    if folded != Some(true) {
         put(|buf, _, folds| {
             folds.noted(h, buf.len());
             buf.push(Record::Fact(f, None));

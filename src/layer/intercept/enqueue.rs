@@ -97,10 +97,6 @@ pub(super) fn refused(call: Call, queue: usize, blocking: bool, code: Option<cl_
 
 #[inline]
 fn report(call: Call, dev: Option<&Device>, c: &Classification) {
-    // Both the tally and the line are for `CLXFER_LOG=info` and up (every enqueue asks).
-    if !crate::diag::enabled(crate::config::LogLevel::Info) {
-        return;
-    }
     crate::sink::transfers::record(c);
     match dev {
         Some(d) => crate::debug!(
