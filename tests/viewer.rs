@@ -229,6 +229,9 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         let _ = s.wait();
     }
     let node = node.expect("node (scripts/setup installs it)");
+    // The browser script's own account (a try that stalled and was made again), shown with any
+    // failure below.
+    eprint!("{}", String::from_utf8_lossy(&node.stderr));
     assert!(
         node.status.success(),
         "the browser run failed:\n{}\n{}",
@@ -517,15 +520,31 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
     assert_eq!(big["status"], "ready", "{big}");
     assert_eq!(big["slices"].as_u64(), Some(big_slices));
     let first_view_ms = big["wall_ms"].as_f64().unwrap();
+    let draws = big["draws"].as_array().unwrap();
     eprintln!(
-        "a 1 M-event trace ({} MB): first view in {first_view_ms:.0} ms ({}); redraws {} ms",
+        "a 1 M-event trace ({} MB): first view in {first_view_ms:.0} ms (try {}: {}); redraws (ms, slices looked at) {:?}",
         std::fs::metadata(&big_file).unwrap().len() / 1_000_000,
+        big["attempts"],
         big["timings"],
-        big["draws"]
+        draws
+            .iter()
+            .map(|d| (
+                d["ms"].as_f64().unwrap().round(),
+                d["visits"].as_u64().unwrap()
+            ))
+            .collect::<Vec<_>>()
     );
     assert!(first_view_ms < 60_000.0, "{big}");
-    for d in big["draws"].as_array().unwrap() {
-        assert!(d.as_f64().unwrap() < 1_000.0, "{big}");
+    // A redraw looks at a bounded number of slices per pixel column of each track, whatever the
+    // trace's size (counted by the page, not timed: a loaded machine makes any time bound flaky).
+    let tracks = big["tracks"].as_array().unwrap().len() as f64;
+    for d in draws {
+        let (visits, width) = (d["visits"].as_f64().unwrap(), d["width"].as_f64().unwrap());
+        assert!(width > 100.0, "{d}");
+        assert!(
+            visits <= 4.0 * tracks * (width + 2.0),
+            "{tracks} tracks: {d}"
+        );
     }
     for shot in [
         "viewer.png",

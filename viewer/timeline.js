@@ -221,6 +221,8 @@
       const w = cssW - LABELS;
       const { start, end } = this.view;
       const scale = w / (end - start);
+      // Slices looked at, for the tests: the level of detail bounds it by the width, not the trace.
+      let visits = 0;
       // The axis.
       const st = step(end - start, w);
       g.fillStyle = '#555';
@@ -252,6 +254,7 @@
         let j = ns.lowerBound(t.reach, start);
         let lastPx = -1;
         while (j < t.count) {
+          visits++;
           const s = t.starts[j];
           if (s > end) break;
           const x0 = (s - start) * scale;
@@ -298,6 +301,8 @@
       }
       this.drawArrows(g, cssW);
       this.drawMs = performance.now() - began;
+      this.drawVisits = visits;
+      this.drawWidth = w;
       if (this.onDraw) this.onDraw();
     }
 
@@ -341,6 +346,8 @@
         tracks: this.model.tracks.map((t) => ({ pid: t.pid, tid: t.tid, name: t.name, slices: t.count })),
         view: { ...this.view },
         drawMs: this.drawMs,
+        drawVisits: this.drawVisits,
+        drawWidth: this.drawWidth,
         hiddenArrows: this.hiddenArrows,
       };
     }
