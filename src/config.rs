@@ -482,6 +482,38 @@ pub fn global() -> &'static Config {
 }
 
 /// The value to use, or the accepted values for the warning.
+/// What `clxfer run` refuses before it starts a program: each `CLXFER_*` variable of `vars` whose
+/// value is bad (naming the accepted values) or whose name is no option (with the nearest one),
+/// one line each. `vars` are what the program would get: the environment with the flags applied.
+pub fn refused<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (var, raw) in vars {
+        if !var.starts_with("CLXFER_") || var == RUN_FLAGS || var == RUN_NOTES {
+            continue;
+        }
+        match OPTIONS.iter().find(|o| o.var == var) {
+            Some(spec) => {
+                if let Err(accepted) = validate(spec, raw) {
+                    lines.push(format!("{var}={raw:?} is not valid; accepted: {accepted}"));
+                }
+            }
+            None => {
+                let nearest = OPTIONS
+                    .iter()
+                    .map(|o| (strsim::levenshtein(o.var, var), o.var))
+                    .min()
+                    .filter(|(d, _)| *d <= 3)
+                    .map(|(_, v)| format!(" (did you mean {v}?)"))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "{var} is not a clxfer variable{nearest}; `clxfer doctor` lists them"
+                ));
+            }
+        }
+    }
+    lines
+}
+
 fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
     let value = raw.trim();
     match spec.kind {

@@ -366,3 +366,50 @@ fn readme_command_table_and_examples_are_the_help() {
         }
     }
 }
+
+/// Issue #55: `clxfer run` checks every `CLXFER_*` setting before it starts the program: a bad
+/// value or an unknown name exits 2, one line each naming the variable (and the accepted values,
+/// or the nearest name), and the program never runs.
+#[test]
+fn run_refuses_bad_settings_before_starting_the_program() {
+    let dir = fresh_dir("refused");
+    let marker = dir.join("ran");
+    let script = format!("touch {}", marker.display());
+    for (var, value, needles) in [
+        (
+            "CLXFER_MODE",
+            "bogus",
+            &["CLXFER_MODE=\"bogus\"", "trace|summary|off"][..],
+        ),
+        (
+            "CLXFER_BUFFER_MIB",
+            "0",
+            &["CLXFER_BUFFER_MIB=\"0\"", "1 to 4096"],
+        ),
+        (
+            "CLXFER_MOD",
+            "summary",
+            &[
+                "CLXFER_MOD is not a clxfer variable",
+                "did you mean CLXFER_MODE?",
+            ],
+        ),
+    ] {
+        let mut cmd = clxfer();
+        cmd.args(["run", "--", "sh", "-c", &script]).env(var, value);
+        let r = run_cmd(cmd, Duration::from_secs(60));
+        assert_eq!(r.code, Some(2), "{var}: {}", r.stderr);
+        let line = r.one_line(var);
+        for n in needles {
+            assert!(line.contains(n), "{var}: {line}");
+        }
+        assert!(!marker.exists(), "{var}: the program ran");
+    }
+    // A flag replaces its variable, so a bad variable that a flag overrides is no error.
+    let mut cmd = clxfer();
+    cmd.args(["run", "--summary", "--", "sh", "-c", &script])
+        .env("CLXFER_MODE", "bogus");
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(marker.exists(), "the program did not run");
+}

@@ -41,6 +41,15 @@ macro_rules! cl_entry_points {
             )*
         }
 
+        /// clxfer's LD_PRELOAD export of a core entry point: what `dlsym` on the program's own
+        /// OpenCL library hands out under LD_PRELOAD (`dlsym.rs`).
+        pub(crate) fn export_of(api: Api) -> Option<*mut c_void> {
+            match api {
+                $(Api::$name => Some(exports::$name as *mut c_void),)*
+                _ => None,
+            }
+        }
+
         /// The loader-layer table entries: each forwards to the next table down.
         #[allow(non_snake_case)]
         mod layer_fns {

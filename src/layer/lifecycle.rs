@@ -45,7 +45,12 @@ pub fn called(api: Api) -> bool {
     match STAGE.load(Ordering::Relaxed) {
         CALLED => true,
         QUIET => {
-            let _ = STAGE.compare_exchange(QUIET, CALLED, Ordering::Relaxed, Ordering::Relaxed);
+            if STAGE
+                .compare_exchange(QUIET, CALLED, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                first_call();
+            }
             true
         }
         _ => {
@@ -53,6 +58,12 @@ pub fn called(api: Api) -> bool {
             false
         }
     }
+}
+
+/// This process's first traced call: `clxfer run` learns that the program reached OpenCL.
+#[cold]
+fn first_call() {
+    crate::sink::trace_file::note("called", std::path::Path::new(&program_name()));
 }
 
 #[cold]
@@ -107,6 +118,39 @@ fn start() {
     );
     crate::info!("options: {}", config.given());
     guard::set_on(true);
+}
+
+/// The library's constructor: under `clxfer run`, notes that clxfer was loaded into this process
+/// (so that a run that saw no OpenCL call can tell "not loaded" from "no call"). Plain libc calls
+/// only: nothing here may allocate, print or panic.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static AT_INIT: extern "C" fn() = at_init;
+
+extern "C" fn at_init() {
+    // SAFETY: getenv's result is a C string or null; the file is opened for appending only, never
+    // following a link, and closed; the line is built on the stack.
+    unsafe {
+        let path = libc::getenv(c"CLXFER_RUN_NOTES".as_ptr());
+        if path.is_null() || libc::getauxval(libc::AT_SECURE) != 0 {
+            return;
+        }
+        let fd = libc::open(
+            path,
+            libc::O_WRONLY | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return;
+        }
+        let mut line = *b"loaded 0000000000\n";
+        let mut pid = libc::getpid() as u32;
+        for i in (7..17).rev() {
+            line[i] = b'0' + (pid % 10) as u8;
+            pid /= 10;
+        }
+        libc::write(fd, line.as_ptr().cast(), line.len());
+        libc::close(fd);
+    }
 }
 
 /// The library's destructor: at exit, after the program's exit handlers (see above), or when

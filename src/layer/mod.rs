@@ -2,6 +2,7 @@
 //! OpenCL library, and the one generic path every intercepted call takes ([`forward`]).
 
 pub mod api;
+mod dlsym;
 pub mod driver;
 mod expand;
 pub mod extensions;

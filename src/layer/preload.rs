@@ -1,13 +1,19 @@
 //! Under LD_PRELOAD: finding the real OpenCL functions. `dlsym(RTLD_NEXT)` first (the program linked
-//! the loader), else `dlopen(CLXFER_OPENCL_LIB)` (the program opened it privately, as a Python
-//! extension does); never a symbol of clxfer itself (a library named libOpenCL.so.1 that opens
-//! "libOpenCL.so.1" gets itself back). With nothing found, calls fail as a loader with no platforms.
+//! the loader), else the loader the program opened itself and looked its entry points up in
+//! (`dlsym.rs` handed it clxfer's exports), else `dlopen(CLXFER_OPENCL_LIB)` (the program opened
+//! it privately, as a Python extension does); never a symbol of clxfer itself (a library named
+//! libOpenCL.so.1 that opens "libOpenCL.so.1" gets itself back). With nothing found, calls fail as
+//! a loader with no platforms.
 
 use super::api;
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{CL_PLATFORM_NOT_FOUND_KHR, cl_int, cl_platform_id, cl_uint};
 use std::ffi::{CStr, CString, c_void};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The OpenCL loader the program opened and asked for entry points (`dlsym.rs`).
+static ADOPTED: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 static REAL: OnceLock<cl_icd_dispatch> = OnceLock::new();
 static SOURCE: OnceLock<String> = OnceLock::new();
@@ -35,6 +41,18 @@ fn resolve() -> cl_icd_dispatch {
         ));
         return table;
     }
+    let adopted = ADOPTED.load(Ordering::Acquire);
+    if !adopted.is_null() {
+        let sym = move |name: &CStr| not_ours(unsafe { libc::dlsym(adopted, name.as_ptr()) });
+        if !sym(c"clGetPlatformIDs").is_null() {
+            unsafe { api::fill_from(&mut table, sym) };
+            note(format!(
+                "{} (the library the program opened and looked the entry points up in)",
+                library_of(table.clGetPlatformIDs.map(|f| f as *const c_void))
+            ));
+            return table;
+        }
+    }
     let lib = crate::config::global().opencl_lib.clone();
     match open(&lib) {
         Ok(handle) => {
@@ -55,6 +73,25 @@ fn resolve() -> cl_icd_dispatch {
         }
     }
     table
+}
+
+/// The program opened `handle`, an OpenCL loader (the file `path`), and looked an entry point up
+/// in it: clxfer's exports forward to it (the first such library; a later one is the same loader
+/// or ignored). clxfer takes a reference of its own, so a program's `dlclose` never unloads the
+/// functions it forwards to.
+pub(super) fn adopt(handle: *mut c_void, path: &CStr) {
+    if ADOPTED
+        .compare_exchange(
+            std::ptr::null_mut(),
+            handle,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    {
+        // SAFETY: the library is loaded (RTLD_NOLOAD only adds a reference); never closed.
+        unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    }
 }
 
 fn note(source: String) {

@@ -195,3 +195,26 @@ fn device_type(bits: u64) -> String {
         found.join("+")
     }
 }
+
+/// Whether the loader `lib` loads `layer` when `OPENCL_LAYERS` names it: opens the loader, makes
+/// it find its platforms (when loaders read the variable and load their layers) and asks the
+/// dynamic linker whether `layer` is now in the process. Run in a process of its own whose
+/// environment sets `OPENCL_LAYERS` (and `CLXFER_MODE=off`), and nothing else of clxfer's.
+pub fn loads_layer(lib: &str, layer: &std::path::Path) -> Result<bool, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let layer = std::ffi::CString::new(layer.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: as in `inspect`: the loader's constructors and its clGetPlatformIDs; dlopen with
+    // RTLD_NOLOAD only looks.
+    unsafe {
+        let loader =
+            libloading::Library::new(lib).map_err(|e| format!("cannot open {lib}: {e}"))?;
+        let ids = loader
+            .get::<PlatformIds>(b"clGetPlatformIDs\0")
+            .map_err(|_| format!("{lib} has no clGetPlatformIDs"))?;
+        let mut count: cl_uint = 0;
+        ids(0, std::ptr::null_mut(), &mut count);
+        let handle = libc::dlopen(layer.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+        std::mem::forget(loader);
+        Ok(!handle.is_null())
+    }
+}

@@ -172,6 +172,7 @@ impl Summary {
                     if let Err(e) = out.write_all(text.as_bytes()) {
                         crate::warn!("writing the report to {} failed ({e})", path.display());
                     }
+                    trace_file::note("report", path);
                     return Some(report);
                 }
                 // Past RLIMIT_FSIZE a write would raise SIGXFSZ: the report is not started.
@@ -199,6 +200,7 @@ impl Summary {
             }
             None if self.to_stderr => {
                 let _ = std::io::stderr().write_all(report.render(Format::Text).as_bytes());
+                trace_file::note("report", std::path::Path::new("-"));
             }
             None => {}
         }

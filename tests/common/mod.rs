@@ -94,7 +94,7 @@ pub fn program(name: &str) -> PathBuf {
                 .arg(format!("-Wl,-rpath,{}", profile_dir().display()));
         }
         // Open OpenCL themselves.
-        "fake_loader" | "dlclose" => {
+        "fake_loader" | "dlclose" | "dlopened" => {
             cc.arg("-ldl");
         }
         _ => {

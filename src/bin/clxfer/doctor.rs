@@ -3,6 +3,7 @@
 use crate::layer_library;
 use clxfer::config::Config;
 use clxfer::layer::probe;
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn doctor(testing: bool) -> ExitCode {
@@ -38,16 +39,20 @@ pub fn doctor(testing: bool) -> ExitCode {
     }
 
     println!("\nLayer library:");
-    match layer_library() {
+    let lib = layer_library();
+    match &lib {
         Some(lib) => {
             println!("  {}", lib.display());
+            println!("  clxfer run loads it both ways; by hand:");
+            println!("  by LD_PRELOAD:      LD_PRELOAD={} PROGRAM", lib.display());
             println!(
                 "  as a loader layer:  OPENCL_LAYERS={} PROGRAM",
                 lib.display()
             );
-            println!("  by LD_PRELOAD:      LD_PRELOAD={} PROGRAM", lib.display());
         }
-        None => println!("  libclxfer.so not found next to this binary (build with `cargo build`)"),
+        None => println!(
+            "  libclxfer.so not found next to this binary, nor in ../lib (build with `cargo build`)"
+        ),
     }
     for var in [
         "OPENCL_LAYERS",
@@ -74,6 +79,9 @@ pub fn doctor(testing: bool) -> ExitCode {
                     .as_deref()
                     .unwrap_or("unknown (no clGetICDLoaderInfoOCLICD)")
             );
+            if let Some(lib) = &lib {
+                println!("  layers:         {}", layers(lib));
+            }
             if let Some(err) = inst.error {
                 println!(
                     "  clGetPlatformIDs failed: {err} (no platforms: is an ICD installed in /etc/OpenCL/vendors?)"
@@ -93,6 +101,47 @@ pub fn doctor(testing: bool) -> ExitCode {
                 }
             }
         }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Whether this machine's loader loads layers, tested: a child of this binary opens the loader
+/// with `OPENCL_LAYERS` naming libclxfer.so (`--probe-layer`) and says whether it got loaded.
+fn layers(lib: &Path) -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "not tested (this binary's path is unknown)".into();
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["doctor", "--probe-layer"])
+        .arg(lib)
+        .env("OPENCL_LAYERS", lib)
+        .env("CLXFER_MODE", "off")
+        .env_remove("LD_PRELOAD")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    match cmd.output() {
+        Ok(out) if out.stdout.starts_with(b"loaded") => {
+            "loaded (tested: OPENCL_LAYERS loaded libclxfer.so into a test process)".into()
+        }
+        Ok(out) if out.stdout.starts_with(b"ignored") => "IGNORED (tested: a test process \
+             with OPENCL_LAYERS set never loaded libclxfer.so): clxfer sees programs here by \
+             LD_PRELOAD, which `clxfer run` uses by default; do not pass --layer"
+            .into(),
+        Ok(out) => format!(
+            "not tested ({})",
+            String::from_utf8_lossy(&out.stdout).trim()
+        ),
+        Err(e) => format!("not tested ({e})"),
+    }
+}
+
+/// `clxfer doctor --probe-layer LIB`, in the child [`layers`] starts.
+pub fn probe_layer(layer: &Path) -> ExitCode {
+    let cfg = Config::from_env();
+    match probe::loads_layer(&cfg.opencl_lib, layer) {
+        Ok(true) => println!("loaded"),
+        Ok(false) => println!("ignored"),
+        Err(e) => println!("{e}"),
     }
     ExitCode::SUCCESS
 }

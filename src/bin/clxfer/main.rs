@@ -4,6 +4,7 @@
 mod check;
 mod diff;
 mod doctor;
+mod elf;
 mod progress;
 mod report;
 mod run;
@@ -154,6 +155,9 @@ enum Command {
     /// Print the effective options, the OpenCL loader in use, and each platform and device.
     #[command(after_help = "Example:\n  clxfer doctor")]
     Doctor {
+        /// Internal: run in a child with OPENCL_LAYERS set, print whether the loader loaded it.
+        #[arg(long, hide = true)]
+        probe_layer: Option<std::path::PathBuf>,
         /// Print the options table as Markdown (the README's table) and exit.
         #[arg(long)]
         options_markdown: bool,
@@ -267,6 +271,10 @@ fn main() -> ExitCode {
         }
         Command::View { trace, port } => view::view(&trace, port),
         Command::Doctor {
+            probe_layer: Some(layer),
+            ..
+        } => doctor::probe_layer(&layer),
+        Command::Doctor {
             options_markdown: true,
             ..
         } => {
@@ -305,8 +313,13 @@ pub fn traces_in(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
 pub fn layer_library() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
-    [dir.join("libclxfer.so"), dir.join("../lib/libclxfer.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .and_then(|p| p.canonicalize().ok())
+    // Beside the binary (a build), PREFIX/lib (scripts/install), or /usr/lib/clxfer (the .deb).
+    [
+        dir.join("libclxfer.so"),
+        dir.join("../lib/libclxfer.so"),
+        dir.join("../lib/clxfer/libclxfer.so"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .and_then(|p| p.canonicalize().ok())
 }

@@ -1,7 +1,7 @@
 //! `clxfer run`: the program with clxfer loaded (as a loader layer, or by LD_PRELOAD), its exit
 //! code passed through, and where each process's trace or report went.
 
-use crate::{fail, layer_library};
+use crate::{elf, fail, layer_library};
 use clxfer::config;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -23,9 +23,12 @@ pub struct Args {
     /// stderr (a character device or FIFO, such as /dev/stderr, is written as it is).
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
-    /// Load clxfer by LD_PRELOAD instead of as an OpenCL loader layer (OPENCL_LAYERS).
-    #[arg(long)]
+    /// Load clxfer by LD_PRELOAD only (by default it loads both ways: LD_PRELOAD and OPENCL_LAYERS).
+    #[arg(long, conflicts_with = "layer")]
     preload: bool,
+    /// Load clxfer as an OpenCL loader layer only (OPENCL_LAYERS; the loader must support layers).
+    #[arg(long)]
+    layer: bool,
     /// Time on the host only; leave the program's queues as they are.
     #[arg(long)]
     no_device_timing: bool,
@@ -40,17 +43,33 @@ pub struct Args {
     program: Vec<OsString>,
 }
 
-/// What the program's processes wrote, from the notes file they appended to (`kind PATH` per
-/// line, [`config::RUN_NOTES`]): the traces, then the reports, each in the order written.
-fn written(notes: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// What the program's processes noted in the notes file they appended to (`KIND WHAT` per line,
+/// [`config::RUN_NOTES`]), each in the order written.
+#[derive(Default)]
+struct Notes {
+    /// The processes clxfer was loaded into (their pids).
+    loaded: usize,
+    /// The programs that made a traced OpenCL call, one per process.
+    called: Vec<String>,
+    traces: Vec<PathBuf>,
+    /// Report files, and `-` for each report printed on stderr.
+    reports: Vec<PathBuf>,
+}
+
+fn read_notes(notes: &Path) -> Notes {
     let text = std::fs::read_to_string(notes).unwrap_or_default();
-    let of = |kind: &str| {
+    let of = |kind: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| l.strip_prefix(kind)?.strip_prefix(' '))
-            .map(PathBuf::from)
+            .map(str::to_string)
             .collect()
     };
-    (of("trace"), of("report"))
+    Notes {
+        loaded: of("loaded").len(),
+        called: of("called"),
+        traces: of("trace").into_iter().map(PathBuf::from).collect(),
+        reports: of("report").into_iter().map(PathBuf::from).collect(),
+    }
 }
 
 /// A notes file of this run's own, made new in the temporary directory (mode 0600).
@@ -125,7 +144,10 @@ fn top_finding(end: &serde_json::Value) -> Option<String> {
 
 pub fn run(a: Args) -> ExitCode {
     let Some(lib) = layer_library() else {
-        return fail("libclxfer.so is not next to the clxfer binary (build it with cargo build)");
+        return fail(
+            "libclxfer.so is neither next to the clxfer binary nor in ../lib or ../lib/clxfer \
+             (build it with cargo build, or install clxfer with scripts/install)",
+        );
     };
     // The user's CLXFER_* variables reach the program; a flag overrides its variable.
     let inherited = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
@@ -180,11 +202,29 @@ pub fn run(a: Args) -> ExitCode {
     // The layer says which options are in effect and where each came from: it is told which
     // its variables a flag set.
     let mut set_by = Vec::new();
-    for (var, value, flag) in flags {
+    for (var, value, flag) in &flags {
         if let Some(v) = value {
             cmd.env(var, v);
             set_by.push(format!("{var}={flag}"));
         }
+    }
+    // Every setting the program would get is checked before it starts: a bad one stops the run
+    // here rather than warning from inside the program and falling back.
+    let environment: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .filter(|(k, _)| {
+            !flags
+                .iter()
+                .any(|(var, value, _)| var == k && value.is_some())
+        })
+        .collect();
+    let refused = config::refused(environment.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    if !refused.is_empty() {
+        for line in &refused {
+            eprintln!("clxfer: {line}");
+        }
+        eprintln!("clxfer: the program was not started");
+        return ExitCode::from(2);
     }
     cmd.env(config::RUN_FLAGS, set_by.join(" "));
     let notes = match notes_file() {
@@ -196,29 +236,42 @@ pub fn run(a: Args) -> ExitCode {
         }
     };
     cmd.env(config::RUN_NOTES, &notes);
-    let var = if a.preload {
-        "LD_PRELOAD"
-    } else {
-        "OPENCL_LAYERS"
+    // Both ways by default: LD_PRELOAD sees programs linked to any loader (CUDA's has no layers)
+    // and, through `dlsym`, those that open OpenCL themselves; the layer sees what a preload cannot
+    // (OpenCL opened privately by a Python extension). A call seen both ways is counted once.
+    let ways: &[&str] = match (a.preload, a.layer) {
+        (true, _) => &["LD_PRELOAD"],
+        (_, true) => &["OPENCL_LAYERS"],
+        _ => &["LD_PRELOAD", "OPENCL_LAYERS"],
     };
-    let mut value = lib.clone().into_os_string();
-    if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        value.push(":");
-        value.push(old);
+    for &var in ways {
+        let mut value = lib.clone().into_os_string();
+        if let Some(old) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            value.push(":");
+            value.push(old);
+        }
+        cmd.env(var, value);
     }
-    cmd.env(var, value);
     let status = cmd.status();
-    let (traces, reports) = written(&notes);
+    let Notes {
+        loaded,
+        called,
+        traces,
+        reports,
+    } = read_notes(&notes);
     let _ = std::fs::remove_file(&notes);
     let status = match status {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot run {}: {e}", program.to_string_lossy())),
     };
     let summary = a.summary || inherited("CLXFER_MODE").is_some_and(|m| m == "summary");
+    let off = inherited("CLXFER_MODE").is_some_and(|m| m == "off") && !a.summary;
+    if called.is_empty() && !off {
+        eprintln!("clxfer: {}", unseen(program, loaded, ways));
+    } else if !summary && !off && traces.is_empty() {
+        eprintln!("clxfer: no trace written (the lines above say why)");
+    }
     if !summary {
-        if traces.is_empty() {
-            eprintln!("clxfer: no trace written (did the program use OpenCL?)");
-        }
         for t in &traces {
             let end = end_event(t);
             eprintln!("clxfer: trace: {}", about(t, end.as_ref()));
@@ -230,17 +283,14 @@ pub fn run(a: Args) -> ExitCode {
             eprintln!("clxfer:   open it with: clxfer view {}", t.display());
         }
     }
-    let stream = a.report.as_deref().map(clxfer::sink::trace_file::is_stream);
-    match &a.report {
-        Some(r) if r.as_os_str() == "-" => eprintln!("clxfer: report: above, on stderr"),
-        Some(r) if stream == Some(true) => eprintln!("clxfer: report: written to {}", r.display()),
-        Some(_) => {
-            for r in &reports {
-                eprintln!("clxfer: report: {}", r.display());
+    for r in &reports {
+        match r.to_str() {
+            Some("-") => eprintln!("clxfer: report: above, on stderr"),
+            _ if clxfer::sink::trace_file::is_stream(r) => {
+                eprintln!("clxfer: report: written to {}", r.display())
             }
+            _ => eprintln!("clxfer: report: {}", r.display()),
         }
-        None if summary => eprintln!("clxfer: report: above, on stderr"),
-        None => {}
     }
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code as u8),
@@ -250,4 +300,39 @@ pub fn run(a: Args) -> ExitCode {
         }
         _ => ExitCode::FAILURE,
     }
+}
+
+/// Why a run saw no OpenCL call, in one line: clxfer was never loaded into the program (and why
+/// that is likely), or it was and the program made no call through an OpenCL loader.
+fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str]) -> String {
+    let name = program.to_string_lossy();
+    if loaded > 0 {
+        return format!(
+            "no OpenCL call was seen: clxfer was loaded into {loaded} process(es) of {name}, and \
+             none called OpenCL through an OpenCL loader (a program that opens a vendor's driver \
+             directly is not seen); `clxfer doctor` shows what this machine's loader does"
+        );
+    }
+    if !ways.contains(&"LD_PRELOAD") {
+        return format!(
+            "no OpenCL call was seen: {name} made none, or its OpenCL loader does not load \
+             layers (CUDA's does not; `clxfer doctor` tests this machine's): run it without \
+             --layer"
+        );
+    }
+    let why = match elf::inspect(program) {
+        Some(elf::Kind::Static) => format!(
+            "{name} is statically linked, and neither LD_PRELOAD nor a loader layer can load \
+             into such a program"
+        ),
+        Some(elf::Kind::Setuid) => format!(
+            "{name} is setuid or setgid, and the dynamic linker ignores LD_PRELOAD for it (run \
+             clxfer inside it instead, e.g. `sudo clxfer run -- PROGRAM`)"
+        ),
+        _ => format!(
+            "clxfer was never loaded into {name}: it or a launcher it runs cleared LD_PRELOAD and \
+             OPENCL_LAYERS (run clxfer inside the launcher instead)"
+        ),
+    };
+    format!("no OpenCL call was seen: {why}")
 }
