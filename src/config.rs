@@ -105,9 +105,20 @@ pub const OPTIONS: &[OptSpec] = &[
         kind: Kind::Mebibytes,
         default: "16",
         doc: "Trace mode: how much memory records may take while they wait for the writer thread \
-              (a slow disk). When it is full, a thread waits up to 100 ms for room, then its \
-              records are dropped and counted (in the trace's last event and on stderr). Each \
-              thread also holds up to 256 records of its own.",
+              (a slow disk, a starved CPU). When it is full, a thread waits for room as long as \
+              the writer makes progress (the time it waited is in the report's own cost); only a \
+              writer that makes none for `CLXFER_WRITER_WAIT_MS` gets records dropped and \
+              counted (in the trace's last event and on stderr). Each thread also holds up to \
+              256 records of its own.",
+    },
+    OptSpec {
+        var: "CLXFER_WRITER_WAIT_MS",
+        kind: Kind::Millis,
+        default: "10000",
+        doc: "How long a thread whose records find the writer's memory full \
+              (`CLXFER_BUFFER_MIB`) waits while the writer makes no progress at all (a dead \
+              disk) before those records are dropped and counted. While the writer makes \
+              progress, however slowly, nothing is dropped.",
     },
     OptSpec {
         var: "CLXFER_FORMAT",
@@ -312,6 +323,8 @@ pub struct Config {
     pub test_progress_after_ms: u64,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
+    /// `CLXFER_WRITER_WAIT_MS`: how long a thread waits for a writer that makes no progress.
+    pub writer_wait_ms: u64,
     /// CLXFER_TRACE_LIMIT_MIB in bytes; `u64::MAX`: no limit.
     pub trace_limit: u64,
     /// CLXFER_TRACE_LIMIT_KEEP=last: past the limit, the most recent part is kept.
@@ -420,6 +433,7 @@ impl Config {
         let test_sample_every = get("CLXFER_TEST_SAMPLE_EVERY").parse().unwrap_or(0);
         let test_progress_after_ms = get("CLXFER_TEST_PROGRESS_AFTER_MS").parse().unwrap_or(1000);
         let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
+        let writer_wait_ms = get("CLXFER_WRITER_WAIT_MS").parse().unwrap_or(10_000);
         let perfetto = get("CLXFER_FORMAT") == "perfetto"
             || [".pftrace", ".perfetto-trace"]
                 .iter()
@@ -446,6 +460,7 @@ impl Config {
             test_sample_every,
             test_progress_after_ms,
             buffer_bytes,
+            writer_wait_ms,
             trace_limit,
             trace_keep_last,
             perfetto,

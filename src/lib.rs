@@ -11,6 +11,7 @@ pub mod layer;
 pub mod model;
 pub mod perfetto;
 pub mod report;
+pub mod sigset;
 pub mod sink;
 pub mod sync;
 pub mod timing;

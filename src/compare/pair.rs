@@ -119,6 +119,7 @@ mod tests {
             start_time: start.into(),
             wall_ns: 1,
             cut_short: false,
+            signal: None,
             devices: Vec::new(),
             bounds: None,
             pinned_host_peak_bytes: None,

@@ -64,10 +64,15 @@ pub fn called(api: Api) -> bool {
 #[cold]
 fn first_call() {
     crate::sink::trace_file::note("called", std::path::Path::new(&program_name()));
+    super::signals::install(finish);
 }
 
 #[cold]
 fn late(api: Api) {
+    // After a signal's finish the program is ending: its last calls are expected.
+    if super::signals::finishing() {
+        return;
+    }
     if !LATE_SAID.swap(true, Ordering::Relaxed) {
         crate::warn!(
             "{} was called after clxfer finished at exit (from a library's destructor?): it and \
@@ -201,11 +206,18 @@ extern "C" fn after_fork_in_child() {
 /// Finishes the outputs: once per process, never on behalf of a parent after `fork`.
 pub fn finish() {
     // Once: only the first to move the stage from CALLED to OVER finishes.
-    if PID.load(Ordering::Relaxed) != std::process::id() as i32
-        || STAGE
-            .compare_exchange(CALLED, OVER, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
+    if PID.load(Ordering::Relaxed) != std::process::id() as i32 {
+        return;
+    }
+    if STAGE
+        .compare_exchange(CALLED, OVER, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
     {
+        // An exit while a signal's finish is under way (the program went on meanwhile): the
+        // process must not end before the finish has written the end.
+        if super::signals::finishing() {
+            super::signals::wait_finished();
+        }
         return;
     }
     let report = || {

@@ -14,6 +14,7 @@ pub mod loader_layer;
 pub(crate) mod locked;
 pub mod preload;
 pub mod probe;
+pub(crate) mod signals;
 
 use crate::sink::record::Record;
 use crate::timing::clock;

@@ -457,6 +457,7 @@ impl Builder {
             start_time: self.start_time,
             wall_ns,
             cut_short: end.is_none(),
+            signal: end.as_ref().and_then(|e| e.signal.clone()),
             bounds,
             devices: self
                 .devices

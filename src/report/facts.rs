@@ -313,6 +313,8 @@ impl DeviceFacts {
 #[derive(Debug, Clone, Default)]
 pub struct EndFacts {
     pub at_ns: u64,
+    /// The signal that ended the run (`SIGTERM`), where one did.
+    pub signal: Option<String>,
     pub devices: Vec<DeviceEndFacts>,
     pub pinned_peak: u64,
     pub incomplete: u64,

@@ -429,6 +429,10 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
         .map_or(0, |o| o.values().filter_map(Value::as_u64).sum());
     EndFacts {
         at_ns: ts,
+        signal: args
+            .get(s::SIGNAL.name)
+            .and_then(Value::as_str)
+            .map(str::to_string),
         devices,
         pinned_peak: u64_of(args, s::PINNED_PEAK),
         incomplete: u64_of(args, s::INCOMPLETE),
@@ -440,6 +444,8 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                 measured: at(0),
                 measured_ns: at(1),
                 writer_cpu_ns: u64_of(args, s::WRITER_CPU),
+                held_ns: u64_of(args, s::WRITER_WAITED),
+                held: u64_of(args, s::WRITER_WAITS),
             }
         },
         dropped,

@@ -49,6 +49,10 @@ pub struct Report {
     /// The trace was cut short (no end event): the figures only its end gives are `null`, and
     /// commands whose completion lay beyond the cut count as without device time.
     pub cut_short: bool,
+    /// The signal that ended the run (`SIGTERM`): clxfer finished on it, and the program's last
+    /// moments may be missing (commands in flight, a last transfer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
     pub devices: Vec<DeviceReport>,
     /// What bounds the run: the largest contributors to an approximate critical path
     /// (`bounds.rs` says how it is walked); `null` when no command was seen.

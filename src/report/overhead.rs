@@ -19,6 +19,10 @@ pub struct OwnFacts {
     pub measured_ns: u64,
     /// The writer thread's CPU time, ns.
     pub writer_cpu_ns: u64,
+    /// How long, in all, the program's threads waited for the writer (its memory full), and how
+    /// many times.
+    pub held_ns: u64,
+    pub held: u64,
 }
 
 /// What device timing added on one device.
@@ -50,6 +54,12 @@ pub struct Overhead {
     pub measured_calls: u64,
     /// The CPU time of clxfer's writer thread (trace writing, or summary mode's report).
     pub writer_cpu_ns: u64,
+    /// How long, in all, the program's threads waited for the writer (its memory full, a slow
+    /// disk or a starved CPU), and how many times.
+    #[serde(default)]
+    pub writer_waited_ns: u64,
+    #[serde(default)]
+    pub writer_waits: u64,
     pub timed_commands: u64,
     pub own_events: u64,
     pub callbacks: u64,
@@ -111,6 +121,8 @@ impl Overhead {
             calls: own.calls,
             measured_calls: own.measured,
             writer_cpu_ns: own.writer_cpu_ns,
+            writer_waited_ns: own.held_ns,
+            writer_waits: own.held,
             timed_commands: t.timed,
             own_events: t.own_events,
             callbacks: t.callbacks,
@@ -148,11 +160,19 @@ impl Overhead {
             0 => String::new(),
             n => format!(", {} per call", duration(self.layer_ns / n)),
         };
+        let waited = match self.writer_waits {
+            0 => String::new(),
+            n => format!(
+                " (and {} waiting for it, {n} times: its memory was full, and nothing was \
+                 dropped while it made progress)",
+                duration(self.writer_waited_ns)
+            ),
+        };
         format!(
             "clxfer's own cost: ~{} on the program's threads ({} calls, measured on {}{per_call}), \
-             {} CPU on its writer thread; device timing timed {} commands ({} with events of its \
-             own, {} completion callbacks; {} left untimed by sampling), ~{} more in the driver: \
-             {}",
+             {} CPU on its writer thread{waited}; device timing timed {} commands ({} with events \
+             of its own, {} completion callbacks; {} left untimed by sampling), ~{} more in the \
+             driver: {}",
             duration(self.layer_ns),
             self.calls,
             self.measured_calls,
@@ -178,6 +198,7 @@ mod tests {
             measured: 100,
             measured_ns: 50_000,
             writer_cpu_ns: 7,
+            ..OwnFacts::default()
         };
         let t = |timed, sampled| TimingFacts {
             timed,

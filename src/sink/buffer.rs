@@ -2,9 +2,11 @@
 //!
 //! A thread pushes into its own buffer (an uncontended lock); a full buffer goes to the writer as
 //! one batch through a bounded channel. The writer also collects partly filled buffers every
-//! [`channel::TICK`](super::channel::TICK), so records reach the file within a tick even from threads that call rarely. When the
-//! writer falls behind, a full batch waits at most [`BACK_PRESSURE`](super::channel::BACK_PRESSURE) for room, then is dropped and
-//! counted: memory stays bounded (`CLXFER_BUFFER_MIB` of batches in flight, [`queued_batches`]).
+//! [`channel::TICK`](super::channel::TICK), so records reach the file within a tick even from
+//! threads that call rarely. When the writer falls behind, a full batch waits for room as long as
+//! the writer makes progress, and is dropped and counted only when it makes none for
+//! `CLXFER_WRITER_WAIT_MS`: memory stays bounded (`CLXFER_BUFFER_MIB` of batches in flight,
+//! [`queued_batches`]).
 //!
 //! After `fork` the child starts afresh: it never touches the parent's buffers (another thread may
 //! have held their locks at the fork) and writes its own file.
@@ -146,6 +148,9 @@ fn shared() -> Option<&'static Shared> {
         dropped: Default::default(),
         finished: AtomicBool::new(false),
         writer: Mutex::new(None),
+        held_ns: AtomicU64::new(0),
+        held: AtomicU64::new(0),
+        wait_limit: Duration::from_millis(crate::config::global().writer_wait_ms),
     }));
     match writer::spawn(rx, shared) {
         Some(handle) => *shared.writer.lock() = Some(handle),
@@ -178,6 +183,25 @@ pub fn current_tid() -> u32 {
 #[inline]
 pub fn push_with(make: impl FnOnce(u32) -> Record) {
     put(|buf, tid, _| buf.push(make(tid)));
+}
+
+/// Pushes `record` and waits (200 ms at most) until it is in
+/// the file, with everything this thread pushed before it: for what a trace cannot be read
+/// without (a device's name and rules), so that a run killed a moment later (SIGKILL, `_exit`)
+/// leaves it there. Once per device.
+pub fn push_now(record: Record) {
+    push_with(|_| record);
+    let Some(rest) = current(|l| std::mem::replace(&mut *l.buf.lock(), l.shared.fresh())) else {
+        return;
+    };
+    let Some(shared) = shared() else { return };
+    shared.send(rest);
+    let (ack, done) = bounded(1);
+    let start = std::time::Instant::now();
+    let limit = Duration::from_millis(200);
+    if shared.tx.send_timeout(Msg::Sync(ack), limit).is_ok() {
+        let _ = done.recv_timeout(limit.saturating_sub(start.elapsed()));
+    }
 }
 
 /// Pushes summary mode's fact of an untimed call, folded into the last like one of this thread's

@@ -4,7 +4,7 @@
 
 use super::record::{End, KINDS, Record};
 use crate::sync::Mutex;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -12,13 +12,31 @@ use std::time::Duration;
 /// Records per batch.
 pub const BATCH: usize = 256;
 
-pub const BACK_PRESSURE: Duration = Duration::from_millis(100);
+/// How often a thread that waits for room looks whether the writer still makes progress.
+pub const LOOK: Duration = Duration::from_millis(100);
 pub const TICK: Duration = Duration::from_millis(20);
+
+/// Batches the writer has taken, a count that only grows: whether it makes progress (a thread
+/// waiting for room; the thread a signal landed on, `layer/signals.rs`).
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// The writer took a batch.
+#[inline]
+pub fn wrote() {
+    WRITTEN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many batches the writer has taken.
+pub fn written() -> u64 {
+    WRITTEN.load(Ordering::Relaxed)
+}
 
 pub enum Msg {
     Batch(Vec<Record>),
     /// Write the end of the output, then acknowledge.
     Finish(Box<End>, Sender<()>),
+    /// Make what came before durable (the file's buffer flushed), then acknowledge.
+    Sync(Sender<()>),
 }
 
 pub(super) type Buffer = Arc<Mutex<Vec<Record>>>;
@@ -33,17 +51,59 @@ pub struct Shared {
     pub dropped: [AtomicU64; KINDS.len()],
     pub(super) finished: AtomicBool,
     pub(super) writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// How long, in all, the program's threads waited for room, and how many times.
+    pub held_ns: AtomicU64,
+    pub held: AtomicU64,
+    /// How long a thread waits for a writer that makes no progress (`CLXFER_WRITER_WAIT_MS`).
+    pub(super) wait_limit: Duration,
 }
 
 impl Shared {
-    /// Hands a batch to the writer, waiting a bounded time for room; drops and counts it else.
+    /// Hands a batch to the writer. When its memory is full, waits for room as long as the writer
+    /// makes progress (the wait is counted in [`Shared::held_ns`]); drops and counts the batch
+    /// only after the writer made none for [`Shared::wait_limit`] (a dead disk).
     pub(super) fn send(&self, batch: Vec<Record>) {
         if batch.is_empty() || self.finished.load(Ordering::Acquire) {
             return;
         }
-        if let Err(e) = self.tx.send_timeout(Msg::Batch(batch), BACK_PRESSURE)
-            && let Msg::Batch(lost) = e.into_inner()
-        {
+        let mut msg = match self.tx.try_send(Msg::Batch(batch)) {
+            Ok(()) => return,
+            Err(TrySendError::Full(msg)) => msg,
+            Err(TrySendError::Disconnected(msg)) => return self.lose(msg),
+        };
+        let start = std::time::Instant::now();
+        let mut seen = written();
+        let mut still = Duration::ZERO;
+        loop {
+            match self.tx.send_timeout(msg, LOOK) {
+                Ok(()) => break,
+                Err(SendTimeoutError::Disconnected(m)) => {
+                    self.lose(m);
+                    break;
+                }
+                Err(SendTimeoutError::Timeout(m)) => {
+                    let now = written();
+                    still = if now == seen {
+                        still + LOOK
+                    } else {
+                        Duration::ZERO
+                    };
+                    seen = now;
+                    if still >= self.wait_limit {
+                        self.lose(m);
+                        break;
+                    }
+                    msg = m;
+                }
+            }
+        }
+        self.held_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.held.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn lose(&self, msg: Msg) {
+        if let Msg::Batch(lost) = msg {
             self.count_dropped(&lost);
         }
     }

@@ -243,6 +243,8 @@ pub struct End {
     pub pinned_peak: u64,
     /// clxfer's own cost on the program's threads and its writer's.
     pub own: crate::report::OwnFacts,
+    /// The signal that ended the run (`SIGTERM`): clxfer finished on it (`layer/signals.rs`).
+    pub signal: Option<String>,
 }
 
 #[derive(Debug)]

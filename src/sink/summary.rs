@@ -155,6 +155,7 @@ impl Summary {
             incomplete: end.incomplete,
             dropped: dropped.iter().sum(),
             own: end.own,
+            signal: end.signal.clone(),
         });
         let report = b.report();
         match &self.to {

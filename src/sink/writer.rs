@@ -19,7 +19,10 @@ pub trait Output: Send {
 
 /// Starts the writer thread; `None` if there is no output or no thread (records are dropped).
 pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> Option<std::thread::JoinHandle<()>> {
-    let output = super::output()?;
+    let mut output = super::output()?;
+    // The trace's start is on disk before the program's first call returns: a run that ends at
+    // any moment after it (SIGKILL, `_exit`) leaves a trace that loads.
+    output.tick();
     std::thread::Builder::new()
         .name("clxfer-writer".into())
         .spawn(move || run(rx, shared, output))
@@ -29,21 +32,47 @@ pub fn spawn(rx: Receiver<Msg>, shared: &'static Shared) -> Option<std::thread::
 // Never inlined: scripts/bench finds the writer's thread in callgrind's output by this name.
 #[inline(never)]
 fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) {
+    crate::sigset::block_in_this_thread();
     let stall = crate::config::global().test_writer_stall_ms;
     if stall > 0 {
         std::thread::sleep(std::time::Duration::from_millis(stall));
     }
+    // A tick also comes between batches when they never stop (a storm): the buffers of threads
+    // that call rarely, and what the file holds, must not wait for the end.
+    let mut ticked = std::time::Instant::now();
+    let tick = |output: &mut Box<dyn Output>| {
+        for mut batch in shared.collect() {
+            output.write(&mut batch);
+            shared.recycle(batch);
+        }
+        output.tick();
+    };
     loop {
         match channel::next(&rx) {
             Next::Msg(Msg::Batch(mut records)) => {
                 output.write(&mut records);
                 shared.recycle(records);
+                channel::wrote();
+                if ticked.elapsed() >= channel::TICK {
+                    tick(&mut output);
+                    ticked = std::time::Instant::now();
+                }
+            }
+            Next::Msg(Msg::Sync(ack)) => {
+                output.tick();
+                let _ = ack.send(());
             }
             Next::Msg(Msg::Finish(mut end, ack)) => {
-                while let Ok(Msg::Batch(mut records)) = rx.try_recv() {
-                    output.write(&mut records);
+                while let Ok(msg) = rx.try_recv() {
+                    match msg {
+                        Msg::Batch(mut records) => output.write(&mut records),
+                        Msg::Sync(ack) => drop(ack.send(())),
+                        Msg::Finish(..) => {}
+                    }
                 }
                 end.own.writer_cpu_ns = super::own::thread_cpu_ns();
+                end.own.held_ns = shared.held_ns.load(std::sync::atomic::Ordering::Relaxed);
+                end.own.held = shared.held.load(std::sync::atomic::Ordering::Relaxed);
                 let dropped = shared.dropped();
                 // A fault of clxfer's own here would lose the end silently: say so instead.
                 let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -58,11 +87,8 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
                 return;
             }
             Next::Tick => {
-                for mut batch in shared.collect() {
-                    output.write(&mut batch);
-                    shared.recycle(batch);
-                }
-                output.tick();
+                tick(&mut output);
+                ticked = std::time::Instant::now();
             }
             Next::Closed => return,
         }

@@ -3,10 +3,11 @@
 
 use crate::{elf, fail, layer_library};
 use clxfer::config;
-use std::ffi::OsString;
+use std::ffi::{OsString, c_int};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -252,7 +253,7 @@ pub fn run(a: Args) -> ExitCode {
         }
         cmd.env(var, value);
     }
-    let status = cmd.status();
+    let status = wait_for(cmd);
     let Notes {
         loaded,
         called,
@@ -295,11 +296,72 @@ pub fn run(a: Args) -> ExitCode {
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code as u8),
         (None, Some(sig)) => {
-            eprintln!("clxfer: the program was killed by signal {sig}");
-            ExitCode::from(128u8.saturating_add(sig as u8))
+            eprintln!(
+                "clxfer: the program was ended by {}",
+                clxfer::sigset::name(sig)
+            );
+            end_by(sig)
         }
         _ => ExitCode::FAILURE,
     }
+}
+
+/// The program's process, for the signal handler that passes SIGTERM and SIGHUP on.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// Passes a signal on to the program (SIGTERM, SIGHUP); async-signal-safe.
+extern "C" fn pass_on(sig: c_int) {
+    let pid = CHILD.load(Ordering::Acquire);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Does nothing: SIGINT and SIGQUIT from the terminal reach the program too, and `clxfer run`
+/// waits for it to finish on them (a handler, not SIG_IGN, which the program would inherit).
+extern "C" fn ignore(_: c_int) {}
+
+/// Runs the program and waits for it, as a shell does: a SIGTERM or SIGHUP sent to `clxfer run`
+/// (a batch scheduler's walltime) is passed on, and Ctrl-C's SIGINT and SIGQUIT, which the
+/// terminal sends the program as well, leave `clxfer run` waiting for the program's end.
+fn wait_for(mut cmd: std::process::Command) -> std::io::Result<std::process::ExitStatus> {
+    let handlers: [(c_int, extern "C" fn(c_int)); 4] = [
+        (libc::SIGTERM, pass_on),
+        (libc::SIGHUP, pass_on),
+        (libc::SIGINT, ignore),
+        (libc::SIGQUIT, ignore),
+    ];
+    for (sig, handler) in handlers {
+        // SAFETY: installing async-signal-safe handlers; exec resets them in the program.
+        unsafe { libc::signal(sig, handler as *const () as libc::sighandler_t) };
+    }
+    let mut child = cmd.spawn()?;
+    CHILD.store(child.id() as i32, Ordering::Release);
+    child.wait()
+}
+
+/// Ends `clxfer run` as the program ended: by the same signal where its default action ends a
+/// process without a core dump (so a shell or scheduler sees the same), else with 128 + its number.
+fn end_by(sig: c_int) -> ExitCode {
+    let plain = [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGKILL,
+        libc::SIGPIPE,
+        libc::SIGALRM,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+    ];
+    if plain.contains(&sig) {
+        // SAFETY: the default action back, then the signal to this process, which ends it.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+    ExitCode::from(128u8.saturating_add(sig as u8))
 }
 
 /// Why a run saw no OpenCL call, in one line: clxfer was never loaded into the program (and why

@@ -181,6 +181,7 @@ mod timer {
 
     fn run() {
         buffer::quiet_thread();
+        crate::sigset::block_in_this_thread();
         loop {
             loop {
                 let next = {

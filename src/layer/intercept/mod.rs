@@ -185,7 +185,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
     });
     devices.insert(device, entry.clone());
     drop(devices);
-    buffer::push_with(|_| Record::Device(Box::new(track)));
+    buffer::push_now(Record::Device(Box::new(track)));
     Some(entry)
 }
 
@@ -210,6 +210,7 @@ pub fn end() -> End {
     let memory = WORLD.memory.lock();
     End {
         at: crate::timing::clock::now_ns(),
+        signal: crate::layer::signals::ending().map(crate::sigset::name),
         pinned_peak: memory.pinned_bytes().peak,
         devices: devices
             .iter()
@@ -252,6 +253,8 @@ pub fn end() -> End {
                 measured_ns,
                 // The writer's, filled in on its thread.
                 writer_cpu_ns: 0,
+                held_ns: 0,
+                held: 0,
             }
         },
     }

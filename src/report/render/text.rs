@@ -30,8 +30,11 @@ pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
 }
 
 pub(super) fn header(r: &Report) -> String {
+    let cut = r.signal.as_ref().map_or(String::new(), |sig| {
+        format!("cut by {sig} (the program was ending: its last commands may be missing) · ")
+    });
     format!(
-        "clxfer summary · {} (pid {}) · {} wall · started {}",
+        "clxfer summary · {} (pid {}) · {cut}{} wall · started {}",
         clip(&r.program, 40),
         r.pid,
         duration(r.wall_ns),

@@ -74,12 +74,17 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
         j.close_array();
         j.field(s::PINNED_PEAK).u64(end.pinned_peak);
         j.field(s::INCOMPLETE).u64(end.incomplete);
+        if let Some(sig) = &end.signal {
+            j.field(s::SIGNAL).str(sig);
+        }
         j.field(s::OWN_CALLS).u64(end.own.calls);
         j.field(s::OWN_MEASURED).open_array();
         j.u64(end.own.measured);
         j.u64(end.own.measured_ns);
         j.close_array();
         j.field(s::WRITER_CPU).u64(end.own.writer_cpu_ns);
+        j.field(s::WRITER_WAITED).u64(end.own.held_ns);
+        j.field(s::WRITER_WAITS).u64(end.own.held);
         j.field(s::DROPPED).open();
         for (kind, n) in KINDS.iter().zip(dropped) {
             j.key(kind).u64(n);
