@@ -1,8 +1,18 @@
-//! Whether clxfer handles a call: the per-thread re-entrancy guard (nested calls pass straight
-//! through, so each program call is seen once even when clxfer sits at two levels of the chain),
-//! the process-wide on/off state, and panic containment at the export boundary.
+//! Whether clxfer handles a call: the per-thread re-entrancy guard, the process-wide on/off
+//! state, and panic containment at the export boundary.
+//!
+//! The guard tells three kinds of nested call apart by where its thread is:
+//! - in clxfer's own code (a hook, clxfer's own queries): the call is clxfer's, and passes
+//!   straight through;
+//! - in the driver, running a program's call that came by LD_PRELOAD: a call arriving at the
+//!   loader layer is that same call one level down the chain (clxfer loaded both ways), and
+//!   passes straight through, so each program call is seen once;
+//! - otherwise in the driver: the call is the program's own, from a callback the driver runs
+//!   inside the call (PoCL runs an event's callback inside `clSetEventCallback` when the event is
+//!   complete, a build's inside `clBuildProgram`): it is hooked and traced as any program call,
+//!   and sees exactly what it would without clxfer.
 
-use super::Api;
+use super::{Api, Via};
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -16,29 +26,62 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static DISABLED_SAID: AtomicBool = AtomicBool::new(false);
 static PANIC_AT: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+/// Where a thread is: in the program's code, in clxfer's own, or in the driver running a
+/// program's call that came by LD_PRELOAD or by another way.
+const PROGRAM: u8 = 0;
+const OWN: u8 = 1;
+const DRIVER_PRELOAD: u8 = 2;
+const DRIVER: u8 = 3;
+
 thread_local! {
-    static INSIDE: Cell<bool> = const { Cell::new(false) };
+    static WHERE: Cell<u8> = const { Cell::new(PROGRAM) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Held for the duration of the outermost intercepted call on this thread: this thread's flag,
-/// found once (each thread-local lookup from a dlopen'd library is a call into the loader).
-pub struct Outermost(*const Cell<bool>);
+/// Held for the duration of a call clxfer handles on this thread: this thread's place, found
+/// once (each thread-local lookup from a dlopen'd library is a call into the loader), and the
+/// place to go back to (a callback's call returns into the driver).
+pub struct Outermost {
+    at: *const Cell<u8>,
+    back: u8,
+}
 
-impl Drop for Outermost {
-    fn drop(&mut self) {
-        // SAFETY: the flag of the thread that made this guard, which is not `Send` (a raw
-        // pointer) and so is dropped on that thread, within the call; the flag has no
-        // destructor, so its storage lives as long as the thread.
-        unsafe { (*self.0).set(false) };
+impl Outermost {
+    /// The driver runs the program's call, which came `via`.
+    #[inline(always)]
+    pub fn down(&self, via: Via) {
+        let at = if via == Via::Preload {
+            DRIVER_PRELOAD
+        } else {
+            DRIVER
+        };
+        // SAFETY: as in `drop`.
+        unsafe { (*self.at).set(at) };
+    }
+
+    /// The call down returned: clxfer's own code again.
+    #[inline(always)]
+    pub fn up(&self) {
+        // SAFETY: as in `drop`.
+        unsafe { (*self.at).set(OWN) };
     }
 }
 
-/// `Some` when this call is the outermost on its thread and clxfer is on; `None` means: forward
-/// only. Before clxfer has started, `init` starts it (`lifecycle::init`, above this file: passed
-/// in, not named, and inlined alike) and says whether it is on.
+impl Drop for Outermost {
+    fn drop(&mut self) {
+        // SAFETY: the place of the thread that made this guard, which is not `Send` (a raw
+        // pointer) and so is dropped on that thread, within the call; the cell has no
+        // destructor, so its storage lives as long as the thread.
+        unsafe { (*self.at).set(self.back) };
+    }
+}
+
+/// `Some` when this call, arriving `via`, is the program's (see the module's comment) and clxfer
+/// is on; `None` means: forward only. Before clxfer has started, `init` starts it
+/// (`lifecycle::init`, above this file: passed in, not named, and inlined alike) and says whether
+/// it is on.
 #[inline(always)]
-pub fn enter(init: fn() -> bool) -> Option<Outermost> {
+pub fn enter(init: fn() -> bool, via: Via) -> Option<Outermost> {
     match STATE.load(Ordering::Acquire) {
         ON => {}
         OFF => return None,
@@ -49,9 +92,20 @@ pub fn enter(init: fn() -> bool) -> Option<Outermost> {
         }
     }
     // try_with: during thread teardown the slot may be gone; then just forward. `then`, not
-    // `then_some`: a guard built for a nested call would reset the flag when dropped.
-    INSIDE
-        .try_with(|inside| (!inside.replace(true)).then(|| Outermost(inside)))
+    // `then_some`: a guard built for a call clxfer passes would reset the place when dropped.
+    WHERE
+        .try_with(|at| {
+            let back = at.get();
+            let programs = match back {
+                PROGRAM | DRIVER => true,
+                DRIVER_PRELOAD => via != Via::Layer,
+                _ => false,
+            };
+            programs.then(|| {
+                at.set(OWN);
+                Outermost { at, back }
+            })
+        })
         .ok()
         .flatten()
 }
@@ -137,17 +191,48 @@ mod tests {
     #[test]
     fn nested_calls_do_not_reset_the_outermost_flag() {
         set_on(true);
-        let enter = || enter(|| true);
-        let outer = enter().expect("first call is outermost");
-        assert!(enter().is_none(), "nested");
+        let enter = |via| enter(|| true, via);
+        let outer = enter(Via::Preload).expect("first call is outermost");
+        assert!(enter(Via::Preload).is_none(), "clxfer's own call");
         assert!(
-            enter().is_none(),
-            "still nested after a nested call returned"
+            enter(Via::Layer).is_none(),
+            "still clxfer's after a nested call returned"
         );
         drop(outer);
         assert!(
-            enter().is_some(),
+            enter(Via::Layer).is_some(),
             "outermost again once the outer call ended"
         );
+    }
+
+    #[test]
+    fn in_the_driver_a_layer_call_is_the_same_call_and_a_callback_s_is_the_programs() {
+        set_on(true);
+        let enter = |via| enter(|| true, via);
+        // By preload, down into the driver: the loader's layer sees the same call.
+        let outer = enter(Via::Preload).unwrap();
+        outer.down(Via::Preload);
+        assert!(enter(Via::Layer).is_none(), "the same call, one level down");
+        // A callback the driver runs calls by preload: the program's, and traced.
+        let callback = enter(Via::Preload).expect("a callback's call");
+        callback.down(Via::Preload);
+        assert!(
+            enter(Via::Layer).is_none(),
+            "the callback's call, one level down"
+        );
+        callback.up();
+        drop(callback);
+        assert!(
+            enter(Via::Layer).is_none(),
+            "back in the outer call's driver"
+        );
+        outer.up();
+        assert!(enter(Via::Preload).is_none(), "clxfer's own code");
+        drop(outer);
+        // As a layer only: a call arriving while the driver runs one is a callback's.
+        let outer = enter(Via::Layer).unwrap();
+        outer.down(Via::Layer);
+        assert!(enter(Via::Layer).is_some(), "a callback's call");
+        drop(outer);
     }
 }

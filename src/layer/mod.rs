@@ -131,7 +131,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     missing: impl FnOnce() -> R,
 ) -> R {
     let Some(f) = down else { return missing() };
-    let Some(_outermost) = guard::enter(lifecycle::init) else {
+    let Some(outermost) = guard::enter(lifecycle::init, via) else {
         return call(f, args);
     };
     if !lifecycle::called(api) {
@@ -151,12 +151,16 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     });
     let mut used = if state.is_some() { edited } else { args };
     let begin = if recorded { clock::now_ns() } else { 0 };
+    outermost.down(via);
     let mut ret = call(f, used);
+    outermost.up();
     if let Some(st) = state.as_mut()
         && guard::protect(api, || H::retry(st, &ret)) == Some(true)
     {
         used = args;
+        outermost.down(via);
         ret = call(f, used);
+        outermost.up();
     }
     let mut span = Span {
         begin,

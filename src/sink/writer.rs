@@ -37,26 +37,12 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
     if stall > 0 {
         std::thread::sleep(std::time::Duration::from_millis(stall));
     }
-    // A tick also comes between batches when they never stop (a storm): the buffers of threads
-    // that call rarely, and what the file holds, must not wait for the end.
-    let mut ticked = std::time::Instant::now();
-    let tick = |output: &mut Box<dyn Output>| {
-        for mut batch in shared.collect() {
-            output.write(&mut batch);
-            shared.recycle(batch);
-        }
-        output.tick();
-    };
     loop {
         match channel::next(&rx) {
             Next::Msg(Msg::Batch(mut records)) => {
                 output.write(&mut records);
                 shared.recycle(records);
                 channel::wrote();
-                if ticked.elapsed() >= channel::TICK {
-                    tick(&mut output);
-                    ticked = std::time::Instant::now();
-                }
             }
             Next::Msg(Msg::Sync(ack)) => {
                 output.tick();
@@ -87,8 +73,11 @@ fn run(rx: Receiver<Msg>, shared: &'static Shared, mut output: Box<dyn Output>) 
                 return;
             }
             Next::Tick => {
-                tick(&mut output);
-                ticked = std::time::Instant::now();
+                for mut batch in shared.collect() {
+                    output.write(&mut batch);
+                    shared.recycle(batch);
+                }
+                output.tick();
             }
             Next::Closed => return,
         }
