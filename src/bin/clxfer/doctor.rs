@@ -105,11 +105,33 @@ pub fn doctor(testing: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What a test of the loader found ([`loader_loads`]).
+pub enum Layers {
+    Loaded,
+    Ignored,
+    /// Not tested, and why.
+    Unknown(String),
+}
+
+/// The line `clxfer doctor` prints.
+fn layers(lib: &Path) -> String {
+    match loader_loads(lib) {
+        Layers::Loaded => {
+            "loaded (tested: OPENCL_LAYERS loaded libclxfer.so into a test process)".into()
+        }
+        Layers::Ignored => "IGNORED (tested: a test process with OPENCL_LAYERS set never \
+             loaded libclxfer.so): clxfer sees programs here by LD_PRELOAD, which `clxfer run` \
+             picks; do not pass --layer"
+            .into(),
+        Layers::Unknown(why) => format!("not tested ({why})"),
+    }
+}
+
 /// Whether this machine's loader loads layers, tested: a child of this binary opens the loader
 /// with `OPENCL_LAYERS` naming libclxfer.so (`--probe-layer`) and says whether it got loaded.
-fn layers(lib: &Path) -> String {
+pub fn loader_loads(lib: &Path) -> Layers {
     let Ok(exe) = std::env::current_exe() else {
-        return "not tested (this binary's path is unknown)".into();
+        return Layers::Unknown("this binary's path is unknown".into());
     };
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["doctor", "--probe-layer"])
@@ -120,18 +142,10 @@ fn layers(lib: &Path) -> String {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     match cmd.output() {
-        Ok(out) if out.stdout.starts_with(b"loaded") => {
-            "loaded (tested: OPENCL_LAYERS loaded libclxfer.so into a test process)".into()
-        }
-        Ok(out) if out.stdout.starts_with(b"ignored") => "IGNORED (tested: a test process \
-             with OPENCL_LAYERS set never loaded libclxfer.so): clxfer sees programs here by \
-             LD_PRELOAD, which `clxfer run` uses by default; do not pass --layer"
-            .into(),
-        Ok(out) => format!(
-            "not tested ({})",
-            String::from_utf8_lossy(&out.stdout).trim()
-        ),
-        Err(e) => format!("not tested ({e})"),
+        Ok(out) if out.stdout.starts_with(b"loaded") => Layers::Loaded,
+        Ok(out) if out.stdout.starts_with(b"ignored") => Layers::Ignored,
+        Ok(out) => Layers::Unknown(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+        Err(e) => Layers::Unknown(e.to_string()),
     }
 }
 

@@ -24,10 +24,11 @@ pub struct Args {
     /// stderr (a character device or FIFO, such as /dev/stderr, is written as it is).
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
-    /// Load clxfer by LD_PRELOAD only (by default it loads both ways: LD_PRELOAD and OPENCL_LAYERS).
+    /// Load clxfer by LD_PRELOAD (by default: as a layer where the loader loads layers, else
+    /// by LD_PRELOAD; both where that could not be tested).
     #[arg(long, conflicts_with = "layer")]
     preload: bool,
-    /// Load clxfer as an OpenCL loader layer only (OPENCL_LAYERS; the loader must support layers).
+    /// Load clxfer as an OpenCL loader layer (OPENCL_LAYERS; the loader must support layers).
     #[arg(long)]
     layer: bool,
     /// Time on the host only; leave the program's queues as they are.
@@ -237,13 +238,20 @@ pub fn run(a: Args) -> ExitCode {
         }
     };
     cmd.env(config::RUN_NOTES, &notes);
-    // Both ways by default: LD_PRELOAD sees programs linked to any loader (CUDA's has no layers)
-    // and, through `dlsym`, those that open OpenCL themselves; the layer sees what a preload cannot
-    // (OpenCL opened privately by a Python extension). A call seen both ways is counted once.
+    // By default the way this machine's loader allows, tested as `clxfer doctor` does: a loader
+    // that loads layers sees every program, linked or opening OpenCL itself, and clxfer then stays
+    // out of the program's symbols (an ICD that calls its own entry points by name, as oclgrind
+    // does, would reach clxfer's exports again); one that ignores them (CUDA's) is seen through by
+    // LD_PRELOAD, which finds programs that open OpenCL themselves through `dlsym`. Untested:
+    // both, a call seen both ways counted once.
     let ways: &[&str] = match (a.preload, a.layer) {
         (true, _) => &["LD_PRELOAD"],
         (_, true) => &["OPENCL_LAYERS"],
-        _ => &["LD_PRELOAD", "OPENCL_LAYERS"],
+        _ => match crate::doctor::loader_loads(&lib) {
+            crate::doctor::Layers::Loaded => &["OPENCL_LAYERS"],
+            crate::doctor::Layers::Ignored => &["LD_PRELOAD"],
+            crate::doctor::Layers::Unknown(_) => &["LD_PRELOAD", "OPENCL_LAYERS"],
+        },
     };
     for &var in ways {
         let mut value = lib.clone().into_os_string();
@@ -268,7 +276,7 @@ pub fn run(a: Args) -> ExitCode {
     let summary = a.summary || inherited("CLXFER_MODE").is_some_and(|m| m == "summary");
     let off = inherited("CLXFER_MODE").is_some_and(|m| m == "off") && !a.summary;
     if called.is_empty() && !off {
-        eprintln!("clxfer: {}", unseen(program, loaded, ways));
+        eprintln!("clxfer: {}", unseen(program, loaded, ways, a.layer));
     } else if !summary && !off && traces.is_empty() {
         eprintln!("clxfer: no trace written (the lines above say why)");
     }
@@ -366,7 +374,7 @@ fn end_by(sig: c_int) -> ExitCode {
 
 /// Why a run saw no OpenCL call, in one line: clxfer was never loaded into the program (and why
 /// that is likely), or it was and the program made no call through an OpenCL loader.
-fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str]) -> String {
+fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str], forced_layer: bool) -> String {
     let name = program.to_string_lossy();
     if loaded > 0 {
         return format!(
@@ -375,7 +383,7 @@ fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str]) -> String {
              directly is not seen); `clxfer doctor` shows what this machine's loader does"
         );
     }
-    if !ways.contains(&"LD_PRELOAD") {
+    if forced_layer {
         return format!(
             "no OpenCL call was seen: {name} made none, or its OpenCL loader does not load \
              layers (CUDA's does not; `clxfer doctor` tests this machine's): run it without \
@@ -390,6 +398,12 @@ fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str]) -> String {
         Some(elf::Kind::Setuid) => format!(
             "{name} is setuid or setgid, and the dynamic linker ignores LD_PRELOAD for it (run \
              clxfer inside it instead, e.g. `sudo clxfer run -- PROGRAM`)"
+        ),
+        // As a layer, clxfer is loaded at the program's first OpenCL call.
+        _ if !ways.contains(&"LD_PRELOAD") => format!(
+            "{name} made none (this machine's loader loads clxfer as a layer at a program's \
+             first call), or a launcher it runs cleared OPENCL_LAYERS (run clxfer inside it \
+             instead)"
         ),
         _ => format!(
             "clxfer was never loaded into {name}: it or a launcher it runs cleared LD_PRELOAD and \
