@@ -32,7 +32,9 @@ static OWN_BASE: AtomicUsize = AtomicUsize::new(0);
 ///
 /// # Safety
 /// Called as the C library's `dlsym` is.
-#[cfg(target_arch = "x86_64")]
+// Not in the fuzz target: it links this crate into a sanitized executable, where the export
+// would take the sanitizer runtime's own early `dlsym` calls.
+#[cfg(all(target_arch = "x86_64", not(fuzzing)))]
 #[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
