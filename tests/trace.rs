@@ -15,6 +15,16 @@ fn events(path: &Path) -> Vec<Value> {
     clxfer::trace::read::read_file(path).unwrap().events
 }
 
+/// The records the trace's end says were dropped, of every kind.
+fn dropped_in(end: &Value) -> u64 {
+    end["dropped"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
 fn host_pid(ev: &[Value]) -> u64 {
     ev.iter()
         .find(|e| e["name"] == schema::TRACE_START)
@@ -618,12 +628,7 @@ fn a_stalled_writer_holds_the_threads_and_drops_only_when_it_makes_no_progress_f
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let ev = events(&r.traces[0]);
     let end = &ev.last().unwrap()["args"];
-    let dropped: u64 = end["dropped"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let dropped = dropped_in(end);
     assert_eq!(dropped, 0, "{end}");
     assert!(!r.stderr.contains("fell behind"), "{}", r.stderr);
     assert!(end["writer_waits"].as_u64().unwrap() > 0, "{end}");
@@ -665,12 +670,7 @@ fn a_stalled_writer_holds_the_threads_and_drops_only_when_it_makes_no_progress_f
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let ev = events(&r.traces[0]);
     let end = &ev.last().unwrap()["args"];
-    let dropped: u64 = end["dropped"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let dropped = dropped_in(end);
     assert!(
         dropped > 0,
         "a 1.5 s stall past a 200 ms wait must drop: {end}"

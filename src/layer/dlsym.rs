@@ -15,6 +15,7 @@
 //! x86-64 only; elsewhere a `dlsym`-using program is seen by the loader layer alone.
 
 use super::api;
+use super::preload::base_of;
 use crate::vocab::Api;
 use std::ffi::{CStr, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -135,27 +136,18 @@ fn opencl_loader(handle: *mut c_void) -> Option<&'static CStr> {
 
 /// Whether `addr` lies in clxfer's own library.
 fn is_own(addr: *const c_void) -> bool {
-    base_of(addr) == own_base()
+    base_of(addr) as usize == own_base()
 }
 
 fn own_base() -> usize {
     match OWN_BASE.load(Ordering::Relaxed) {
         0 => {
-            let base = base_of(own_base as *const c_void);
+            let base = base_of(own_base as *const c_void) as usize;
             OWN_BASE.store(base, Ordering::Relaxed);
             base
         }
         base => base,
     }
-}
-
-fn base_of(addr: *const c_void) -> usize {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the dynamic linker's tables.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 {
-        return usize::MAX;
-    }
-    info.dli_fbase as usize
 }
 
 /// The C library's `dlsym`. Found by version (an unversioned lookup of "dlsym" would find this

@@ -32,36 +32,24 @@ pub fn source() -> Option<&'static str> {
 fn resolve() -> cl_icd_dispatch {
     // SAFETY: all-zero is an all-`None` table; symbols are only taken when they are not ours.
     let mut table: cl_icd_dispatch = unsafe { std::mem::zeroed() };
-    let next = |name: &CStr| not_ours(unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) });
-    if !next(c"clGetPlatformIDs").is_null() {
-        unsafe { api::fill_from(&mut table, next) };
-        note(format!(
-            "{} (found by dlsym(RTLD_NEXT))",
-            library_of(table.clGetPlatformIDs.map(|f| f as *const c_void))
-        ));
-        return table;
+    if let Some(t) = from(libc::RTLD_NEXT, "found by dlsym(RTLD_NEXT)") {
+        return t;
     }
     let adopted = ADOPTED.load(Ordering::Acquire);
-    if !adopted.is_null() {
-        let sym = move |name: &CStr| not_ours(unsafe { libc::dlsym(adopted, name.as_ptr()) });
-        if !sym(c"clGetPlatformIDs").is_null() {
-            unsafe { api::fill_from(&mut table, sym) };
-            note(format!(
-                "{} (the library the program opened and looked the entry points up in)",
-                library_of(table.clGetPlatformIDs.map(|f| f as *const c_void))
-            ));
-            return table;
-        }
+    if !adopted.is_null()
+        && let Some(t) = from(
+            adopted,
+            "the library the program opened and looked the entry points up in",
+        )
+    {
+        return t;
     }
     let lib = crate::config::global().opencl_lib.clone();
     match open(&lib) {
         Ok(handle) => {
-            let sym = move |name: &CStr| not_ours(unsafe { libc::dlsym(handle, name.as_ptr()) });
-            unsafe { api::fill_from(&mut table, sym) };
-            note(format!(
-                "{} (dlopen of CLXFER_OPENCL_LIB={lib})",
-                library_of(table.clGetPlatformIDs.map(|f| f as *const c_void))
-            ));
+            if let Some(t) = from(handle, &format!("dlopen of CLXFER_OPENCL_LIB={lib}")) {
+                return t;
+            }
         }
         Err(why) => {
             crate::warn!(
@@ -73,6 +61,23 @@ fn resolve() -> cl_icd_dispatch {
         }
     }
     table
+}
+
+/// The table of the functions `handle` (or `RTLD_NEXT`) gives, none of them clxfer's, and where
+/// they came from noted (`how`); `None` when it has no `clGetPlatformIDs`.
+fn from(handle: *mut c_void, how: &str) -> Option<cl_icd_dispatch> {
+    let sym = move |name: &CStr| not_ours(unsafe { libc::dlsym(handle, name.as_ptr()) });
+    if sym(c"clGetPlatformIDs").is_null() {
+        return None;
+    }
+    // SAFETY: all-zero is an all-`None` table; `sym` gives null or the named function.
+    let mut table: cl_icd_dispatch = unsafe { std::mem::zeroed() };
+    unsafe { api::fill_from(&mut table, sym) };
+    note(format!(
+        "{} ({how})",
+        library_of(table.clGetPlatformIDs.map(|f| f as *const c_void))
+    ));
+    Some(table)
 }
 
 /// The program opened `handle`, an OpenCL loader (the file `path`), and looked an entry point up
@@ -132,7 +137,8 @@ fn not_ours(addr: *mut c_void) -> *mut c_void {
     }
 }
 
-fn base_of(addr: *const c_void) -> *mut c_void {
+/// The load address of the object that holds `addr` (null: none).
+pub(super) fn base_of(addr: *const c_void) -> *mut c_void {
     // SAFETY: dladdr only reads the loader's tables.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     if unsafe { libc::dladdr(addr, &mut info) } == 0 {
