@@ -5,7 +5,7 @@
 //! that loads and names its device. The program (tests/programs/signalled.c) blocks the signals
 //! until its first OpenCL work is done, so a signal sent early waits for it on any machine.
 //!
-//! SIGQUIT is not tried here: on PoCL a process that gets it hangs, without clxfer too (LLVM's
+//! SIGQUIT is tried on Rusticl: on PoCL a process that gets it hangs, without clxfer too (LLVM's
 //! handler, which PoCL installs over every earlier one, returns from an asynchronous SIGQUIT; a
 //! plain `raise(SIGQUIT)` before it is installed hung in the kernel's core dump here).
 
@@ -168,5 +168,42 @@ fn clxfer_run_passes_sigterm_on_and_ends_by_it() {
         assert_eq!(r.code, Some(124), "{}", r.stderr);
         assert!(header(&r.stderr).contains("cut by SIGTERM"), "{}", r.stderr);
         r.one_line("the program was ended by SIGTERM");
+    }
+}
+
+#[test]
+fn sigquit_finishes_the_summary_and_ends_the_program_on_rusticl() {
+    no_cores();
+    let prog = program("signalled");
+    let env = on_rusticl();
+    let plain = Command::new(&prog)
+        .arg("quit")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.signal(), Some(libc::SIGQUIT), "{plain:?}");
+    // Sent to itself once its first writes are done, and from `timeout` while it writes on.
+    for how in [
+        &["quit"][..],
+        &["timeout", "--foreground", "-s", "QUIT", "1"],
+    ] {
+        let mut cmd = clxfer(&["run", "--summary", "--"]);
+        if how.len() > 1 {
+            cmd.args(how);
+        }
+        cmd.arg(&prog)
+            .arg(if how.len() == 1 { "quit" } else { "wait" })
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.stdout, "wrote\n", "{how:?}");
+        // timeout's own status, or `clxfer run`'s for a signal that dumps core (128 + 3: it
+        // does not dump a core of its own).
+        let code = if how.len() == 1 { 131 } else { 124 };
+        let code = Some(code);
+        assert_eq!(r.code, code, "{how:?}: {}", r.stderr);
+        let first = header(&r.stderr);
+        assert!(first.contains("cut by SIGQUIT"), "{how:?}: {first}");
+        assert!(r.stderr.contains("llvmpipe"), "{how:?}: {}", r.stderr);
+        assert!(r.stderr.contains("H2D"), "{how:?}: {}", r.stderr);
     }
 }

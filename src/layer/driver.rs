@@ -206,6 +206,51 @@ pub unsafe fn empty_list_answer(context: cl_context, device: cl_device_id) -> Op
     (rc == Some(CL_SUCCESS)).then_some(size)
 }
 
+/// Whether the driver answers `clGetEventProfilingInfo` for a command of a queue made without
+/// profiling: the spec says `CL_PROFILING_INFO_NOT_AVAILABLE` (PoCL, NVIDIA), Rusticl answers
+/// with times. Asked of a marker on a queue made for the purpose and released at once; `None`
+/// if it cannot be made.
+///
+/// # Safety
+/// `context` and `device` are live.
+pub unsafe fn answers_unprofiled(context: cl_context, device: cl_device_id) -> Option<bool> {
+    let t = unsafe { icd(context) }?;
+    let mut err = CL_SUCCESS;
+    let queue = match t.clCreateCommandQueueWithProperties {
+        Some(create) => unsafe { create(context, device, std::ptr::null(), &mut err) },
+        None => unsafe { t.clCreateCommandQueue?(context, device, 0, &mut err) },
+    };
+    if queue.is_null() || err != CL_SUCCESS {
+        return None;
+    }
+    let mut event: cl_event = std::ptr::null_mut();
+    let rc = match t.clEnqueueMarkerWithWaitList {
+        Some(marker) => unsafe { marker(queue, 0, std::ptr::null(), &mut event) },
+        None => t
+            .clEnqueueMarker
+            .map_or(CL_INVALID_OPERATION, |marker| unsafe {
+                marker(queue, &mut event)
+            }),
+    };
+    let mut answer = None;
+    if rc == CL_SUCCESS && !event.is_null() {
+        let waited = t
+            .clWaitForEvents
+            .is_some_and(|wait| unsafe { wait(1, &event) } == CL_SUCCESS);
+        if waited {
+            let f = t.clGetEventProfilingInfo;
+            answer = unsafe { value::<_, _, u64>(f, event, CL_PROFILING_COMMAND_END) }
+                .map(|_| true)
+                .or(Some(false));
+        }
+        unsafe { release_event(event) };
+    }
+    if let Some(release) = t.clReleaseCommandQueue {
+        unsafe { release(queue) };
+    }
+    answer
+}
+
 /// A kernel's function name.
 ///
 /// # Safety
@@ -266,6 +311,17 @@ pub unsafe fn retain_event(event: cl_event) -> bool {
 pub unsafe fn event_queue(event: cl_event) -> Option<usize> {
     let f = unsafe { icd(event) }?.clGetEventInfo;
     unsafe { value::<_, _, usize>(f, event, CL_EVENT_COMMAND_QUEUE) }.filter(|&q| q != 0)
+}
+
+/// The context of an event.
+///
+/// # Safety
+/// `event` must be a live event.
+pub unsafe fn event_context(event: cl_event) -> Option<cl_context> {
+    let f = unsafe { icd(event) }?.clGetEventInfo;
+    unsafe { value::<_, _, usize>(f, event, CL_EVENT_CONTEXT) }
+        .filter(|&c| c != 0)
+        .map(|c| c as cl_context)
 }
 
 /// `CL_EVENT_COMMAND_EXECUTION_STATUS`: `CL_COMPLETE`, an error (negative), or still running.

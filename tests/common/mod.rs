@@ -292,6 +292,25 @@ pub fn vendors_dir(with_test_icd: bool) -> PathBuf {
     dir
 }
 
+/// A vendors folder of its own that lists one driver alone (`name`, its ICD library as a vendors
+/// file names it), for `OCL_ICD_VENDORS`.
+pub fn only_driver(name: &str, icd: &str) -> PathBuf {
+    let dir = profile_dir().join(format!("test-vendors-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.icd")), format!("{icd}\n")).unwrap();
+    dir
+}
+
+/// The settings that run a test program on Rusticl's llvmpipe device.
+pub fn on_rusticl() -> Vec<(&'static str, String)> {
+    let dir = only_driver("rusticl", "libRusticlOpenCL.so.1");
+    vec![
+        ("OCL_ICD_VENDORS", dir.display().to_string()),
+        ("RUSTICL_ENABLE", "llvmpipe".into()),
+        ("TEST_PLATFORM", "rusticl".into()),
+    ]
+}
+
 /// Issue #24: NVIDIA's migrations carry no trustworthy device time. Each migration's device slice
 /// in `events` is marked untrusted and sits, 0 long, at or after the end of its own enqueue call
 /// (on no other command's time). Returns how many there are (none is a failure).

@@ -2,7 +2,7 @@
 //! answered them without clxfer. Profiling that clxfer turned on is hidden from a queue's
 //! properties (`CL_QUEUE_PROPERTIES`, `CL_QUEUE_PROPERTIES_ARRAY`, `clSetCommandQueueProperty`'s
 //! old properties) and from its events (`clGetEventProfilingInfo` says
-//! `CL_PROFILING_INFO_NOT_AVAILABLE`), and reference counts leave out what clxfer's events hold
+//! `CL_PROFILING_INFO_NOT_AVAILABLE` where the driver would), and reference counts leave out what clxfer's events hold
 //! ([`Counted`]). docs/RELIABILITY.md lists every query and its test.
 //!
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
@@ -23,12 +23,24 @@ fn forced(queue: usize) -> Option<Arc<QueueInfo>> {
     queues::known(queue).filter(|q| matches!(q.timing, Timing::Forced | Timing::Toggled))
 }
 
-/// Whether `event` is a command of a queue whose profiling clxfer turned on.
+/// Whether the program, without clxfer, would have been refused profiling info about `event`:
+/// it is a command of a queue whose profiling clxfer turned on, and its driver refuses such
+/// queries for queues made without profiling (as the spec says; Rusticl answers them, learned
+/// once per device, [`driver::answers_unprofiled`]).
 ///
 /// # Safety
 /// The driver has just accepted `event`.
-unsafe fn on_forced_queue(event: cl_event) -> bool {
-    unsafe { driver::event_queue(event) }.is_some_and(|q| forced(q).is_some())
+unsafe fn refused_without_clxfer(event: cl_event) -> bool {
+    let Some(info) = unsafe { driver::event_queue(event) }.and_then(forced) else {
+        return false;
+    };
+    let answers = *info.device.answers_unprofiled.get_or_init(|| {
+        let device = info.device_handle as cl_device_id;
+        unsafe { driver::event_context(event) }
+            .and_then(|context| unsafe { driver::answers_unprofiled(context, device) })
+            .unwrap_or(false)
+    });
+    !answers
 }
 
 /// A bitfield with the profiling clxfer added taken out again.
@@ -173,7 +185,8 @@ impl Hook<SetArgs, cl_int> for QueuePropertySet {
 
 /// `clGetEventProfilingInfo`: on a queue whose profiling clxfer turned on, the program gets
 /// `CL_PROFILING_INFO_NOT_AVAILABLE`, as without clxfer, and its buffer is left untouched (the
-/// driver writes to clxfer's, which is copied over only when the answer stands).
+/// driver writes to clxfer's, which is copied over only when the answer stands); where the
+/// driver answers queues made without profiling, its answer stands.
 pub struct ProfilingQueried;
 
 impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
@@ -200,7 +213,7 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
         // event the driver refused (CL_INVALID_EVENT) is not asked about.
         let valid_event =
             ret == CL_SUCCESS || (ret == CL_INVALID_VALUE && driver::plausible(args.0));
-        if valid_event && unsafe { on_forced_queue(args.0) } {
+        if valid_event && unsafe { refused_without_clxfer(args.0) } {
             return CL_PROFILING_INFO_NOT_AVAILABLE;
         }
         if ret == CL_SUCCESS && !out.value.is_null() {

@@ -69,6 +69,9 @@ pub struct Device {
     pub sampled: AtomicU64,
     /// What timing its commands added.
     pub own: Padded<OwnCounts>,
+    /// Whether the driver answers profiling queries for queues made without profiling
+    /// (`hidden.rs`), learned at the first such query.
+    pub answers_unprofiled: std::sync::OnceLock<bool>,
 }
 
 /// What device timing added on one device: the commands it timed, of them those whose event was
@@ -182,6 +185,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         untimed: Padded::default(),
         sampled: AtomicU64::default(),
         own: Padded::default(),
+        answers_unprofiled: std::sync::OnceLock::new(),
     });
     devices.insert(device, entry.clone());
     drop(devices);
