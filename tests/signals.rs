@@ -16,15 +16,24 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::Duration;
 
-/// No core files from the signals that dump one (SIGQUIT, SIGSEGV, SIGABRT): the children inherit
-/// this process's limit.
-fn no_cores() {
+/// The children start as a shell's foreground job does: no core files from the signals that
+/// dump one (SIGQUIT, SIGSEGV, SIGABRT), and SIGTERM, SIGINT, SIGHUP and SIGQUIT at their default
+/// action (a test run started in the background by a script inherits SIGINT and SIGQUIT ignored,
+/// under nohup SIGHUP too, and an ignored signal is the program's to keep: clxfer leaves it).
+/// The children inherit this process's limit and dispositions.
+fn as_a_shell_starts_it() {
     let zero = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: setrlimit reads the struct it is given.
-    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &zero) };
+    // SAFETY: setrlimit reads the struct it is given; SIG_DFL for signals this test process
+    // does not handle itself.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &zero);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
 }
 
 fn clxfer(args: &[&str]) -> Command {
@@ -43,7 +52,7 @@ fn header(stderr: &str) -> &str {
 
 #[test]
 fn a_signal_from_timeout_finishes_the_summary_which_says_so_first() {
-    no_cores();
+    as_a_shell_starts_it();
     let prog = program("signalled");
     for sig in ["TERM", "INT", "HUP"] {
         // --foreground: the signal goes to the program once (without it, timeout sends a second
@@ -81,7 +90,7 @@ fn a_signal_from_timeout_finishes_the_summary_which_says_so_first() {
 
 #[test]
 fn a_program_ends_by_its_signal_or_exit_as_without_clxfer_and_its_trace_loads() {
-    no_cores();
+    as_a_shell_starts_it();
     let prog = program("signalled");
     for how in ["term", "int", "hup", "kill", "segv", "abort", "_exit"] {
         let mut plain = Command::new(&prog);
@@ -127,6 +136,7 @@ fn a_program_ends_by_its_signal_or_exit_as_without_clxfer_and_its_trace_loads() 
 
 #[test]
 fn a_program_that_handles_sigint_keeps_its_behaviour() {
+    as_a_shell_starts_it();
     let prog = program("signalled");
     let plain = Command::new(&prog).arg("handler").output().unwrap();
     assert_eq!(plain.status.code(), Some(0));
@@ -144,7 +154,7 @@ fn a_program_that_handles_sigint_keeps_its_behaviour() {
 
 #[test]
 fn clxfer_run_passes_sigterm_on_and_ends_by_it() {
-    no_cores();
+    as_a_shell_starts_it();
     let prog = program("signalled");
     // --foreground: only `clxfer run` gets the signal, and passes it on.
     {
@@ -173,7 +183,7 @@ fn clxfer_run_passes_sigterm_on_and_ends_by_it() {
 
 #[test]
 fn sigquit_finishes_the_summary_and_ends_the_program_on_rusticl() {
-    no_cores();
+    as_a_shell_starts_it();
     let prog = program("signalled");
     let env = on_rusticl();
     let plain = Command::new(&prog)

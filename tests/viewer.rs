@@ -366,9 +366,24 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         }
     }
 
-    // The header's figures are the report's (`clxfer report --format json`).
+    // The header's figures are the report's (`clxfer report --format json`), its verdict first.
     let header = &shown["header"];
     assert_eq!(header["wall_ns"], report["wall_ns"]);
+    let headline = report["verdict"]["headline"].as_str().unwrap();
+    assert_eq!(header["verdict"]["headline"], headline);
+    let text = shown["header_text"].as_str().unwrap();
+    assert!(text.contains(headline), "{headline} not in {text}");
+    let verdict_at = text.find("Verdict:").unwrap();
+    assert!(
+        text.find("device #1").is_none_or(|at| at > verdict_at),
+        "{text}"
+    );
+    for m in report["verdict"]["moved"].as_array().unwrap() {
+        assert!(
+            text.contains(m["text"].as_str().unwrap()),
+            "{m} not in {text}"
+        );
+    }
     let devices = report["devices"].as_array().unwrap();
     assert_eq!(header["devices"].as_array().unwrap().len(), devices.len());
     for (h, d) in header["devices"].as_array().unwrap().iter().zip(devices) {

@@ -1,6 +1,6 @@
 // The header: where the run's time went, from the report alone (`clxfer report --format json`,
 // which the trace's end event carries and `clxfer view` serves), so its figures are the report's:
-// the wall time; per device the device time of transfers by path, of kernels, busy and idle;
+// the wall time; the verdict; per device the device time of transfers by path, of kernels, busy and idle;
 // the top findings with their savings; and whether each figure is measured or projected.
 'use strict';
 
@@ -33,9 +33,12 @@
       };
     });
     const shown = (report.findings || []).filter((f) => !f.minor);
+    const v = report.verdict;
     return {
       wall_ns: report.wall_ns,
       cut_short: !!report.cut_short,
+      // What the text report says first: what to change, how the bytes moved, where the time went.
+      verdict: v && v.headline ? { headline: v.headline, lines: [...(v.moved || []).map((m) => m.text), v.time] } : null,
       devices,
       findings: shown.slice(0, 3).map((f) => ({ kind: f.kind, title: f.title, saving_ns: f.saving_ns, saves: f.saves })),
     };
@@ -57,6 +60,10 @@
     line('wall', strong(`${ms(f.wall_ns)} wall`),
       f.cut_short ? ' (the trace was cut short: to its last event)' : '',
       ` · ${f.devices.length} device${f.devices.length === 1 ? '' : 's'}`);
+    if (f.verdict) {
+      line('verdict', strong('Verdict: '), f.verdict.headline);
+      for (const l of f.verdict.lines) line('verdict-line', l);
+    }
     for (const d of f.devices) {
       const div = line('device-line', strong(`device #${d.index}`), ` ${d.name} · ${d.rules} rules · `);
       const basis = document.createElement('span');

@@ -120,6 +120,8 @@ mod tests {
             wall_ns: 1,
             cut_short: false,
             signal: None,
+            verdict: Default::default(),
+            weighed_against: Default::default(),
             devices: Vec::new(),
             bounds: None,
             pinned_host_peak_bytes: None,

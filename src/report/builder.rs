@@ -441,7 +441,11 @@ impl Builder {
         findings.extend(findings::missing(&self.missing));
         // What the program does wrong before what costs time (stable: races stay first).
         findings.sort_by_key(|f| !f.misuse);
-        let minor = (wall_ns as f64 * super::MINOR) as u64;
+        let devices: Vec<DeviceReport> = (self.devices.iter_mut())
+            .map(|d| device_report(&mut d.1))
+            .collect();
+        let weighed_against = super::Scale::of_run(wall_ns, &devices);
+        let minor = (weighed_against.ns as f64 * super::MINOR) as u64;
         for f in &mut findings {
             f.minor = !f.misuse && (f.weighed || f.saving_ns > 0) && f.saving_ns < minor;
         }
@@ -451,7 +455,7 @@ impl Builder {
                 .collect();
             super::Overhead::new(&e.own, &timing)
         });
-        Report {
+        let mut report = Report {
             program: self.program,
             pid: self.pid,
             start_time: self.start_time,
@@ -459,17 +463,17 @@ impl Builder {
             cut_short: end.is_none(),
             signal: end.as_ref().and_then(|e| e.signal.clone()),
             bounds,
-            devices: self
-                .devices
-                .iter_mut()
-                .map(|d| device_report(&mut d.1))
-                .collect(),
+            devices,
+            weighed_against,
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,
             incomplete_at_exit: end.as_ref().map(|e| e.incomplete),
             dropped_records: end.as_ref().map(|e| e.dropped),
             overhead,
-        }
+            verdict: super::Verdict::default(),
+        };
+        report.verdict = super::Verdict::of(&report);
+        report
     }
 }
 

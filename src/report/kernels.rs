@@ -45,6 +45,14 @@ pub struct KernelRow {
     pub sampled: Option<Sampled>,
 }
 
+impl KernelRow {
+    /// Its device time with the estimate for the launches sampling left untimed.
+    pub fn time_ns(&self) -> u64 {
+        let estimated = self.sampled.and_then(|s| s.estimated_ns).unwrap_or(0);
+        self.device_ns.saturating_add(estimated)
+    }
+}
+
 #[derive(Debug, Default)]
 struct Acc {
     calls: u64,

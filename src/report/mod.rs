@@ -17,6 +17,7 @@ mod render;
 mod replay;
 mod sampled;
 mod timeline;
+mod verdict;
 
 pub use bounds::{Bounds, Contributor};
 pub use builder::Builder;
@@ -30,6 +31,7 @@ pub use races::{RaceFact, RaceSide};
 pub use render::{Format, WIDTH, wrapped};
 pub use sampled::Sampled;
 pub use timeline::Busy;
+pub use verdict::{Moved, PathShare, Verdict};
 
 /// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
 pub fn trace_doc() -> String {
@@ -53,12 +55,19 @@ pub struct Report {
     /// moments may be missing (commands in flight, a last transfer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// What the first lines say: what to change first, how the bytes moved, where the time
+    /// went (`verdict.rs`).
+    #[serde(default)]
+    pub verdict: Verdict,
     pub devices: Vec<DeviceReport>,
     /// What bounds the run: the largest contributors to an approximate critical path
     /// (`bounds.rs` says how it is walked); `null` when no command was seen.
     pub bounds: Option<Bounds>,
     /// `null`: not known (a trace cut short), here and below.
     pub pinned_host_peak_bytes: Option<u64>,
+    /// What a saving is weighed against to be [`MINOR`].
+    #[serde(default)]
+    pub weighed_against: Scale,
     /// What the program does wrong first ([`MISUSES`]: possible data races in the order found,
     /// then the rest by their saving), then the rest ranked by the time they would save,
     /// largest first.
@@ -237,7 +246,7 @@ pub struct Finding {
     /// It says the program does something wrong ([`MISUSES`]): it ranks above the time
     /// findings and is never minor.
     pub misuse: bool,
-    /// It would save under [`MINOR`] of the run's wall time: the text report, Markdown and the
+    /// It would save under [`MINOR`] of the run ([`Scale`]): the text report, Markdown and the
     /// viewer count it in one line instead of showing it (JSON and CSV keep it whole).
     pub minor: bool,
     /// Its saving is an estimate of time, however small (0 included: a transfer off the
@@ -296,6 +305,43 @@ pub const MISUSES: [&str; 4] = [
     "migration-on-source-queue",
     "initialised-twice",
 ];
+
+/// What findings' savings are weighed against: the run's wall time; or, where the device times
+/// are projected (forced rules), the device time the projection describes (transfers projected,
+/// kernels as measured), since this machine's host, slow or busy, says nothing of the run the
+/// figures describe.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Scale {
+    pub ns: u64,
+    /// `the run's wall time` or `the projected device time`.
+    pub of: String,
+}
+
+impl Scale {
+    pub fn of_run(wall_ns: u64, devices: &[DeviceReport]) -> Scale {
+        if !devices.iter().any(DeviceReport::times_projected) {
+            return Scale {
+                ns: wall_ns,
+                of: "the run's wall time".into(),
+            };
+        }
+        let ns = devices.iter().map(DeviceReport::device_ns).sum();
+        Scale {
+            ns,
+            of: "the projected device time".into(),
+        }
+    }
+}
+
+impl DeviceReport {
+    /// Its transfers' and kernels' device time: projected where its rules were forced, with the
+    /// estimate for what sampling left untimed.
+    pub fn device_ns(&self) -> u64 {
+        let projected = self.times_projected();
+        let transfers: u64 = self.transfers.iter().map(|r| r.time_ns(projected)).sum();
+        transfers.saturating_add(self.kernels.iter().map(KernelRow::time_ns).sum())
+    }
+}
 
 /// The share of the run's wall time under which a finding that saves time is minor: below it
 /// the change is not worth the reader's attention first (and an estimate that small is within

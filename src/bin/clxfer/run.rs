@@ -132,16 +132,13 @@ fn about(trace: &Path, end: Option<&serde_json::Value>) -> String {
     )
 }
 
-/// The report's first finding in the trace's end event, with what it would save.
-/// The first finding the report shows (a minor one, under 1% of the wall time, is only counted).
-fn top_finding(end: &serde_json::Value) -> Option<String> {
-    let findings = end["args"]["report"]["findings"].as_array()?;
-    let f = findings.iter().find(|f| f["minor"] != true)?;
-    let title = f["title"].as_str()?;
-    Some(match f["saving_ns"].as_u64() {
-        Some(ns) => format!("{title} (saves ~{})", clxfer::units::duration(ns)),
-        None => title.to_string(),
-    })
+/// The report's verdict in the trace's end event: what to change first, or that nothing needs to.
+fn verdict(end: &serde_json::Value) -> Option<String> {
+    Some(
+        end["args"]["report"]["verdict"]["headline"]
+            .as_str()?
+            .to_string(),
+    )
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -284,8 +281,8 @@ pub fn run(a: Args) -> ExitCode {
         for t in &traces {
             let end = end_event(t);
             eprintln!("clxfer: trace: {}", about(t, end.as_ref()));
-            if let Some(top) = end.as_ref().and_then(top_finding) {
-                eprintln!("clxfer:   top finding: {top}");
+            if let Some(verdict) = end.as_ref().and_then(verdict) {
+                eprintln!("clxfer:   verdict: {verdict}");
             }
         }
         if let Some(t) = traces.first() {

@@ -11,7 +11,14 @@ use crate::units::bytes;
 use std::fmt::Write as _;
 
 pub(super) fn markdown(r: &Report) -> String {
-    let mut out = format!("# {}\n", header(r));
+    let mut out = format!("# {}\n\n", header(r));
+    let verdict = r.verdict.lines(r.devices.len() > 1, r.verdict.moved.len());
+    if let Some((first, rest)) = verdict.split_first() {
+        let _ = writeln!(out, "**Verdict: {first}**\n");
+        for line in rest {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     for d in &r.devices {
         let _ = writeln!(out, "\n## {}\n", device_head(d));
         if let Some(p) = &d.projection {

@@ -42,9 +42,30 @@ pub(super) fn header(r: &Report) -> String {
     )
 }
 
+/// The most lines the verdict takes under the header.
+pub const VERDICT_LINES: usize = 5;
+
+/// The verdict in at most [`VERDICT_LINES`] lines: the directions bytes moved in are summed into
+/// one line as far as it takes (a headline and a time line longer than that stay whole).
+fn verdict(r: &Report) -> String {
+    let several = r.devices.len() > 1;
+    let mut keep = r.verdict.moved.len();
+    loop {
+        let mut out = String::new();
+        for (i, line) in r.verdict.lines(several, keep).iter().enumerate() {
+            wrapped(if i == 0 { "verdict: " } else { "  " }, line, &mut out);
+        }
+        if keep == 0 || out.lines().count() <= VERDICT_LINES {
+            return out;
+        }
+        keep -= 1;
+    }
+}
+
 pub(super) fn text(r: &Report) -> String {
     let mut out = String::new();
     wrapped("", &header(r), &mut out);
+    out.push_str(&verdict(r));
     for d in &r.devices {
         out.push('\n');
         out.push_str(&device_head(d));
@@ -127,20 +148,21 @@ pub(super) fn text(r: &Report) -> String {
     out
 }
 
-/// The findings that would each save under 1% of the run's wall time, counted in one line.
+/// The findings that would each save under 1% of the run (its wall time, or the projected device
+/// time), counted in one line.
 pub(super) fn minor(r: &Report) -> Option<String> {
     let minor: Vec<&Finding> = r.findings.iter().filter(|f| f.minor).collect();
     let first = minor.first()?;
     let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
     Some(format!(
-        "{} save under {:.0}% of the run's wall time ({}): {} (the largest {}); --format \
-         json lists {}",
+        "{} save under {:.0}% of {} ({}): {} (the largest {}); --format json lists {}",
         match minor.len() {
             1 => "1 more finding would".to_string(),
             n => format!("{n} more findings would each"),
         },
         super::super::MINOR * 100.0,
-        duration(r.wall_ns),
+        r.weighed_against.of,
+        duration(r.weighed_against.ns),
         kinds.join(", "),
         duration(first.saving_ns),
         if minor.len() == 1 { "it" } else { "them" }

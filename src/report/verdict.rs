@@ -1,0 +1,318 @@
+//! The verdict: what the first lines a user reads say (issue #56). What is wrong with the
+//! program first (a misuse), else the change that saves most, else that nothing needs changing;
+//! then, per device and direction, how the bytes moved, in the words the question is asked in
+//! ("by DMA from pinned memory", "staged through a driver bounce buffer"); then where the time
+//! went. Made once from the finished report, so every format says the same.
+
+use super::{DeviceReport, Finding, Report, Row};
+use crate::model::classification::Path;
+use crate::units::{bytes, duration};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    /// What to do first: the first misuse, else the finding that saves most, else "nothing to
+    /// change".
+    pub headline: String,
+    /// The finding the headline names: its index in the report's `findings`.
+    pub finding: Option<usize>,
+    /// Per device and direction, the bytes that moved and how, in the report's device order,
+    /// H2D first.
+    pub moved: Vec<Moved>,
+    /// Where the run's time went, in one line.
+    pub time: String,
+}
+
+/// The bytes that moved one way on one device.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Moved {
+    pub device: u32,
+    pub direction: String,
+    pub bytes: u64,
+    /// By path (`pinned`, `staged`, …), most bytes first.
+    pub paths: Vec<PathShare>,
+    /// In words: `H2D 89.0 MiB: 63% by DMA from pinned memory, 37% staged through a driver
+    /// bounce buffer (260 calls)` (with `device #N` first where there are several).
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PathShare {
+    pub path: String,
+    pub bytes: u64,
+    pub calls: u64,
+}
+
+impl Verdict {
+    /// The verdict of a report whose findings are ranked.
+    pub fn of(r: &Report) -> Verdict {
+        let (headline, finding) = headline(r);
+        let several = r.devices.len() > 1;
+        let mut moved: Vec<Moved> = r.devices.iter().flat_map(moved).collect();
+        for m in &mut moved {
+            m.text = m.line(several);
+        }
+        Verdict {
+            headline,
+            finding,
+            moved,
+            time: time(r),
+        }
+    }
+
+    /// Its lines: the headline (without its `verdict:` label), how the bytes moved (the first
+    /// `keep` directions a line each, the rest summed in one line), where the time went.
+    pub fn lines(&self, several_devices: bool, keep: usize) -> Vec<String> {
+        let mut lines = vec![self.headline.clone()];
+        let mut moved: Vec<String> = (self.moved.iter().take(keep))
+            .map(|m| m.text.clone())
+            .collect();
+        if self.moved.len() > keep {
+            let rest: Vec<String> = self.moved[keep..]
+                .iter()
+                .map(|m| m.short(several_devices))
+                .collect();
+            let head = if keep == 0 { "moved:" } else { "and" };
+            moved.push(format!("{head} {} (the tables say how)", rest.join(", ")));
+        }
+        if self.moved.is_empty() {
+            moved.push("no bytes moved between host and device".into());
+        }
+        lines.extend(moved);
+        lines.push(self.time.clone());
+        lines
+    }
+}
+
+/// The finding to act on first and its line: a misuse (never a race clxfer could not judge for
+/// certain), else the first finding a reader is shown (it saves most, or is about memory or
+/// accuracy), else nothing to change.
+fn headline(r: &Report) -> (String, Option<usize>) {
+    let first = r
+        .findings
+        .iter()
+        .position(|f| f.misuse && f.confidence.as_deref() != Some("declared"))
+        .or_else(|| {
+            r.findings
+                .iter()
+                .position(|f| !f.minor && f.confidence.as_deref() != Some("declared"))
+        });
+    match first {
+        Some(i) => {
+            let f = &r.findings[i];
+            let number = shown_number(r, i);
+            (format!("{}; {}", f.title, gain(f, number)), Some(i))
+        }
+        None => (nothing_to_change(r), None),
+    }
+}
+
+/// What acting on a finding gives, and where it is in the list.
+fn gain(f: &Finding, number: usize) -> String {
+    let projected = if f.estimate.contains("projected") {
+        " projected"
+    } else {
+        ""
+    };
+    match (f.misuse, f.saving_ns) {
+        (true, 0) => format!("a misuse (finding {number})"),
+        (true, ns) => format!(
+            "a misuse; saves ~{}{projected} (finding {number})",
+            duration(ns)
+        ),
+        (false, 0) => format!("finding {number}"),
+        (false, ns) => format!("saves ~{}{projected} (finding {number})", duration(ns)),
+    }
+}
+
+/// A finding's number in the text report's list, which shows the findings that are not minor.
+fn shown_number(r: &Report, index: usize) -> usize {
+    r.findings[..index].iter().filter(|f| !f.minor).count() + 1
+}
+
+fn nothing_to_change(r: &Report) -> String {
+    let transfer_ns: u64 = r.devices.iter().map(transfer_ns).sum();
+    let share = transfer_ns as f64 * 100.0 / r.wall_ns.max(1) as f64;
+    let minor = r.findings.iter().filter(|f| f.minor).count();
+    let rest = match minor {
+        0 => String::new(),
+        1 => " (1 smaller finding below)".into(),
+        n => format!(" ({n} smaller findings below)"),
+    };
+    format!("nothing to change: transfers are {share:.0}% of the run{rest}")
+}
+
+/// A device's transfer time: projected where its rules were forced, else measured with the
+/// estimate for what sampling left untimed.
+fn transfer_ns(d: &DeviceReport) -> u64 {
+    let projected = d.times_projected();
+    d.transfers.iter().map(|row| row.time_ns(projected)).sum()
+}
+
+/// The directions bytes moved in, on one device.
+fn moved(d: &DeviceReport) -> Vec<Moved> {
+    let mut out: Vec<Moved> = Vec::new();
+    for row in d
+        .transfers
+        .iter()
+        .filter(|r| r.bytes > 0 && r.path != "none")
+    {
+        let at = match out.iter().position(|m| m.direction == row.direction) {
+            Some(at) => at,
+            None => {
+                out.push(Moved {
+                    device: d.index,
+                    direction: row.direction.clone(),
+                    bytes: 0,
+                    paths: Vec::new(),
+                    text: String::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let m = &mut out[at];
+        m.bytes = m.bytes.saturating_add(row.bytes);
+        m.paths.push(share(row));
+    }
+    for m in &mut out {
+        m.paths.sort_by_key(|p| std::cmp::Reverse(p.bytes));
+    }
+    let order = ["H2D", "D2H", "D2D", "H2H"];
+    out.sort_by_key(|m| order.iter().position(|&d| d == m.direction));
+    out
+}
+
+fn share(row: &Row) -> PathShare {
+    PathShare {
+        path: row.path.clone(),
+        bytes: row.bytes,
+        calls: row.calls,
+    }
+}
+
+impl Moved {
+    fn prefix(&self, several: bool) -> String {
+        match several {
+            true => format!("device #{} {}", self.device, self.direction),
+            false => self.direction.clone(),
+        }
+    }
+
+    /// `H2D 89.0 MiB: 63% by DMA from pinned memory, 37% staged through a driver bounce buffer
+    /// (260 calls)`: the calls are counted where they are what to change.
+    fn line(&self, several: bool) -> String {
+        let parts: Vec<String> = self
+            .paths
+            .iter()
+            .map(|p| {
+                let how = words(&p.path, &self.direction);
+                let share = match self.paths.len() {
+                    1 => "all".to_string(),
+                    _ => percent(p.bytes as f64 * 100.0 / self.bytes.max(1) as f64),
+                };
+                match p.path.as_str() {
+                    "staged" | "via-host" | "unknown" => {
+                        format!("{share} {how} ({})", counted(p.calls))
+                    }
+                    _ => format!("{share} {how}"),
+                }
+            })
+            .collect();
+        format!(
+            "{} {}: {}",
+            self.prefix(several),
+            bytes(self.bytes),
+            parts.join(", ")
+        )
+    }
+
+    fn short(&self, several: bool) -> String {
+        format!("{} {}", self.prefix(several), bytes(self.bytes))
+    }
+}
+
+fn counted(calls: u64) -> String {
+    match calls {
+        1 => "1 call".into(),
+        n => format!("{n} calls"),
+    }
+}
+
+/// A share as a whole percent, never rounded to 0% or 100% when it is neither.
+fn percent(pct: f64) -> String {
+    if pct > 0.0 && pct < 1.0 {
+        "<1%".into()
+    } else if pct < 100.0 && pct > 99.0 {
+        ">99%".into()
+    } else {
+        format!("{pct:.0}%")
+    }
+}
+
+/// How bytes moved along a path, as the question is asked.
+fn words(path: &str, direction: &str) -> &'static str {
+    let to = direction == "D2H";
+    match Path::ALL.iter().find(|p| p.as_str() == path) {
+        Some(Path::Pinned) if to => "by DMA to pinned memory",
+        Some(Path::Pinned) => "by DMA from pinned memory",
+        Some(Path::Staged) => "staged through a driver bounce buffer",
+        Some(Path::ZeroCopy) => "zero-copy (the device uses host memory)",
+        Some(Path::Device) => "within device memory",
+        Some(Path::Peer) => "peer-to-peer",
+        Some(Path::ViaHost) => "through host memory",
+        _ => "by a path clxfer cannot tell",
+    }
+}
+
+/// `time: 124 ms run: transfers 15.3 ms (12%), kernels 949 µs, critical path 88% host`; under
+/// forced rules the transfers are the cost model's and the rest
+/// this machine's, which the line keeps apart.
+fn time(r: &Report) -> String {
+    let transfer_ns: u64 = r.devices.iter().map(transfer_ns).sum();
+    let kernel_ns: u64 = (r.devices.iter())
+        .flat_map(|d| &d.kernels)
+        .map(super::KernelRow::time_ns)
+        .sum();
+    let projected = r.devices.iter().any(DeviceReport::times_projected);
+    let estimated = r.devices.iter().any(|d| {
+        !d.times_projected()
+            && (d.transfers.iter().any(|row| row.sampled.is_some())
+                || d.kernels.iter().any(|k| k.sampled.is_some()))
+    });
+    let wall = r.wall_ns.max(1) as f64;
+    let path = r.bounds.as_ref().and_then(|b| b.top.first()).map(|top| {
+        // The contributor's name without its explanation: `host (the program and its calls)`.
+        let what = top.what.split(" (").next().unwrap_or(&top.what);
+        (top.ns as f64 * 100.0 / wall, what.to_string())
+    });
+    if projected {
+        let mut line = format!(
+            "time: transfers {} projected, kernels {}",
+            duration(transfer_ns),
+            duration(kernel_ns)
+        );
+        if let Some((pct, what)) = path {
+            line.push_str(&format!(
+                "; {} run here, critical path {pct:.0}% {what}",
+                duration(r.wall_ns)
+            ));
+        }
+        return line;
+    }
+    let estimated = if estimated {
+        ", sampled ones estimated"
+    } else {
+        ""
+    };
+    let mut line = format!(
+        "time: {} run: transfers {} ({:.0}%{estimated}), kernels {}",
+        duration(r.wall_ns),
+        duration(transfer_ns),
+        transfer_ns as f64 * 100.0 / wall,
+        duration(kernel_ns),
+    );
+    if let Some((pct, what)) = path {
+        line.push_str(&format!(", critical path {pct:.0}% {what}"));
+    }
+    line
+}

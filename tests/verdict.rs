@@ -1,0 +1,140 @@
+//! Issue #56: what a user reads first. Under the report's header, at most five lines say what to
+//! change first, how the bytes moved (in the words the question is asked in: DMA from pinned
+//! memory, staged through a driver bounce buffer) and where the time went; the same verdict is
+//! in Markdown, JSON (`verdict`) and `clxfer run`'s line. Under forced rules findings are weighed
+//! against the projected device time, so a slow or busy host does not reorder them.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn clxfer(args: &[&str]) -> std::process::Command {
+    let mut cmd = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    cmd.env_remove("CLXFER_LOG").args(args);
+    cmd
+}
+
+fn report(trace: &Path, format: &str) -> String {
+    let mut cmd = clxfer(&["report", "--format", format]);
+    cmd.arg(trace);
+    let r = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.stdout
+}
+
+/// The demo's trace under NVIDIA's rules (its staged writes are what to change).
+fn demo_trace(what: &str) -> PathBuf {
+    let out = fresh_dir(what);
+    let mut cmd = command(program("demo"), Load::Layer);
+    cmd.args(["8", "2"])
+        .env("CLXFER_DIR", &out)
+        .env("CLXFER_RULES", "nvidia");
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.traces.len(), 1, "{}", r.stderr);
+    r.traces[0].clone()
+}
+
+/// The lines from the header to the first blank line.
+fn first_block(text: &str) -> Vec<&str> {
+    text.lines().take_while(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn the_first_lines_are_the_verdict_in_every_format() {
+    let trace = demo_trace("verdict-demo");
+    let json: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
+    let v = &json["verdict"];
+    let headline = v["headline"].as_str().unwrap();
+    // The staged writes from malloc'd memory, with their projected saving and where to read on.
+    assert!(
+        headline.starts_with("260 H2D transfers from pageable memory were staged"),
+        "{headline}"
+    );
+    assert!(headline.contains("projected (finding 1)"), "{headline}");
+    assert_eq!(v["finding"], 0);
+    // How the bytes moved, per direction, in the question's words, H2D first.
+    let moved = v["moved"].as_array().unwrap();
+    assert_eq!(moved[0]["direction"], "H2D");
+    let h2d = moved[0]["text"].as_str().unwrap();
+    assert!(
+        h2d.contains("by DMA from pinned memory")
+            && h2d.contains("37% staged through a driver bounce buffer (260 calls)"),
+        "{h2d}"
+    );
+    let paths: u64 = (moved[0]["paths"].as_array().unwrap().iter())
+        .map(|p| p["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(moved[0]["bytes"].as_u64(), Some(paths));
+    assert!(v["time"].as_str().unwrap().contains("projected"), "{v}");
+
+    // Text: the header, then the verdict, at most five lines, then the device tables.
+    let text = report(&trace, "text");
+    let block = first_block(&text);
+    assert!(block[0].starts_with("clxfer summary ·"), "{text}");
+    assert!(block[1].starts_with("verdict: 260 H2D"), "{text}");
+    assert!(block.len() <= 6, "more than five lines of verdict:\n{text}");
+    let flat = block[1..]
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("time: transfers"), "{flat}");
+    for w in headline.split_whitespace() {
+        assert!(flat.contains(w), "{w} of the headline not in {flat}");
+    }
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+
+    // Markdown: the verdict right under the title.
+    let md = report(&trace, "md");
+    let lines: Vec<&str> = md.lines().filter(|l| !l.is_empty()).collect();
+    assert!(lines[0].starts_with("# clxfer summary"), "{md}");
+    assert_eq!(lines[1], format!("**Verdict: {headline}**"), "{md}");
+    assert!(md.contains(&format!("- {h2d}")), "{md}");
+}
+
+/// The trace with its end moved so the run's wall time is `times` as long (a host that ran on,
+/// slow or busy, after the same OpenCL work).
+fn with_wall_scaled(trace: &Path, times: f64, to: &Path) {
+    let mut events: Vec<Value> = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
+    let end = clxfer::vocab::schema::TRACE_END;
+    let first = (events.iter())
+        .filter(|e| e["ph"] != "M")
+        .filter_map(|e| e["ts"].as_f64())
+        .fold(f64::MAX, f64::min);
+    let e = events.iter_mut().find(|e| e["name"] == end).unwrap();
+    let ts = e["ts"].as_f64().unwrap();
+    e["ts"] = Value::from(first + (ts - first) * times);
+    std::fs::write(to, serde_json::to_vec(&events).unwrap()).unwrap();
+}
+
+#[test]
+fn under_forced_rules_a_slower_host_ranks_the_same_findings_the_same_way() {
+    let trace = demo_trace("verdict-scaled");
+    let slow = trace.with_file_name("slow.json");
+    with_wall_scaled(&trace, 4.0, &slow);
+    let read = |t: &Path| -> Value { serde_json::from_str(&report(t, "json")).unwrap() };
+    let (fast, slow) = (read(&trace), read(&slow));
+    assert!(
+        slow["wall_ns"].as_u64().unwrap() > 3 * fast["wall_ns"].as_u64().unwrap(),
+        "the wall time was not inflated"
+    );
+    let ranked = |r: &Value| -> Vec<(String, bool)> {
+        (r["findings"].as_array().unwrap().iter())
+            .map(|f| (f["kind"].as_str().unwrap().into(), f["minor"] == true))
+            .collect()
+    };
+    assert_eq!(ranked(&fast), ranked(&slow));
+    assert_eq!(fast["verdict"]["headline"], slow["verdict"]["headline"]);
+    assert_eq!(fast["weighed_against"], slow["weighed_against"]);
+    assert_eq!(
+        fast["weighed_against"]["of"], "the projected device time",
+        "{}",
+        fast["weighed_against"]
+    );
+    // The staged writes save well over 1% of what they are weighed against: shown, first.
+    assert_eq!(ranked(&fast)[0], ("staged-pageable".into(), false));
+}
