@@ -138,3 +138,44 @@ fn under_forced_rules_a_slower_host_ranks_the_same_findings_the_same_way() {
     // The staged writes save well over 1% of what they are weighed against: shown, first.
     assert_eq!(ranked(&fast)[0], ("staged-pageable".into(), false));
 }
+
+#[test]
+fn a_cut_trace_says_so_first_in_every_format_in_diff_and_in_convert() {
+    let trace = demo_trace("verdict-cut");
+    let bytes = std::fs::read(&trace).unwrap();
+    let cut = trace.with_file_name("cut.json");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let first = |t: &Path, format: &str| report(t, format).lines().next().unwrap().to_string();
+    for (t, is_cut) in [(&trace, false), (&cut, true)] {
+        for format in ["text", "md"] {
+            let line = first(t, format);
+            assert_eq!(line.contains("CUT SHORT"), is_cut, "{format}: {line}");
+        }
+        let json: Value = serde_json::from_str(&report(t, "json")).unwrap();
+        assert_eq!(json["cut_short"], is_cut);
+    }
+    // diff: the verdict's first line says which side was cut.
+    let mut cmd = clxfer(&["diff"]);
+    cmd.arg(&trace).arg(&cut);
+    let d = run_cmd(cmd, Duration::from_secs(60));
+    let verdict = d
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("verdict:"))
+        .nth(1);
+    assert!(
+        verdict.is_some_and(|l| l.contains("CUT SHORT: the after side")),
+        "{}",
+        d.stdout
+    );
+    // convert: says so, and the copy reports as cut too.
+    for out in ["cut.pftrace", "cut-again.json"] {
+        let out = trace.with_file_name(out);
+        let mut cmd = clxfer(&["convert"]);
+        cmd.arg(&cut).arg(&out);
+        let c = run_cmd(cmd, Duration::from_secs(60));
+        assert_eq!(c.code, Some(0), "{}", c.stderr);
+        assert!(c.stderr.contains("CUT SHORT"), "{}", c.stderr);
+        assert!(first(&out, "text").contains("CUT SHORT"));
+    }
+}

@@ -104,6 +104,10 @@ pub struct PairDiff {
     /// Runs compared on each side (several files of the program: run-to-run noise measured).
     pub runs_before: usize,
     pub runs_after: usize,
+    /// The sides (`before`, `after`) with a run whose trace was cut short: their figures stop at
+    /// its last event.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut_short: Vec<String>,
     pub wall_ns: Figure,
     pub devices: Vec<DeviceDiff>,
     /// Devices on one side only: (index, name, on the side `before` or `after`).
@@ -145,6 +149,11 @@ pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
         pid_after: a0.pid,
         runs_before: before.len(),
         runs_after: after.len(),
+        cut_short: [("before", before), ("after", after)]
+            .iter()
+            .filter(|(_, side)| side.iter().any(|r| r.cut_short))
+            .map(|(name, _)| name.to_string())
+            .collect(),
         wall_ns: Figure::measured(&wall(before), &wall(after), Sense::MoreIsWorse, false, 0.0),
         devices,
         devices_alone: alone,

@@ -134,6 +134,13 @@ fn finding_line(f: &FindingDiff) -> String {
 /// the wall time.
 pub fn verdict(p: &PairDiff) -> Vec<String> {
     let mut out = Vec::new();
+    if !p.cut_short.is_empty() {
+        out.push(format!(
+            "CUT SHORT: the {} side's trace has no end: its figures stop at its last event, so \
+             this compares part of a run",
+            p.cut_short.join(" and ")
+        ));
+    }
     if let Some(other) = &p.program_after {
         out.push(format!(
             "different programs: {} before, {other} after; compared by device, direction and \

@@ -19,14 +19,28 @@ pub fn is_protobuf_name(path: &Path) -> bool {
     )
 }
 
-/// Converts `input` (either format) into `out`, in the format `out_name` names; returns the
-/// number of events.
-pub fn convert_file(input: &Path, out_name: &Path, mut out: impl Write) -> Result<usize, String> {
+/// What a conversion wrote.
+#[derive(Debug, Clone, Copy)]
+pub struct Converted {
+    pub events: usize,
+    /// The input had its end event: it was not cut short (nor then is the output).
+    pub ended: bool,
+}
+
+/// Converts `input` (either format) into `out`, in the format `out_name` names.
+pub fn convert_file(
+    input: &Path,
+    out_name: &Path,
+    mut out: impl Write,
+) -> Result<Converted, String> {
     let mut failed: Option<std::io::Error> = None;
     let mut n = 0;
+    let mut ended = false;
+    let end = crate::vocab::schema::TRACE_END;
     let result = if is_protobuf_name(out_name) {
         let mut enc = Encoder::new(0);
         let shape = read_file_with(input, |_, e| {
+            ended |= e["name"] == end;
             replay::event(&mut enc, &e);
             n += 1;
             if enc.out.len() >= FLUSH_AT && failed.is_none() {
@@ -40,6 +54,7 @@ pub fn convert_file(input: &Path, out_name: &Path, mut out: impl Write) -> Resul
         shape
     } else {
         let shape = read_file_with(input, |_, e| {
+            ended |= e["name"] == end;
             if failed.is_some() {
                 return;
             }
@@ -60,6 +75,6 @@ pub fn convert_file(input: &Path, out_name: &Path, mut out: impl Write) -> Resul
     result.map_err(|ReadError(e)| e)?;
     match failed {
         Some(e) => Err(e.to_string()),
-        None => Ok(n),
+        None => Ok(Converted { events: n, ended }),
     }
 }

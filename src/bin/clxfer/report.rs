@@ -164,13 +164,22 @@ pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
 
 pub fn convert(input: &Path, out: &Path) -> ExitCode {
     let inputs = [input.to_path_buf()];
+    let mut ended = true;
     let converted = write_new(&inputs, out, |w| {
-        clxfer::trace::convert::convert_file(input, out, w)
+        let c = clxfer::trace::convert::convert_file(input, out, w)?;
+        ended = c.ended;
+        Ok(c.events)
     });
     match converted {
         Ok(n) => {
+            let cut = if ended {
+                ""
+            } else {
+                "; CUT SHORT: it has no end event, so neither has the copy, and a report of \
+                 either says so"
+            };
             eprintln!(
-                "clxfer: converted {} ({n} events) into {}",
+                "clxfer: converted {} ({n} events{cut}) into {}",
                 input.display(),
                 out.display()
             );

@@ -33,8 +33,17 @@ pub(super) fn header(r: &Report) -> String {
     let cut = r.signal.as_ref().map_or(String::new(), |sig| {
         format!("cut by {sig} (the program was ending: its last commands may be missing) · ")
     });
+    let (cut, wall) = match r.cut_short {
+        true => (
+            format!(
+                "CUT SHORT: the trace has no end, so this covers it to its last event only · {cut}"
+            ),
+            "to the cut",
+        ),
+        false => (cut, "wall"),
+    };
     format!(
-        "clxfer summary · {} (pid {}) · {cut}{} wall · started {}",
+        "clxfer summary · {} (pid {}) · {cut}{} {wall} · started {}",
         clip(&r.program, 40),
         r.pid,
         duration(r.wall_ns),
