@@ -328,10 +328,16 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
     let staged = pipeline("staged", "nvidia", &dir, "staged.report.json");
     let pinned = pipeline("pinned", "nvidia", &dir, "pinned.report.json");
     let race = report_of("races", &["race"], "auto", &dir, "race.report.json");
-    let (s, p, x) = (
+    let none = dir.join("none.report.json");
+    let mut without: clxfer::report::Report =
+        serde_json::from_str(&std::fs::read_to_string(&pinned).unwrap()).unwrap();
+    without.findings.clear();
+    std::fs::write(&none, serde_json::to_string(&without).unwrap()).unwrap();
+    let (s, p, x, n) = (
         staged.to_str().unwrap(),
         pinned.to_str().unwrap(),
         race.to_str().unwrap(),
+        none.to_str().unwrap(),
     );
     // A share of the wall time: the staged run's projected transfers (the cost model's, the same
     // on any machine: between 200 and 500 us, as the absolute cases below hold) against its own
@@ -352,9 +358,10 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
         ("no misuse", Some(p), Some(x), None),
         ("finding:held-host=0", Some(p), Some(s), None),
         ("finding:nonblocking-held-host<1", Some(p), Some(s), None),
-        // Under forced rules a saving is weighed against the projected device time: the staged
-        // run's three findings are shown, the pinned run's one (device memory) too.
-        ("findings>=2", Some(s), Some(p), None),
+        // The pinned run's one finding (device memory, never minor) against the same report
+        // with none (the staged run's count moves: whether its staged transfers lie on the
+        // replayed critical path depends on PoCL's measured kernel times).
+        ("findings>=1", Some(p), Some(n), None),
         ("staged_bytes<=1%", Some(p), Some(s), None),
         ("staged_bytes=0", Some(p), Some(s), None),
         ("pinned_bytes>=1MiB", Some(p), Some(s), None),

@@ -1354,7 +1354,7 @@ fn kernels_have_a_table_and_a_blocking_read_behind_them_is_split() {
     let mut lines = kernels.lines();
     assert_eq!(
         lines.next(),
-        Some("pid,program,device,kernel,calls,device_ns,median_ns,host_ns,untimed")
+        Some("pid,program,device,kernel,calls,device_ns,median_ns,host_ns,untimed,total_ns")
     );
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!((row[3], row[4]), ("spin", "3"), "{kernels}");

@@ -393,7 +393,7 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
             let t = if projected {
                 &row["projected_ns"]
             } else {
-                &row["device_ns"]
+                &row["total_ns"]
             };
             *paths
                 .entry(row["path"].as_str().unwrap().into())
@@ -404,7 +404,10 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
             .collect();
         assert_eq!(shown_paths, paths, "{h}");
         let kernels: u64 = (d["kernels"].as_array().unwrap().iter())
-            .map(|k| k["device_ns"].as_u64().unwrap())
+            .map(|k| {
+                k["device_ns"].as_u64().unwrap()
+                    + k["sampled"]["estimated_ns"].as_u64().unwrap_or(0)
+            })
             .sum();
         assert_eq!(h["kernels_ns"].as_u64(), Some(kernels));
         assert_eq!(h["busy_ns"], d["busy"]["busy_ns"]);

@@ -168,7 +168,7 @@
         const s = byPath.get(r.path) || { bytes: 0, ns: 0 };
         s.bytes += r.bytes;
         // Under forced rules the cost model's time (this device's is not the rules' devices').
-        s.ns += (projected ? r.projected_ns : r.device_ns) || 0;
+        s.ns += (projected ? r.projected_ns : (r.total_ns ?? r.device_ns)) || 0;
         byPath.set(r.path, s);
       }
       const div = document.createElement('div');

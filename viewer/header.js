@@ -12,8 +12,9 @@
       const paths = {};
       let extrapolated = 0, sampled = 0;
       for (const r of d.transfers || []) {
-        // Under forced rules the cost model's time stands in for this device's.
-        paths[r.path] = (paths[r.path] || 0) + ((projected ? r.projected_ns : r.device_ns) || 0);
+        // Under forced rules the cost model's time stands in for this device's; else the
+        // measured time with the estimate for what sampling left untimed (the report's whole).
+        paths[r.path] = (paths[r.path] || 0) + ((projected ? r.projected_ns : (r.total_ns ?? r.device_ns)) || 0);
         if (r.sampled) {
           extrapolated += r.sampled.estimated_ns || 0;
           sampled += r.sampled.calls || 0;
@@ -25,7 +26,7 @@
         basis: projected ? `projected by the ${d.projection.rules} cost model (${d.projection.on})` : 'measured',
         paths,
         transfers_ns: Object.values(paths).reduce((a, b) => a + b, 0),
-        kernels_ns: (d.kernels || []).reduce((a, k) => a + (k.device_ns || 0), 0),
+        kernels_ns: (d.kernels || []).reduce((a, k) => a + (k.device_ns || 0) + ((k.sampled && k.sampled.estimated_ns) || 0), 0),
         busy_ns: busy.busy_ns,
         idle_ns: Math.max(0, busy.span_ns - busy.busy_ns),
         span_ns: busy.span_ns,
@@ -91,9 +92,11 @@
       seg(d.kernels_ns, ns.KINDS.kernel, `kernels: ${ms(d.kernels_ns)}`);
       const text = document.createElement('div');
       text.className = 'sub';
-      text.textContent = `transfers ${ms(d.transfers_ns)}${parts.length ? ' (' + parts.join(', ') + ')' : ''}` +
-        ` · kernels ${ms(d.kernels_ns)} · busy ${ms(d.busy_ns)} · idle ${ms(d.idle_ns)} of a ${ms(d.span_ns)} span` +
-        (d.sampled ? ` · ${d.sampled} small commands untimed by sampling: ~${ms(d.extrapolated_ns)} more, extrapolated` : '');
+      // Whole figures: `~` where they count the commands sampling left untimed, at their estimate.
+      const est = d.sampled ? '~' : '';
+      text.textContent = `transfers ${est}${ms(d.transfers_ns)}${parts.length ? ' (' + parts.join(', ') + ')' : ''}` +
+        ` · kernels ${ms(d.kernels_ns)} · busy ${est}${ms(d.busy_ns)} · idle ${est}${ms(d.idle_ns)} of a ${ms(d.span_ns)} span` +
+        (d.sampled ? ` · ~: with ~${ms(d.extrapolated_ns)} estimated for ${d.sampled} commands sampling left untimed` : '');
       root.append(bar, text);
     }
     const ol = document.createElement('ol');

@@ -526,8 +526,14 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         p90_gbps: acc.gbps.quantile(0.9),
         projected_ns: projected.then_some(acc.projected_ns),
         compared: Some(acc.compared).filter(|c| c.calls > 0),
+        total_ns: 0,
         timed: acc.timed,
         sampled: acc.sample.result(),
+    };
+    let row = |kind, dir, path, acc: &Acc| {
+        let mut r = row(kind, dir, path, acc);
+        r.total_ns = r.time_ns(projected);
+        r
     };
     let mut by_class: BTreeMap<(Direction, Path), Acc> = BTreeMap::new();
     for ((_, dir, path), acc) in d.rows.iter() {
@@ -543,10 +549,18 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         sum.timed += acc.timed;
         sum.sample.merge(&acc.sample);
     }
-    let transfers = by_class
+    let transfers: Vec<Row> = by_class
         .iter()
         .map(|(&(dir, path), acc)| row(None, dir, path, acc))
         .collect();
+    let kernels = d.kernels.rows();
+    let estimated = |s: Option<super::Sampled>| s.and_then(|s| s.estimated_ns).unwrap_or(0);
+    let busy = d.timeline.busy().map(|b| {
+        b.with_estimate(
+            transfers.iter().map(|r| estimated(r.sampled)).sum(),
+            kernels.iter().map(|k| estimated(k.sampled)).sum(),
+        )
+    });
     let mut operations: Vec<Row> = Vec::new();
     for kind in OPERATIONS {
         for ((k, dir, path), acc) in d.rows.iter() {
@@ -572,8 +586,8 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
             .iter()
             .filter_map(|&dir| Some((dir.as_str().to_string(), d.best_pinned[dir as usize]?)))
             .collect(),
-        kernels: d.kernels.rows(),
-        busy: d.timeline.busy(),
+        kernels,
+        busy,
         queues: {
             // By queue number, whichever completed first.
             let mut queues: Vec<QueueBusy> = d
@@ -761,6 +775,57 @@ mod tests {
                 assert_eq!(a.render(format), b.render(format), "{auto}");
             }
         }
+    }
+
+    /// Issue #56: every total is whole. A run whose commands each take 1 µs, every one timed,
+    /// against the same run with sampling leaving 9 of 10 untimed: the tables, the busy line
+    /// and the verdict's time agree (the estimate is exact here: every command is alike).
+    #[test]
+    fn a_sampled_run_totals_what_the_run_timed_whole_totals() {
+        let report = |every: u64| {
+            let mut b = builder();
+            for i in 0..100u64 {
+                let timed = i % every == 0 || i == 99;
+                let f = Fact {
+                    work: Work::Transfer(Enqueue {
+                        sampled: !timed,
+                        ..write(4096, Path::Pinned, false)
+                    }),
+                    link: Link {
+                        id: i + 1,
+                        tid: 7,
+                        begin: i * 10_000,
+                        end: i * 10_000 + 500,
+                        before: [i, 0, 0],
+                    },
+                };
+                let ran = timed.then_some(Ran {
+                    ns: 1_000,
+                    after_call_ns: 0,
+                    start_ns: i * 10_000 + 600,
+                });
+                b.add_fact(&f, ran);
+            }
+            b.report()
+        };
+        let (all, sampled) = (report(1), report(10));
+        let (a, s) = (&all.devices[0], &sampled.devices[0]);
+        assert_eq!(a.transfers[0].device_ns, 100_000);
+        assert_eq!(
+            s.transfers[0].device_ns, 11_000,
+            "only the timed ones are measured"
+        );
+        assert_eq!(s.transfers[0].total_ns, a.transfers[0].total_ns);
+        let (ab, sb) = (a.busy.unwrap(), s.busy.unwrap());
+        assert_eq!((sb.busy_ns, sb.transfer_ns), (ab.busy_ns, ab.transfer_ns));
+        assert_eq!((ab.estimated_ns, sb.estimated_ns), (0, 89_000));
+        assert_eq!(
+            all.verdict.time,
+            sampled.verdict.time.replace(", sampled ones estimated", "")
+        );
+        let text = sampled.render(Format::Text);
+        assert!(text.contains("~100 µs"), "{text}");
+        assert!(text.contains("busy: ~100 µs"), "{text}");
     }
 
     #[test]

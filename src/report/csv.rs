@@ -93,12 +93,15 @@ pub fn markdown() -> String {
          below.\n\
          - `transfers` and `operations`: the report's tables (`pid, program, device, \
          device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, waited_ns, \
-         median_gbps, p90_gbps, projected_ns`; `kind` is empty in `transfers`; `waited_ns` is \
-         the part of `host_ns` blocking calls waited for the commands ahead of theirs; \
-         `projected_ns` is the cost model's device time, empty where the device is not \
-         projected, and under forced rules the GB/s are projected too).\n\
+         median_gbps, p90_gbps, projected_ns, total_ns`; `kind` is empty in `transfers`; \
+         `waited_ns` is the part of `host_ns` blocking calls waited for the commands ahead of \
+         theirs; `projected_ns` is the cost model's device time, empty where the device is not \
+         projected, and under forced rules the GB/s are projected too; `total_ns` is the time \
+         every total adds: the projection where there is one, else `device_ns` with the \
+         estimate for the calls sampling left untimed).\n\
          - `kernels`: `pid, program, device, kernel, calls, device_ns, median_ns, host_ns, \
-         untimed`.\n\
+         untimed, total_ns` (`total_ns`: with the estimate for the launches sampling left \
+         untimed).\n\
          - `findings`: `pid, program, rank, device, kind, saving_ns, title, evidence, fix, \
          saves` (evidence lines joined by ` | `).\n\n\
          | `commands` column | meaning |\n|---|---|\n",
@@ -179,6 +182,7 @@ pub fn write(
                     "median_gbps",
                     "p90_gbps",
                     "projected_ns",
+                    "total_ns",
                 ])
                 .map_err(fail)?;
             }
@@ -208,6 +212,7 @@ pub fn write(
                             g(row.median_gbps),
                             g(row.p90_gbps),
                             row.projected_ns.map(|n| n.to_string()).unwrap_or_default(),
+                            row.total_ns.to_string(),
                         ])
                         .map_err(fail)?;
                     }
@@ -226,6 +231,7 @@ pub fn write(
                     "median_ns",
                     "host_ns",
                     "untimed",
+                    "total_ns",
                 ])
                 .map_err(fail)?;
             }
@@ -242,6 +248,7 @@ pub fn write(
                             k.median_ns.map(|m| m.to_string()).unwrap_or_default(),
                             k.host_ns.to_string(),
                             k.untimed.to_string(),
+                            k.time_ns().to_string(),
                         ])
                         .map_err(fail)?;
                     }

@@ -156,6 +156,11 @@ pub struct Row {
     /// Projected against measured device time, over the calls of 1 MiB or more that have both;
     /// `null` when none has.
     pub compared: Option<Compared>,
+    /// Its device time whole, what every total adds up: the projection where the device's
+    /// times are projected, else `device_ns` with the estimate for the calls sampling left
+    /// untimed ([`Row::time_ns`]).
+    #[serde(default)]
+    pub total_ns: u64,
     /// Calls with a device time (of `device_ns`).
     pub timed: u64,
     /// How the calls sampled device timing left untimed were extrapolated; `null` when it left

@@ -36,6 +36,27 @@ pub struct Busy {
     pub kernel_ns: u64,
     /// A transfer and a kernel running at once.
     pub overlap_ns: u64,
+    /// Of `busy_ns` (and of `transfer_ns` and `kernel_ns`), the estimate for the commands
+    /// sampled device timing left untimed, taken as running alone (they have no times to
+    /// overlap by): the device's figures are whole, the queues' are of timed commands.
+    #[serde(default)]
+    pub estimated_ns: u64,
+}
+
+impl Busy {
+    /// With the estimates for the transfers and kernels sampling left untimed, within the span.
+    pub fn with_estimate(self, transfer_ns: u64, kernel_ns: u64) -> Busy {
+        let room = self.span_ns.saturating_sub(self.busy_ns);
+        let estimated = transfer_ns.saturating_add(kernel_ns).min(room);
+        let transfer = transfer_ns.min(estimated);
+        Busy {
+            busy_ns: self.busy_ns + estimated,
+            transfer_ns: self.transfer_ns + transfer,
+            kernel_ns: self.kernel_ns + (estimated - transfer),
+            estimated_ns: estimated,
+            ..self
+        }
+    }
 }
 
 /// The union of intervals taken in order of start: its length so far, and where it ends.
@@ -72,6 +93,7 @@ impl Unions {
             transfer_ns: t.ns,
             kernel_ns: k.ns,
             overlap_ns: (t.ns + k.ns).saturating_sub(both.ns),
+            estimated_ns: 0,
         }
     }
 }

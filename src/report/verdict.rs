@@ -60,27 +60,59 @@ impl Verdict {
         }
     }
 
-    /// Its lines: the headline (without its `verdict:` label), how the bytes moved (the first
-    /// `keep` directions a line each, the rest summed in one line), where the time went.
-    pub fn lines(&self, several_devices: bool, keep: usize) -> Vec<String> {
+    /// Its lines: the headline (without its `verdict:` label), how the bytes moved (`moved`:
+    /// [`Verdict::moved`] or [`Verdict::by_direction`]; the first `keep` a line each, the rest
+    /// summed in one line), where the time went.
+    pub fn lines(&self, moved: &[Moved], keep: usize) -> Vec<String> {
         let mut lines = vec![self.headline.clone()];
-        let mut moved: Vec<String> = (self.moved.iter().take(keep))
-            .map(|m| m.text.clone())
-            .collect();
-        if self.moved.len() > keep {
-            let rest: Vec<String> = self.moved[keep..]
-                .iter()
-                .map(|m| m.short(several_devices))
-                .collect();
+        lines.extend(moved.iter().take(keep).map(|m| m.text.clone()));
+        if moved.len() > keep {
+            let rest: Vec<String> = moved[keep..].iter().map(Moved::short).collect();
             let head = if keep == 0 { "moved:" } else { "and" };
-            moved.push(format!("{head} {} (the tables say how)", rest.join(", ")));
+            lines.push(format!("{head} {} (the tables say how)", rest.join(", ")));
         }
-        if self.moved.is_empty() {
-            moved.push("no bytes moved between host and device".into());
+        if moved.is_empty() {
+            lines.push("no bytes moved between host and device".into());
         }
-        lines.extend(moved);
         lines.push(self.time.clone());
         lines
+    }
+
+    /// The moves summed per direction over every device (`device` 0, named by its direction
+    /// alone), for a verdict short of room.
+    pub fn by_direction(&self) -> Vec<Moved> {
+        let mut out: Vec<Moved> = Vec::new();
+        for m in &self.moved {
+            let at = match out.iter().position(|o| o.direction == m.direction) {
+                Some(at) => at,
+                None => {
+                    out.push(Moved {
+                        device: 0,
+                        direction: m.direction.clone(),
+                        bytes: 0,
+                        paths: Vec::new(),
+                        text: String::new(),
+                    });
+                    out.len() - 1
+                }
+            };
+            let o = &mut out[at];
+            o.bytes = o.bytes.saturating_add(m.bytes);
+            for p in &m.paths {
+                match o.paths.iter_mut().find(|q| q.path == p.path) {
+                    Some(q) => {
+                        q.bytes = q.bytes.saturating_add(p.bytes);
+                        q.calls += p.calls;
+                    }
+                    None => o.paths.push(p.clone()),
+                }
+            }
+        }
+        for o in &mut out {
+            o.paths.sort_by_key(|p| std::cmp::Reverse(p.bytes));
+            o.text = o.line(true);
+        }
+        out
     }
 }
 
@@ -192,9 +224,10 @@ fn share(row: &Row) -> PathShare {
 
 impl Moved {
     fn prefix(&self, several: bool) -> String {
-        match several {
-            true => format!("device #{} {}", self.device, self.direction),
-            false => self.direction.clone(),
+        // Device 0: every device's together.
+        match (several, self.device) {
+            (true, d) if d > 0 => format!("device #{d} {}", self.direction),
+            _ => self.direction.clone(),
         }
     }
 
@@ -226,8 +259,10 @@ impl Moved {
         )
     }
 
-    fn short(&self, several: bool) -> String {
-        format!("{} {}", self.prefix(several), bytes(self.bytes))
+    fn short(&self) -> String {
+        // The text's opening, up to its size: `device #2 H2D 256 KiB`.
+        let head = self.text.split(':').next().unwrap_or(&self.text);
+        head.to_string()
     }
 }
 

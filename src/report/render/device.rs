@@ -134,8 +134,20 @@ pub(super) fn busy(d: &DeviceReport) -> Option<String> {
     } else {
         String::new()
     };
+    // Whole: `~` where it counts the commands sampling left untimed, at their estimate.
+    let (mark, estimated) = match b.estimated_ns {
+        0 => ("", String::new()),
+        ns => (
+            "~",
+            format!(
+                "; ~{} of it estimated for the commands sampling left untimed",
+                duration(ns)
+            ),
+        ),
+    };
     Some(format!(
-        "busy: {} of a {} span (idle {}): transfers {}, kernels {}, both at once {}{share}",
+        "busy: {mark}{} of a {} span (idle {mark}{}): transfers {mark}{}, kernels {}, both at \
+         once {}{share}{estimated}",
         duration(b.busy_ns),
         duration(b.span_ns),
         duration(b.span_ns.saturating_sub(b.busy_ns)),

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 pub(super) fn markdown(r: &Report) -> String {
     let mut out = format!("# {}\n\n", header(r));
-    let verdict = r.verdict.lines(r.devices.len() > 1, r.verdict.moved.len());
+    let verdict = r.verdict.lines(&r.verdict.moved, r.verdict.moved.len());
     if let Some((first, rest)) = verdict.split_first() {
         let _ = writeln!(out, "**Verdict: {first}**\n");
         for line in rest {

@@ -34,9 +34,12 @@ pub(super) fn heads(projected: bool) -> [&'static str; 10] {
 pub(super) fn cells(r: &Row, projected: bool) -> [String; 10] {
     let opt = |v: Option<f64>| v.map_or("-".into(), gbps);
     let some = |ns: u64| if ns > 0 { duration(ns) } else { "-".into() };
+    // Whole: with the estimate for what sampling left untimed, marked `~`.
+    let estimated = !projected && r.sampled.is_some_and(|s| s.estimated_ns.is_some());
     let device = match r.projected_ns {
-        Some(ns) if projected => ns,
-        _ => r.device_ns,
+        Some(ns) if projected => some(ns),
+        _ if estimated => format!("~{}", duration(r.time_ns(false))),
+        _ => some(r.device_ns),
     };
     [
         r.kind.clone().unwrap_or_default(),
@@ -44,7 +47,7 @@ pub(super) fn cells(r: &Row, projected: bool) -> [String; 10] {
         r.path.clone(),
         r.calls.to_string(),
         bytes(r.bytes),
-        some(device),
+        device,
         duration(r.host_ns.saturating_sub(r.waited_ns)),
         some(r.waited_ns),
         opt(r.median_gbps),
@@ -61,17 +64,22 @@ pub(super) fn kernels_table(rows: &[KernelRow], out: &mut String) {
             [
                 clip(&k.name, 40),
                 k.calls.to_string(),
-                if k.device_ns > 0 {
-                    duration(k.device_ns)
-                } else {
-                    "-".into()
-                },
+                kernel_time(k),
                 k.median_ns.map_or("-".into(), duration),
                 duration(k.host_ns),
             ]
         })
         .collect();
     aligned(&HEADS, &body, 0, 1, out);
+}
+
+/// A kernel's device time, whole: with the estimate for launches sampling left untimed, `~`.
+fn kernel_time(k: &KernelRow) -> String {
+    match k.sampled.and_then(|s| s.estimated_ns) {
+        Some(_) => format!("~{}", duration(k.time_ns())),
+        None if k.device_ns > 0 => duration(k.device_ns),
+        None => "-".into(),
+    }
 }
 
 pub(super) fn md_kernels(rows: &[KernelRow], out: &mut String) {
@@ -82,7 +90,7 @@ pub(super) fn md_kernels(rows: &[KernelRow], out: &mut String) {
             "| {} | {} | {} | {} | {} |",
             k.name,
             k.calls,
-            duration(k.device_ns),
+            kernel_time(k),
             k.median_ns.map_or("-".into(), duration),
             duration(k.host_ns)
         );

@@ -54,21 +54,29 @@ pub(super) fn header(r: &Report) -> String {
 /// The most lines the verdict takes under the header.
 pub const VERDICT_LINES: usize = 5;
 
-/// The verdict in at most [`VERDICT_LINES`] lines: the directions bytes moved in are summed into
-/// one line as far as it takes (a headline and a time line longer than that stay whole).
+/// The verdict in at most [`VERDICT_LINES`] lines: the moves per device and direction, else
+/// summed per direction, else as many as fit with the rest in one line (a headline and a time
+/// line longer than that stay whole).
 fn verdict(r: &Report) -> String {
-    let several = r.devices.len() > 1;
-    let mut keep = r.verdict.moved.len();
-    loop {
-        let mut out = String::new();
-        for (i, line) in r.verdict.lines(several, keep).iter().enumerate() {
+    let v = &r.verdict;
+    let merged = v.by_direction();
+    let mut tries: Vec<(&[crate::report::Moved], usize)> = vec![(&v.moved, v.moved.len())];
+    if r.devices.len() > 1 {
+        tries.extend((0..=merged.len()).rev().map(|keep| (&merged[..], keep)));
+    } else {
+        tries.extend((0..v.moved.len()).rev().map(|keep| (&v.moved[..], keep)));
+    }
+    let mut out = String::new();
+    for (moved, keep) in tries {
+        out.clear();
+        for (i, line) in v.lines(moved, keep).iter().enumerate() {
             wrapped(if i == 0 { "verdict: " } else { "  " }, line, &mut out);
         }
-        if keep == 0 || out.lines().count() <= VERDICT_LINES {
-            return out;
+        if out.lines().count() <= VERDICT_LINES {
+            break;
         }
-        keep -= 1;
     }
+    out
 }
 
 pub(super) fn text(r: &Report) -> String {
