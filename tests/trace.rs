@@ -457,8 +457,11 @@ fn commands_waiting_at_exit_are_counted_and_reported_without_device_time() {
         Load::Layer,
         &[("CLXFER_MODE", "summary")],
     );
+    // A table row (the verdict's lines, which also open with a direction, have a colon).
     let row = |dir: &str| {
-        let line = r.stderr.lines().map(str::split_whitespace);
+        let line = (r.stderr.lines())
+            .filter(|l| !l.contains(':'))
+            .map(str::split_whitespace);
         line.filter_map(|mut w| (w.next() == Some(dir)).then(|| w.collect::<Vec<_>>()))
             .next()
             .unwrap_or_else(|| panic!("no {dir} row:\n{}", r.stderr))
