@@ -179,3 +179,85 @@ fn a_cut_trace_says_so_first_in_every_format_in_diff_and_in_convert() {
         assert!(first(&out, "text").contains("CUT SHORT"));
     }
 }
+
+/// Every bandwidth a report shows, from its JSON.
+fn bandwidths(report: &Value) -> Vec<f64> {
+    let mut out = Vec::new();
+    for d in report["devices"].as_array().unwrap() {
+        for row in d["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(d["operations"].as_array().unwrap())
+        {
+            for k in ["median_gbps", "p10_gbps", "p90_gbps"] {
+                out.extend(row[k].as_f64());
+            }
+        }
+    }
+    out
+}
+
+/// A program run with clxfer as a layer, its report as JSON (`CLXFER_REPORT`).
+fn live_report(prog: &str, args: &[&str], env: &[(&str, String)]) -> Value {
+    let dir = fresh_dir("verdict-live");
+    let at = dir.join("report.json");
+    let mut cmd = command(program(prog), Load::Layer);
+    cmd.args(args)
+        .env("CLXFER_MODE", "summary")
+        .env("CLXFER_REPORT", &at)
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let r = run_cmd(cmd, Duration::from_secs(300));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    serde_json::from_slice(&std::fs::read(&at).unwrap()).unwrap()
+}
+
+#[test]
+fn no_figure_exceeds_what_a_device_can_do_on_pocl_rusticl_and_oclgrind() {
+    let max = clxfer::model::device::MAX_GBPS;
+    let implausible = |r: &Value| -> Vec<String> {
+        (r["findings"].as_array().unwrap().iter())
+            .filter(|f| f["kind"] == "device-time-implausible")
+            .map(|f| f["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Rusticl on llvmpipe says 1 ns for every command: set aside, said once, naming the device.
+    let rusticl = live_report("demo", &["8", "2"], &on_rusticl());
+    let said = implausible(&rusticl);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("llvmpipe"), "{said:?}");
+    for d in rusticl["devices"].as_array().unwrap() {
+        for row in d["transfers"].as_array().unwrap() {
+            assert_eq!(row["device_ns"], 0, "a 1 ns time was used: {row}");
+        }
+        assert!(d["busy"].is_null(), "{}", d["busy"]);
+    }
+    // Two PoCL devices handing 64 MiB over through the host (whose migrations move nothing on a
+    // CPU device, in a few ns), and oclgrind: whatever their drivers report, no bandwidth shown
+    // exceeds what a device can move.
+    let pocl = live_report(
+        "handoff",
+        &["host"],
+        &[
+            ("POCL_DEVICES", "pthread pthread".into()),
+            ("HANDOFF_MIB", "64".into()),
+        ],
+    );
+    let dir = only_driver("oclgrind", "/usr/lib/oclgrind/liboclgrind-rt-icd.so");
+    let oclgrind = live_report(
+        "dlopened",
+        &["local"],
+        &[
+            ("OCL_ICD_VENDORS", dir.display().to_string()),
+            ("TEST_PLATFORM", "Oclgrind".into()),
+        ],
+    );
+    for r in [&rusticl, &pocl, &oclgrind] {
+        for g in bandwidths(r) {
+            assert!(g <= max, "{g} GB/s in {}", r["program"]);
+        }
+        for f in r["findings"].as_array().unwrap() {
+            assert!(!f["saves"].as_str().unwrap().contains("65536"), "{f}");
+        }
+    }
+}

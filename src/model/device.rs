@@ -109,3 +109,26 @@ mod tests {
         assert_eq!(DeviceKind::from_type(0), DeviceKind::Other);
     }
 }
+
+/// The fastest any device moves bytes, GB/s: no memory does 10 TB/s today (an H200's HBM3e
+/// moves 4.8, a B200's 8); a device time that implies more was not measured (issue #56: Rusticl
+/// on llvmpipe reports 1 ns for every command, PoCL's migrations between its devices ~320 TB/s).
+pub const MAX_GBPS: f64 = 10_000.0;
+
+/// Why a device time cannot be a measurement, if it cannot: a command that took `ns` and moved
+/// `bytes` (0 for a kernel).
+pub fn implausible(bytes: u64, ns: u64) -> Option<Implausible> {
+    if ns <= 1 {
+        return Some(Implausible::Resolution);
+    }
+    let gbps = bytes as f64 / ns as f64;
+    (gbps > MAX_GBPS).then_some(Implausible::Bandwidth(gbps))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Implausible {
+    /// A nanosecond or less: below any driver's timer (a command is not launched that fast).
+    Resolution,
+    /// Faster than [`MAX_GBPS`], GB/s.
+    Bandwidth(f64),
+}

@@ -218,6 +218,20 @@ pub(super) struct DeviceAcc {
     pub sampled: u64,
     /// Of those without a device time, blocking calls whose host time stood in.
     pub host_time_used: u64,
+    /// Device times no device can take, set aside (`model::device::implausible`).
+    pub implausible: Implausible,
+}
+
+/// The device times a device reported that cannot be measurements.
+#[derive(Debug, Default)]
+pub struct Implausible {
+    pub commands: u64,
+    /// Of them transfers (counted among those without a device time).
+    pub transfers: u64,
+    /// Of them a nanosecond or less.
+    pub instant: u64,
+    /// The fastest bandwidth one implied, with its bytes and time.
+    pub fastest: Option<(f64, u64, u64)>,
 }
 
 impl DeviceAcc {

@@ -159,6 +159,7 @@ impl Builder {
     /// A fact with its completion, both known.
     pub fn add_fact(&mut self, f: &Fact, ran: Option<Ran>) {
         let Fact { work, link } = f;
+        let ran = ran.filter(|r| self.plausible(work, r.ns));
         let (queue, label, blocking) = match work {
             Work::Transfer(e) => (
                 (e.device, e.queue),
@@ -206,6 +207,40 @@ impl Builder {
                 }
             }
         }
+    }
+
+    /// Whether a command's device time can be a measurement; one that cannot is counted on its
+    /// device and used nowhere (no table, bandwidth, busy time, path or saving rests on it).
+    fn plausible(&mut self, work: &Work, ns: u64) -> bool {
+        let (device, bytes, transfer) = match work {
+            Work::Transfer(e) => (e.device, e.bytes, true),
+            Work::Kernel(k) => (k.device, 0, false),
+        };
+        // Under forced rules a transfer's bytes are what the rules' device would move, and its
+        // time the projection's: this device's time is of something else.
+        if transfer
+            && self
+                .device_mut(device)
+                .projecting
+                .is_some_and(|p| p.replaces)
+        {
+            return true;
+        }
+        let Some(why) = crate::model::device::implausible(bytes, ns) else {
+            return true;
+        };
+        let i = &mut self.device_mut(device).implausible;
+        i.commands += 1;
+        i.transfers += u64::from(transfer);
+        match why {
+            crate::model::device::Implausible::Resolution => i.instant += 1,
+            crate::model::device::Implausible::Bandwidth(gbps) => {
+                if i.fastest.is_none_or(|(g, _, _)| gbps > g) {
+                    i.fastest = Some((gbps, bytes, ns));
+                }
+            }
+        }
+        false
     }
 
     /// What a transfer that ran `ns` takes in the replays of the fixes that cover it: as it is
@@ -611,7 +646,7 @@ fn device_report(d: &mut DeviceAcc) -> DeviceReport {
 mod tests {
     use super::*;
     use crate::model::classification::HandOff;
-    use crate::report::Format;
+    use crate::report::{Finding, Format};
 
     fn write(bytes: u64, path: Path, blocking: bool) -> Enqueue {
         Enqueue {
@@ -826,6 +861,52 @@ mod tests {
         let text = sampled.render(Format::Text);
         assert!(text.contains("~100 µs"), "{text}");
         assert!(text.contains("busy: ~100 µs"), "{text}");
+    }
+
+    /// Issue #56: a device time no device can take (64 MiB in 68 ns; 1 ns) is set aside and
+    /// said once; a plausible one beside it counts.
+    #[test]
+    fn an_implausible_device_time_is_set_aside_and_said() {
+        let mut b = builder();
+        let ran = |ns, start_ns| Ran {
+            ns,
+            after_call_ns: 0,
+            start_ns,
+        };
+        for (i, (bytes, ns)) in [(64u64 << 20, 68u64), (4096, 1), (1 << 20, 100_000)]
+            .into_iter()
+            .enumerate()
+        {
+            let f = Fact {
+                work: Work::Transfer(write(bytes, Path::Pinned, false)),
+                link: Link {
+                    id: i as u64 + 1,
+                    tid: 7,
+                    begin: i as u64 * 1_000_000,
+                    end: i as u64 * 1_000_000 + 10,
+                    before: [i as u64, 0, 0],
+                },
+            };
+            b.add_fact(&f, Some(ran(ns, i as u64 * 1_000_000 + 20)));
+        }
+        let r = b.report();
+        let d = &r.devices[0];
+        assert_eq!(d.transfers[0].device_ns, 100_000);
+        assert!(d.transfers[0].p90_gbps.unwrap() < crate::model::device::MAX_GBPS);
+        let said: Vec<&Finding> = (r.findings.iter())
+            .filter(|f| f.kind == "device-time-implausible")
+            .collect();
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].title.contains("for 2 commands"),
+            "{}",
+            said[0].title
+        );
+        assert!(
+            said[0].evidence[0].contains("64.0 MiB in 68 ns"),
+            "{:?}",
+            said[0].evidence
+        );
     }
 
     #[test]

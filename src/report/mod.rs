@@ -281,7 +281,7 @@ fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::
 
 /// Every finding's kind (what `clxfer check --require finding:KIND…` may name). A new finding
 /// joins here; `findings/` and `races.rs` make none outside it (a debug assertion says so).
-pub const KINDS: [&str; 16] = [
+pub const KINDS: [&str; 17] = [
     "possible-race",
     "unjudged-race",
     "host-hop-migration",
@@ -296,6 +296,7 @@ pub const KINDS: [&str; 16] = [
     "misaligned",
     "alloc-host-ptr-device-memory",
     "device-time-unavailable",
+    "device-time-implausible",
     "no-such-function",
     "function-not-offered",
 ];

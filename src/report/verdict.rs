@@ -309,10 +309,11 @@ fn time(r: &Report) -> String {
         .map(super::KernelRow::time_ns)
         .sum();
     let projected = r.devices.iter().any(DeviceReport::times_projected);
+    let estimate = |s: Option<super::Sampled>| s.is_some_and(|s| s.estimated_ns.is_some());
     let estimated = r.devices.iter().any(|d| {
         !d.times_projected()
-            && (d.transfers.iter().any(|row| row.sampled.is_some())
-                || d.kernels.iter().any(|k| k.sampled.is_some()))
+            && (d.transfers.iter().any(|row| estimate(row.sampled))
+                || d.kernels.iter().any(|k| estimate(k.sampled)))
     });
     let wall = r.wall_ns.max(1) as f64;
     let path = r.bounds.as_ref().and_then(|b| b.top.first()).map(|top| {
@@ -339,11 +340,17 @@ fn time(r: &Report) -> String {
     } else {
         ""
     };
+    let transfers = match transfer_ns {
+        0 => "no device time".to_string(),
+        ns => format!(
+            "{} ({:.0}%{estimated})",
+            duration(ns),
+            ns as f64 * 100.0 / wall
+        ),
+    };
     let mut line = format!(
-        "time: {} run: transfers {} ({:.0}%{estimated}), kernels {}",
+        "time: {} run: transfers {transfers}, kernels {}",
         duration(r.wall_ns),
-        duration(transfer_ns),
-        transfer_ns as f64 * 100.0 / wall,
         duration(kernel_ns),
     );
     if let Some((pct, what)) = path {

@@ -199,10 +199,10 @@ pub fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
     (
         f.peak(),
         format!(
-            "at {} GB/s, the {whose} cost model's pinned {} figure ({}): {}",
+            // The figure's own source is listed in docs/RULES.md, which a user can open.
+            "at {} GB/s, the {whose} cost model's pinned {} figure (docs/RULES.md): {}",
             gbps(f.peak()),
             dir.as_str(),
-            f.source,
             if forced {
                 format!(
                     "the {} rules were forced on a device they do not describe, so its own \

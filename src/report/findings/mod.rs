@@ -47,7 +47,61 @@ fn device(j: &mut Judge) {
     migrations::migrations(j);
     transfers::small(j);
     transfers::misaligned(j);
+    implausible(j);
     unavailable(j);
+}
+
+/// Device times no device can take (issue #56): set aside, said once, naming the device.
+fn implausible(j: &mut Judge) {
+    let d = j.d;
+    let i = &d.implausible;
+    if i.commands == 0 {
+        return;
+    }
+    let mut evidence = Vec::new();
+    if let Some((gbps, bytes, ns)) = i.fastest {
+        evidence.push(format!(
+            "{} in {} ({} GB/s), beyond the {:.0} GB/s no device's memory reaches",
+            crate::units::bytes(bytes),
+            crate::units::duration(ns),
+            crate::units::gbps(gbps),
+            crate::model::device::MAX_GBPS
+        ));
+    }
+    if i.instant > 0 {
+        evidence.push(format!(
+            "{} of a nanosecond or less, below any driver's timer",
+            counted(i.instant, "command")
+        ));
+    }
+    evidence.push(
+        "no table, bandwidth, busy time, path or saving uses them: the transfers among them \
+         count as without a device time, timed by their host time where they blocked"
+            .into(),
+    );
+    let name: String = match d.facts.name.chars().count() > 40 {
+        true => d.facts.name.chars().take(39).chain(['…']).collect(),
+        false => d.facts.name.clone(),
+    };
+    let title = format!(
+        "the driver of device #{} ({name}) reported device times no device can take, for {}",
+        d.facts.index,
+        counted(i.commands, "command")
+    );
+    evidence.push(
+        "either its profiling times are not measurements, or it did not move the bytes it was \
+         asked to (a migration between devices that share host memory)"
+            .into(),
+    );
+    j.push(
+        "device-time-implausible",
+        title,
+        evidence,
+        "Nothing to change in the program: this driver's profiling times are not \
+         measurements. Time on another driver of the device, or read the host times."
+            .into(),
+        (0, "accuracy, not time".into()),
+    );
 }
 
 /// Device time unavailable (in a trace cut short, not known: a command's device slice may lie
@@ -58,8 +112,11 @@ fn unavailable(j: &mut Judge) {
     let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
         j.push(kind, title, evidence, fix, (saving_ns, estimate))
     };
-    if d.without_device_time > 0 && d.end.is_some() {
-        let n = d.without_device_time;
+    // Implausible times are their own finding.
+    let n = d
+        .without_device_time
+        .saturating_sub(d.implausible.transfers);
+    if n > 0 && d.end.is_some() {
         push(
             "device-time-unavailable",
             format!(
@@ -71,8 +128,8 @@ fn unavailable(j: &mut Judge) {
                 format!(
                     "blocking ones are timed by their host time instead ({}); non-blocking ones \
                      have no bandwidth ({})",
-                    d.host_time_used,
-                    n - d.host_time_used
+                    d.host_time_used.min(n),
+                    n.saturating_sub(d.host_time_used)
                 ),
                 "causes: a queue the driver would not profile, CLXFER_DEVICE_TIMING=off, a \
                  profiling query that failed or reported 0 (NVIDIA does for migrations), or a \

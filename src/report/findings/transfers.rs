@@ -142,7 +142,10 @@ pub(super) fn held_host(j: &mut Judge) {
                         ),
                     )),
                     None => rules_floor
-                        .map(|(ns, src)| (ns, format!("the {} rules' figure: {src}", set.name))),
+                        // Its source is listed in docs/RULES.md, which a user can open.
+                        .map(|(ns, _)| {
+                            (ns, format!("the {} rules' figure, docs/RULES.md", set.name))
+                        }),
                 };
                 (s.host_ns, own)
             }
