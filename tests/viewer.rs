@@ -328,6 +328,11 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         assert_eq!(axes, &serde_json::json!(["y"]));
     }
     assert_eq!(shown["perfetto_enabled"], true);
+    // The viewer sets aside the device times the report does (model::device::MAX_GBPS).
+    assert_eq!(
+        shown["max_gbps"].as_f64(),
+        Some(clxfer::model::device::MAX_GBPS)
+    );
 
     // The timeline: a track per thread and queue lane, with exactly the trace's slices.
     assert_eq!(tracks_shown(&shown["timeline"]), slices_per_track(&events));

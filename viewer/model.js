@@ -16,6 +16,10 @@ window.clxfer = window.clxfer || {};
   const COLORS = [...Object.values(PATHS), ...Object.values(KINDS)];
   const COLOR = Object.fromEntries([...Object.keys(PATHS), ...Object.keys(KINDS)].map((k, i) => [k, i]));
   const DEVICE_PID_BASE = 2 ** 31;
+  // The fastest any device moves bytes, GB/s: a device time implying more is not a measurement
+  // (src/model/device.rs MAX_GBPS; tests/viewer.rs holds the two equal).
+  const MAX_GBPS = 10000;
+  ns.MAX_GBPS = MAX_GBPS;
   // Host calls that wait for the device.
   const WAITS = new Set(['clFinish', 'clWaitForEvents']);
 
@@ -198,7 +202,7 @@ window.clxfer = window.clxfer || {};
     }
     const forced = forcedDevices(events);
     const points = [];
-    const left = { no_bytes: 0, sampled: 0, unavailable: 0, untimed: 0, no_projection: 0 };
+    const left = { no_bytes: 0, sampled: 0, unavailable: 0, untimed: 0, no_projection: 0, implausible: 0 };
     let total = 0;
     for (const e of events) {
       const a = e && e.args;
@@ -212,9 +216,14 @@ window.clxfer = window.clxfer || {};
         time = `projected by the ${forced.get(index)} cost model`;
         if (!(us > 0)) { left.no_projection++; continue; }
       } else {
-        const dev = a.command ? device.get(a.command) : undefined;
+        let dev = a.command ? device.get(a.command) : undefined;
+        // A device time no device can take (1 ns, or beyond MAX_GBPS) is not plotted, as the
+        // report uses it nowhere; a blocking call's host time stands in, as there.
+        const implausible = dev > 0 && (dev * 1000 <= 1 || Number(a.bytes) / (dev * 1000) > MAX_GBPS);
+        if (implausible) dev = null;
         us = dev || (a.blocking ? e.dur : null);
         time = dev ? 'device' : 'host (blocking call)';
+        if (implausible && !(us > 0)) { left.implausible++; continue; }
         if (!(us > 0)) {
           if (a.device_time === 'sampled') left.sampled++;
           else if (dev === null) left.unavailable++;

@@ -41,6 +41,7 @@
     if (l.no_bytes) not.push(`${l.no_bytes} moved no bytes`);
     if (l.sampled) not.push(`${l.sampled} left untimed by sampling (the report extrapolates their time)`);
     if (l.unavailable) not.push(`${l.unavailable} without a usable device time`);
+    if (l.implausible) not.push(`${l.implausible} whose device time no device can take (the report's finding says which)`);
     if (l.untimed) not.push(`${l.untimed} non-blocking with no device time`);
     if (l.no_projection) not.push(`${l.no_projection} without a projection (the cost model has no figure for their path)`);
     let text = `${model.total} transfers: ${p.length} plotted${plotted.length ? ' (' + plotted.join(', ') + ')' : ''}`;

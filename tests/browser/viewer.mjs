@@ -79,6 +79,7 @@ try {
       device_charts: document.querySelectorAll('#devices canvas').length,
       bar_axes: s.charts.filter((c) => c.config.type === 'bar').map((c) => Object.keys(c.scales).filter((k) => k !== 'x')),
       perfetto_enabled: !document.getElementById('perfetto').disabled,
+      max_gbps: window.clxfer.MAX_GBPS,
     };
   });
   await page.screenshot({ path: `${shots}/viewer.png`, fullPage: true });
