@@ -261,3 +261,42 @@ fn no_figure_exceeds_what_a_device_can_do_on_pocl_rusticl_and_oclgrind() {
         }
     }
 }
+
+/// Issue #56 item 5: every kernel on every device is in its kernel table, those whose launch
+/// moved memory (a pull from the host, under NVIDIA's rules) too.
+#[test]
+fn every_launch_is_in_its_device_s_kernel_table() {
+    let out = fresh_dir("verdict-kernels");
+    let mut cmd = command(program("handoff"), Load::Layer);
+    cmd.arg("host")
+        .env("POCL_DEVICES", "pthread pthread")
+        .env("CLXFER_DIR", &out)
+        .env("CLXFER_RULES", "nvidia");
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+    let kernel = clxfer::vocab::schema::KERNEL.name;
+    let mut launched: std::collections::BTreeMap<String, u64> = Default::default();
+    for e in &events {
+        let a = &e["args"];
+        if e["ph"] == "X" && e["pid"].as_u64() < Some(1 << 31) && a.get(kernel).is_some() {
+            let queue = a["queue"].as_str().unwrap();
+            let device = queue.split(" queue").next().unwrap().to_string();
+            *launched.entry(device).or_default() += 1;
+        }
+    }
+    assert_eq!(launched.len(), 2, "{launched:?}");
+    let report: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    for d in report["devices"].as_array().unwrap() {
+        let listed: u64 = (d["kernels"].as_array().unwrap().iter())
+            .map(|k| k["calls"].as_u64().unwrap())
+            .sum();
+        let name = format!("device #{}", d["index"]);
+        assert_eq!(
+            Some(&listed),
+            launched.get(&name),
+            "{name}: {}",
+            d["kernels"]
+        );
+    }
+}

@@ -9,7 +9,7 @@ use super::facts::*;
 use super::overhead::TimingFacts;
 use super::replay::{Durations, Fix};
 use super::timeline::Class;
-use super::{DeviceReport, QueueBusy, Report, Row, findings};
+use super::{DeviceReport, KernelRun, QueueBusy, Report, Row, findings};
 use crate::model::classification::{Direction, Path};
 use crate::model::rules::{self, RuleSet};
 use rustc_hash::FxHashMap;
@@ -160,13 +160,14 @@ impl Builder {
     pub fn add_fact(&mut self, f: &Fact, ran: Option<Ran>) {
         let Fact { work, link } = f;
         let ran = ran.filter(|r| self.plausible(work, r.ns));
-        let (queue, label, blocking) = match work {
-            Work::Transfer(e) => (
+        let (queue, label, blocking) = match (work.moved(), work) {
+            (Some(e), _) => (
                 (e.device, e.queue),
                 Of::Transfer(e.kind, e.direction, e.path),
                 e.blocking,
             ),
-            Work::Kernel(k) => ((k.device, k.queue), Of::Kernel(&k.name), false),
+            (None, Work::Kernel(k)) => ((k.device, k.queue), Of::Kernel(&k.name), false),
+            (None, _) => return,
         };
         if link.id != 0 {
             if blocking {
@@ -181,9 +182,9 @@ impl Builder {
                 ns, start_ns: s, ..
             }) = ran
             {
-                let dur = match work {
-                    Work::Transfer(e) => self.durations(e, ns),
-                    Work::Kernel(_) => Durations {
+                let dur = match work.moved() {
+                    Some(e) => self.durations(e, ns),
+                    None => Durations {
                         base: Durations::ns(ns),
                         ..Durations::default()
                     },
@@ -194,6 +195,19 @@ impl Builder {
         }
         match work {
             Work::Transfer(e) => self.add(e, ran),
+            Work::Launch(l) => {
+                let (e, name) = &**l;
+                self.add(e, ran);
+                // In its kernel's row too: every launch is in its device's kernel table.
+                let k = KernelRun {
+                    device: e.device,
+                    queue: e.queue,
+                    name: name.clone(),
+                    host_ns: e.host_ns,
+                    sampled: e.sampled,
+                };
+                self.device_mut(e.device).kernels.add(&k, ran.map(|r| r.ns));
+            }
             Work::Kernel(k) => {
                 let d = self.device_mut(k.device);
                 d.facts.index = k.device;
@@ -212,9 +226,10 @@ impl Builder {
     /// Whether a command's device time can be a measurement; one that cannot is counted on its
     /// device and used nowhere (no table, bandwidth, busy time, path or saving rests on it).
     fn plausible(&mut self, work: &Work, ns: u64) -> bool {
-        let (device, bytes, transfer) = match work {
-            Work::Transfer(e) => (e.device, e.bytes, true),
-            Work::Kernel(k) => (k.device, 0, false),
+        let (device, bytes, transfer) = match (work.moved(), work) {
+            (Some(e), _) => (e.device, e.bytes, true),
+            (None, Work::Kernel(k)) => (k.device, 0, false),
+            (None, _) => return true,
         };
         // Under forced rules a transfer's bytes are what the rules' device would move, and its
         // time the projection's: this device's time is of something else.

@@ -158,7 +158,7 @@ impl Fact {
     pub fn calls(&self) -> u64 {
         match &self.work {
             Work::Transfer(e) => e.calls.into(),
-            Work::Kernel(_) => 1,
+            Work::Kernel(_) | Work::Launch(..) => 1,
         }
     }
 
@@ -285,11 +285,25 @@ impl Enqueue {
     }
 }
 
-/// A classified transfer, or a kernel launch.
+/// A classified transfer, a kernel launch, or a kernel launch whose arguments moved (its move
+/// classified: a transfer row, and a launch in its kernel's row). The last is boxed: rarer than
+/// the others (a pull at launch), it keeps every record as small as it was.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Work {
     Transfer(Enqueue),
     Kernel(KernelRun),
+    Launch(Box<(Enqueue, std::sync::Arc<str>)>),
+}
+
+impl Work {
+    /// Its classified move: a transfer's, or a launch's whose arguments moved.
+    pub fn moved(&self) -> Option<&Enqueue> {
+        match self {
+            Work::Transfer(e) => Some(e),
+            Work::Launch(l) => Some(&l.0),
+            Work::Kernel(_) => None,
+        }
+    }
 }
 
 /// A device as the trace start or the layer describes it.

@@ -242,7 +242,10 @@ impl Reader {
                 let link = self.link(e, args, command, (at, dur));
                 let b = &mut self.b;
                 if let Some(facts) = enqueue(args, dur) {
-                    let work = Work::Transfer(facts);
+                    let work = match args.get(s::KERNEL.name).and_then(Value::as_str) {
+                        Some(name) => Work::Launch(Box::new((facts, name.into()))),
+                        None => Work::Transfer(facts),
+                    };
                     b.fact(id, Fact { work, link });
                 } else if let Some(kernel) = kernel(args, dur) {
                     let work = Work::Kernel(kernel);

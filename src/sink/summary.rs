@@ -99,7 +99,11 @@ impl Summary {
                     before: Link::before(e.deps.after.unwrap_or(0), e.deps.waits.iter().copied()),
                 };
                 let work = if let Some(c) = &e.class {
-                    Work::Transfer(facts(call.api, e.queue, c, (e.flags, host_ns, e.sampled)))
+                    let facts = facts(call.api, e.queue, c, (e.flags, host_ns, e.sampled));
+                    match &e.kernel {
+                        Some(name) => Work::Launch(Box::new((facts, name.clone()))),
+                        None => Work::Transfer(facts),
+                    }
                 } else if let Some(name) = &e.kernel {
                     Work::Kernel(KernelRun {
                         device: e.queue.device,

@@ -251,9 +251,13 @@ unsafe fn summarized(
     let blocking = class.as_ref().is_some_and(|c| c.blocking);
     // Built where it stays (each move of the facts is a copy of ~100 bytes, at every enqueue).
     let work = || match (&class, kernel) {
-        (Some(c), _) => {
+        (Some(c), kernel) => {
             let how = (flags, host_ns, cap.sampled_out());
-            Some(Work::Transfer(summary::facts(call.api, q.r, c, how)))
+            let e = summary::facts(call.api, q.r, c, how);
+            Some(match kernel {
+                Some(name) => Work::Launch(Box::new((e, name))),
+                None => Work::Transfer(e),
+            })
         }
         (None, Some(name)) => Some(Work::Kernel(KernelRun {
             device: q.r.device,
