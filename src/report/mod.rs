@@ -6,6 +6,7 @@ mod acc;
 mod bounds;
 mod builder;
 pub mod csv;
+mod device_report;
 mod facts;
 mod findings;
 pub mod from_trace;
