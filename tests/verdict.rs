@@ -300,3 +300,33 @@ fn every_launch_is_in_its_device_s_kernel_table() {
         );
     }
 }
+
+/// Issue #56 item 10: commands the program waited for through another queue's event complete
+/// with their device time, in summary mode and in the trace alike.
+#[test]
+fn commands_waited_for_through_another_queue_have_their_device_time() {
+    let prog = program("two_queues");
+    let out = fresh_dir("verdict-two-queues");
+    let mut cmd = command(&prog, Load::Layer);
+    cmd.arg("10").env("CLXFER_DIR", &out);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    let live = live_report("two_queues", &["10"], &[]);
+    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+        assert_eq!(rep["incomplete_at_exit"], 0, "{what}");
+        let d = &rep["devices"][0];
+        assert_eq!(d["without_device_time"], 0, "{what}: {d}");
+        let h2d = (d["transfers"].as_array().unwrap().iter())
+            .find(|t| t["direction"] == "H2D")
+            .unwrap();
+        assert_eq!(h2d["calls"], 10, "{what}");
+        // Every write timed, or left untimed by sampling and estimated: none missing.
+        let sampled = h2d["sampled"]["calls"].as_u64().unwrap_or(0);
+        assert_eq!(
+            h2d["timed"].as_u64().unwrap() + sampled,
+            10,
+            "{what}: {h2d}"
+        );
+    }
+}

@@ -209,6 +209,15 @@ fn devices_by_index() -> Vec<(usize, Arc<Device>)> {
 pub fn end() -> End {
     use std::sync::atomic::Ordering::Relaxed;
     let queues: Vec<Arc<QueueInfo>> = WORLD.queues.read().values().cloned().collect();
+    // What completed without the program waiting on its own queue (it waited on another
+    // queue's command that depended on it, or on nothing) is collected now, with its device
+    // time. Not when a signal ends the run: a collector may be the very thread it stopped.
+    if crate::layer::signals::ending().is_none() {
+        for q in &queues {
+            // SAFETY: the queue's waiting events are live (clxfer holds a reference to each).
+            unsafe { completion::synced(q, 0) };
+        }
+    }
     let incomplete = events::report_waiting(&queues);
     let devices = devices_by_index();
     let memory = WORLD.memory.lock();
