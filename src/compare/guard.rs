@@ -1,6 +1,7 @@
 //! `clxfer check --require RULE`: a run's report held to rules, for CI. The vocabulary:
 //!
-//! - `no race`: no possible data race found (`finding:possible-race=0`); `no misuse`: no finding
+//! - `no race`: no possible data race found (the report's `races`: every pair, not the findings
+//!   that list them, which stop after a few and count the rest); `no misuse`: no finding
 //!   that says the program does something wrong (races, hand-offs through the host, migrations
 //!   on the source's queue, buffers initialised twice).
 //! - `finding:KIND OP N`: how many findings of KIND (a name of `report::KINDS`, or its last
@@ -47,6 +48,8 @@ enum Metric {
     },
     TransferTime,
     WallTime,
+    /// Possible data races (the report's `races`).
+    Races,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,7 +93,7 @@ enum Unit {
 impl Metric {
     fn unit(&self) -> Unit {
         match self {
-            Metric::Findings(_) => Unit::Count,
+            Metric::Findings(_) | Metric::Races => Unit::Count,
             Metric::PathBytes(_) => Unit::Bytes,
             Metric::Row { field, .. } => match field {
                 Field::Calls => Unit::Count,
@@ -131,11 +134,7 @@ pub fn parse(text: &str) -> Result<Rule, String> {
     };
     match squeezed.to_ascii_lowercase().as_str() {
         "no race" | "no races" => {
-            return Ok(rule(
-                Metric::Findings(vec!["possible-race"]),
-                Op::Eq,
-                Value::Plain(0.0),
-            ));
+            return Ok(rule(Metric::Races, Op::Eq, Value::Plain(0.0)));
         }
         "no misuse" | "no misuses" => {
             return Ok(rule(
@@ -405,6 +404,12 @@ fn figure(m: &Metric, r: &Report) -> Option<f64> {
         t.time_ns(d.times_projected()) as f64
     };
     match m {
+        Metric::Races => Some(match r.races {
+            Some(n) => n as f64,
+            None => (r.findings.iter())
+                .filter(|f| f.kind == "possible-race")
+                .count() as f64,
+        }),
         Metric::Findings(kinds) => Some(
             (r.findings.iter())
                 .filter(|f| {
@@ -490,5 +495,39 @@ mod tests {
         }
         assert!(parse("transfer_time<=+5%").unwrap().needs_baseline());
         assert!(!parse("transfer_time<=5%").unwrap().needs_baseline());
+    }
+
+    /// `no race` counts the races, not the findings that list them (16, then one for the rest).
+    #[test]
+    fn no_race_counts_races_not_findings() {
+        let race = |title: &str| crate::report::Finding {
+            kind: "possible-race",
+            device: 1,
+            title: title.into(),
+            evidence: Vec::new(),
+            fix: String::new(),
+            saving_ns: 0,
+            estimate: String::new(),
+            saves: String::new(),
+            confidence: Some("known".into()),
+            misuse: true,
+            minor: false,
+            weighed: false,
+        };
+        let mut r: Report = serde_json::from_value(serde_json::json!({
+            "program": "p", "pid": 1, "start_time": "", "wall_ns": 1, "cut_short": false,
+            "devices": [], "bounds": null, "pinned_host_peak_bytes": null, "findings": [],
+            "incomplete_at_exit": null, "dropped_records": null, "overhead": null
+        }))
+        .unwrap();
+        r.findings = (0..16).map(|i| race(&format!("race {i}"))).collect();
+        r.findings.push(race("13 more possible data races"));
+        r.races = Some(29);
+        let rule = parse("no race").unwrap();
+        let said = rule.broken(&r, None).unwrap();
+        assert!(said.contains("the run has 29"), "{said}");
+        // A report of a clxfer before `races`: its race findings are counted.
+        r.races = None;
+        assert!(rule.broken(&r, None).unwrap().contains("the run has 17"));
     }
 }

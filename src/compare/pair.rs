@@ -122,6 +122,7 @@ mod tests {
             signal: None,
             verdict: Default::default(),
             weighed_against: Default::default(),
+            races: None,
             devices: Vec::new(),
             bounds: None,
             pinned_host_peak_bytes: None,

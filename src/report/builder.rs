@@ -483,6 +483,10 @@ impl Builder {
         let bounds = self.graph.bounds(wall_ns);
         // A race can make the results wrong however fast the run: races rank first.
         let (mut findings, unjudged) = super::races::findings(&self.races, self.more_races);
+        let races = (self.races.iter())
+            .filter(|r| r.confidence != "assumed")
+            .count() as u64
+            + self.more_races;
         findings.extend(findings::all(
             self.devices.iter().map(|d| &d.1),
             &self.graph,
@@ -514,6 +518,7 @@ impl Builder {
             signal: end.as_ref().and_then(|e| e.signal.clone()),
             bounds,
             devices,
+            races: Some(races),
             weighed_against,
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,

@@ -66,6 +66,11 @@ pub struct Report {
     pub bounds: Option<Bounds>,
     /// `null`: not known (a trace cut short), here and below.
     pub pinned_host_peak_bytes: Option<u64>,
+    /// Possible data races found (pairs of commands, each said once; those past the findings'
+    /// first few are counted in one finding): what `clxfer check --require 'no race'` counts.
+    /// `null` in a report of a clxfer before it (the guard then counts the race findings).
+    #[serde(default)]
+    pub races: Option<u64>,
     /// What a saving is weighed against to be [`MINOR`].
     #[serde(default)]
     pub weighed_against: Scale,
