@@ -86,13 +86,10 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
                 "command #3 (clEnqueueReadBuffer on device #2 queue #2) reads bytes 0..65536",
             ]),
         ),
-        (
-            "kernel-helper",
-            Some([
-                "command #2 (clEnqueueNDRangeKernel on device #1 queue #1) may write (its kernel argument is not `const`) the whole object",
-                "command #3 (clEnqueueReadBuffer on device #2 queue #2) reads bytes 0..65536",
-            ]),
-        ),
+        // The source says only that the kernel may write (it hands the pointer to a function
+        // of its own): a race that rests on it is the report's (`declared`), never said on
+        // stderr as certain (issue #56).
+        ("kernel-helper", None),
         // From a binary: nothing tells, and an assumed race is not said.
         ("kernel-binary", None),
     ];
@@ -121,6 +118,14 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
                     "{what}: the program read something else"
                 );
                 let said = races(&r);
+                if mode == "kernel-helper" && clxfer_mode == "summary" {
+                    let flat = r.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+                    assert!(
+                        flat.contains("may write (its kernel argument is not `const`)"),
+                        "{what}: the report does not list the declared race: {}",
+                        r.stderr
+                    );
+                }
                 match want {
                     None => assert!(said.is_empty(), "{what}: {said:?}"),
                     Some([first, second]) => {

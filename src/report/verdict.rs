@@ -129,13 +129,26 @@ fn headline(r: &Report) -> (String, Option<usize>) {
                 .iter()
                 .position(|f| !f.minor && f.confidence.as_deref() != Some("declared"))
         });
-    match first {
-        Some(i) => {
+    let declared = r
+        .findings
+        .iter()
+        .position(|f| f.confidence.as_deref() == Some("declared"));
+    match (first, declared) {
+        (Some(i), _) => {
             let f = &r.findings[i];
             let number = shown_number(r, i);
             (format!("{}; {}", f.title, gain(f, number)), Some(i))
         }
-        None => (nothing_to_change(r), None),
+        // A race clxfer could not judge for certain leads nothing, and is not hidden either.
+        (None, Some(i)) => (
+            format!(
+                "nothing certain to change; finding {} is a possible race that rests on a kernel \
+                 argument clxfer could not follow",
+                shown_number(r, i)
+            ),
+            Some(i),
+        ),
+        (None, None) => (nothing_to_change(r), None),
     }
 }
 
