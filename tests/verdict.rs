@@ -330,3 +330,29 @@ fn commands_waited_for_through_another_queue_have_their_device_time() {
         );
     }
 }
+
+/// The verdict's time line says how much of the transfer time ran beside kernels (the
+/// question of a pipeline ported from cudaMemcpyAsync), as the busy line measured it.
+#[test]
+fn the_verdict_says_how_much_transfers_overlapped_kernels() {
+    for args in [&["serial", "200"][..], &["overlapped", "200"]] {
+        let r = live_report("overlap", args, &[]);
+        let time = r["verdict"]["time"].as_str().unwrap();
+        let said: f64 = time
+            .split("(overlapping ")
+            .nth(1)
+            .and_then(|t| t.split('%').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{args:?}: {time}"));
+        let (mut overlap, mut transfer) = (0.0, 0.0);
+        for d in r["devices"].as_array().unwrap() {
+            overlap += d["busy"]["overlap_ns"].as_f64().unwrap_or(0.0);
+            transfer += d["busy"]["transfer_ns"].as_f64().unwrap_or(0.0);
+        }
+        assert_eq!(
+            said,
+            (overlap * 100.0 / transfer).round(),
+            "{args:?}: {time}"
+        );
+    }
+}

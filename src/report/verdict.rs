@@ -165,7 +165,7 @@ fn gain(f: &Finding, number: usize) -> String {
             "a misuse; saves ~{}{projected} (finding {number})",
             duration(ns)
         ),
-        (false, 0) => format!("finding {number}"),
+        (false, 0) => format!("no time to save (finding {number})"),
         (false, ns) => format!("saves ~{}{projected} (finding {number})", duration(ns)),
     }
 }
@@ -361,8 +361,19 @@ fn time(r: &Report) -> String {
             ns as f64 * 100.0 / wall
         ),
     };
+    // Whether transfers overlapped kernels (the question of a pipeline), where both ran.
+    let (overlap, transfer_busy) = (r.devices.iter())
+        .filter_map(|d| d.busy)
+        .fold((0, 0), |(o, t), b| (o + b.overlap_ns, t + b.transfer_ns));
+    let overlapped = match (kernel_ns, transfer_busy) {
+        (0, _) | (_, 0) => String::new(),
+        _ => format!(
+            " (overlapping {:.0}% of the transfer time)",
+            overlap as f64 * 100.0 / transfer_busy as f64
+        ),
+    };
     let mut line = format!(
-        "time: {} run: transfers {transfers}, kernels {}",
+        "time: {} run: transfers {transfers}, kernels {}{overlapped}",
         duration(r.wall_ns),
         duration(kernel_ns),
     );
