@@ -356,3 +356,29 @@ fn the_verdict_says_how_much_transfers_overlapped_kernels() {
         );
     }
 }
+
+/// Issue #56 item 10: a command that failed moves no bytes and is counted failed, live and from
+/// the trace alike.
+#[test]
+fn failed_commands_move_nothing_and_are_counted() {
+    let out = fresh_dir("verdict-failed");
+    let mut cmd = command(program("failed"), Load::Layer);
+    cmd.env("CLXFER_DIR", &out);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("statuses error error"), "{}", r.stdout);
+    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    let live = live_report("failed", &[], &[]);
+    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+        let d = &rep["devices"][0];
+        assert_eq!(d["failed"], 2, "{what}: {d}");
+        let moved: u64 = (d["transfers"].as_array().unwrap().iter())
+            .map(|t| t["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(moved, 0, "{what}: {}", d["transfers"]);
+        assert!(
+            rep["verdict"]["moved"].as_array().unwrap().is_empty(),
+            "{what}"
+        );
+    }
+}

@@ -220,6 +220,8 @@ pub(super) struct DeviceAcc {
     pub host_time_used: u64,
     /// Device times no device can take, set aside (`model::device::implausible`).
     pub implausible: Implausible,
+    /// Commands that failed (an error status): they moved nothing and are in no row.
+    pub failed: u64,
 }
 
 /// The device times a device reported that cannot be measurements.

@@ -30,6 +30,8 @@ pub struct Builder {
     /// Completions that came before their enqueue (summary mode: a blocking call's completion
     /// can reach the writer first).
     early: FxHashMap<u64, Option<Ran>>,
+    /// Commands that failed, whose facts have not come yet.
+    failed: rustc_hash::FxHashSet<u64>,
     end: Option<EndFacts>,
     /// A trace cut short: how far it reached (its wall time, with no end facts).
     last_ns: u64,
@@ -145,6 +147,14 @@ impl Builder {
         }
     }
 
+    /// Command `id` failed: its fact, when it comes, moved nothing (a few are kept: failures are
+    /// rare, and one past the bound counts as if it had run).
+    pub fn failed(&mut self, id: u64) {
+        if id != 0 && self.failed.len() < PARKED {
+            self.failed.insert(id);
+        }
+    }
+
     /// Command `id` completed; `ran` is `None` when its device time was unavailable.
     pub fn completed(&mut self, id: u64, ran: Option<Ran>) {
         match self.parked.remove(&id) {
@@ -159,6 +169,16 @@ impl Builder {
     /// A fact with its completion, both known.
     pub fn add_fact(&mut self, f: &Fact, ran: Option<Ran>) {
         let Fact { work, link } = f;
+        if link.id != 0 && self.failed.remove(&link.id) {
+            // It moved nothing and ran no kernel: counted as failed, in no row.
+            let device = match (work.moved(), work) {
+                (Some(e), _) => e.device,
+                (None, Work::Kernel(k)) => k.device,
+                (None, _) => return,
+            };
+            self.device_mut(device).failed += 1;
+            return;
+        }
         let ran = ran.filter(|r| self.plausible(work, r.ns));
         let (queue, label, blocking) = match (work.moved(), work) {
             (Some(e), _) => (

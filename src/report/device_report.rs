@@ -110,6 +110,7 @@ pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         alloc_host_ptr_peak_bytes: d.end.as_ref().map(|e| e.alloc_host_ptr_peak),
         without_device_time: d.without_device_time,
         sampled_out: d.sampled,
+        failed: d.failed,
         clock_mapping: d.end.as_ref().map(|e| e.clock.clone()),
     }
 }

@@ -236,6 +236,13 @@ impl Reader {
                         after_call_ns: after_call.unwrap_or(0),
                         start_ns: at,
                     };
+                    if args
+                        .get(s::STATUS.name)
+                        .and_then(Value::as_i64)
+                        .is_some_and(|st| st < 0)
+                    {
+                        b.failed(id);
+                    }
                     b.completed(id, (!unavailable).then_some(ran));
                     return;
                 }

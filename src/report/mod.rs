@@ -122,6 +122,10 @@ pub struct DeviceReport {
     /// Transfers sampled device timing left untimed: each table row says how it extrapolated
     /// them (`sampled`).
     pub sampled_out: u64,
+    /// Commands that failed (their completion's status was an error): they moved nothing and
+    /// are in no row.
+    #[serde(default)]
+    pub failed: u64,
     pub clock_mapping: Option<String>,
 }
 

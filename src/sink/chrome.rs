@@ -381,7 +381,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             Record::Device(d) => self.device(&d),
             Record::Queue(q) => self.queue(q),
             // Summary mode's compact enqueues: a trace gets whole calls instead.
-            Record::Fact(..) => {}
+            Record::Fact(..) | Record::Failed(_) => {}
             Record::Race(r) => self.race(&r),
             Record::Missing(m) => {
                 let ts = self.ts(m.at);

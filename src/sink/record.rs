@@ -31,6 +31,9 @@ pub enum Record {
     /// completion (`None`: unavailable or not timed), instead of the call, its classification and
     /// its command. Sent when the command completes, or from the call when it is not timed.
     Fact(crate::report::Fact, Option<crate::report::Ran>),
+    /// Summary mode: command `id` failed (its completion's status was an error), sent before its
+    /// fact: it moved nothing.
+    Failed(u64),
     /// A possible data race between two commands, found as the second was enqueued; sent after
     /// that enqueue's own record. In the report (a finding) and the trace (an instant and an
     /// arrow between the two enqueue slices) alike.
@@ -219,7 +222,7 @@ impl Record {
 
     pub fn kind(&self) -> usize {
         match self {
-            Record::Call(_) | Record::Fact(..) => 0,
+            Record::Call(_) | Record::Fact(..) | Record::Failed(_) => 0,
             Record::Command(_) => 1,
             Record::Counter { .. } => 2,
             Record::Device(_) => 3,

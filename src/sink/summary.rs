@@ -117,6 +117,10 @@ impl Summary {
                 };
                 b.fact(id, Fact { work, link });
             }
+            Record::Command(c) if c.status < 0 => {
+                b.failed(c.id);
+                b.completed(c.id, None);
+            }
             Record::Command(c) => b.completed(
                 c.id,
                 (c.time == DeviceTime::Measured).then(|| Ran {
@@ -127,6 +131,7 @@ impl Summary {
             ),
             Record::Race(r) => b.race(r.fact.clone()),
             Record::Missing(m) => b.missing(&m.name),
+            Record::Failed(id) => b.failed(*id),
             Record::Device(d) => b.device(DeviceFacts {
                 index: d.index,
                 name: d.name.clone(),

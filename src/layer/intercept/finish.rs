@@ -85,6 +85,16 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         if ran.is_none() {
             dev.unavailable.fetch_add(1, Ordering::Relaxed);
         }
+        // A command that failed moved nothing: the report counts it so, not as bytes moved. Its
+        // status is worth asking only when its times are not there.
+        let failed = ran.is_none()
+            && (status < 0
+                || status == OVER
+                    && driver_call(dev, || unsafe { driver::event_status(event) })
+                        .is_some_and(|s| s < 0));
+        if failed {
+            buffer::push_with(|_| Record::Failed(p.id));
+        }
         if let Some(facts) = p.fact() {
             buffer::push_with(|_| Record::Fact(facts, ran));
         }

@@ -209,8 +209,12 @@ pub(super) fn timing(d: &DeviceReport) -> String {
             "; {n} untimed by sampling (CLXFER_DEVICE_TIMING=on; `all` times every command)"
         ),
     };
+    let failed = match d.failed {
+        0 => String::new(),
+        n => format!("; {n} failed (an error status: they moved nothing and are in no row)"),
+    };
     format!(
-        "timing: clock mapping {clock}; {} transfers without device time{beyond}{sampled}",
+        "timing: clock mapping {clock}; {} transfers without device time{beyond}{sampled}{failed}",
         d.without_device_time
     )
 }
