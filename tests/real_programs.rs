@@ -148,8 +148,8 @@ fn pyopencl_kernels_and_the_read_that_waits_for_them() {
 }
 
 /// Issue #25, in pyopencl: a buffer handed from one device's queue to the other's. With the
-/// kernel's event in the read's wait list there is no race; without it, exactly one, naming both
-/// commands.
+/// kernel's event in the read's wait list there is no race; without it, exactly one in the
+/// report, naming both commands.
 #[test]
 fn pyopencl_hand_off_races_only_without_its_event() {
     let script = root().join("tests/programs/pyopencl_race.py");
@@ -174,14 +174,24 @@ fn pyopencl_hand_off_races_only_without_its_event() {
                 );
                 assert!(races.is_empty(), "{what}: {races:?}");
             } else {
-                assert_eq!(races.len(), 1, "{what}: {}", r.stderr);
+                // pyopencl builds from its binary cache: clxfer has the driver's argument
+                // qualifiers, not the source, so the kernel only may write (`declared`). Such a
+                // race is the report's, not said on stderr as certain (issue #56).
+                assert!(races.is_empty(), "{what}: {races:?}");
+                let flat = r.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert_eq!(
+                    flat.matches("possible data race on memory object").count(),
+                    1,
+                    "{what}: {}",
+                    r.stderr
+                );
                 for side in [
                     "(clEnqueueNDRangeKernel on device #1 queue #1, thread ",
                     ") may write",
                     "(clEnqueueReadBuffer on device #2 queue #2, thread ",
                     ") reads bytes 0..262144",
                 ] {
-                    assert!(races[0].contains(side), "{what}: {}", races[0]);
+                    assert!(flat.contains(side), "{what}: {side} not in {flat}");
                 }
             }
         }
