@@ -287,6 +287,20 @@ fn every_launch_is_in_its_device_s_kernel_table() {
     }
     assert_eq!(launched.len(), 2, "{launched:?}");
     let report: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    // Both devices pulled the buffer back from the host: the headline names one and counts the
+    // other.
+    let v = &report["verdict"];
+    let first = &report["findings"][v["finding"].as_u64().unwrap() as usize];
+    let like = (report["findings"].as_array().unwrap().iter())
+        .filter(|f| f["kind"] == first["kind"] && f["device"] != first["device"])
+        .count();
+    assert_eq!(first["kind"], "host-hop-migration", "{v}");
+    assert!(like > 0, "{}", report["findings"]);
+    let headline = v["headline"].as_str().unwrap();
+    assert!(
+        headline.ends_with(&format!("{like} more like it on another device")),
+        "{headline}"
+    );
     for d in report["devices"].as_array().unwrap() {
         let listed: u64 = (d["kernels"].as_array().unwrap().iter())
             .map(|k| k["calls"].as_u64().unwrap())

@@ -137,7 +137,16 @@ fn headline(r: &Report) -> (String, Option<usize>) {
         (Some(i), _) => {
             let f = &r.findings[i];
             let number = shown_number(r, i);
-            (format!("{}; {}", f.title, gain(f, number)), Some(i))
+            // The same finding on other devices (a hand-off gone wrong on both): counted, so
+            // that the headline's one device is not taken for the whole run.
+            let like = (r.findings.iter())
+                .filter(|g| g.kind == f.kind && g.device != f.device && !g.minor)
+                .count();
+            let more = match like {
+                0 => String::new(),
+                n => format!("; {n} more like it on another device"),
+            };
+            (format!("{}; {}{more}", f.title, gain(f, number)), Some(i))
         }
         // A race clxfer could not judge for certain leads nothing, and is not hidden either.
         (None, Some(i)) => (
