@@ -350,12 +350,21 @@ impl Scale {
 }
 
 impl DeviceReport {
-    /// Its transfers' and kernels' device time: projected where its rules were forced, with the
-    /// estimate for what sampling left untimed.
+    /// Its transfers' and kernels' device time.
     pub fn device_ns(&self) -> u64 {
+        self.transfer_ns().saturating_add(self.kernel_ns())
+    }
+
+    /// Its transfers' device time: projected where its rules were forced, else measured with the
+    /// estimate for what sampling left untimed.
+    pub fn transfer_ns(&self) -> u64 {
         let projected = self.times_projected();
-        let transfers: u64 = self.transfers.iter().map(|r| r.time_ns(projected)).sum();
-        transfers.saturating_add(self.kernels.iter().map(KernelRow::time_ns).sum())
+        self.transfers.iter().map(|r| r.time_ns(projected)).sum()
+    }
+
+    /// Its kernels' device time, with the estimate for launches sampling left untimed.
+    pub fn kernel_ns(&self) -> u64 {
+        self.kernels.iter().map(KernelRow::time_ns).sum()
     }
 }
 

@@ -83,29 +83,8 @@ impl Verdict {
     pub fn by_direction(&self) -> Vec<Moved> {
         let mut out: Vec<Moved> = Vec::new();
         for m in &self.moved {
-            let at = match out.iter().position(|o| o.direction == m.direction) {
-                Some(at) => at,
-                None => {
-                    out.push(Moved {
-                        device: 0,
-                        direction: m.direction.clone(),
-                        bytes: 0,
-                        paths: Vec::new(),
-                        text: String::new(),
-                    });
-                    out.len() - 1
-                }
-            };
-            let o = &mut out[at];
-            o.bytes = o.bytes.saturating_add(m.bytes);
             for p in &m.paths {
-                match o.paths.iter_mut().find(|q| q.path == p.path) {
-                    Some(q) => {
-                        q.bytes = q.bytes.saturating_add(p.bytes);
-                        q.calls += p.calls;
-                    }
-                    None => o.paths.push(p.clone()),
-                }
+                add(&mut out, 0, &m.direction, p.clone());
             }
         }
         for o in &mut out {
@@ -185,7 +164,7 @@ fn shown_number(r: &Report, index: usize) -> usize {
 }
 
 fn nothing_to_change(r: &Report) -> String {
-    let transfer_ns: u64 = r.devices.iter().map(transfer_ns).sum();
+    let transfer_ns: u64 = r.devices.iter().map(DeviceReport::transfer_ns).sum();
     let share = transfer_ns as f64 * 100.0 / r.wall_ns.max(1) as f64;
     let minor = r.findings.iter().filter(|f| f.minor).count();
     let rest = match minor {
@@ -196,13 +175,6 @@ fn nothing_to_change(r: &Report) -> String {
     format!("nothing to change: transfers are {share:.0}% of the run{rest}")
 }
 
-/// A device's transfer time: projected where its rules were forced, else measured with the
-/// estimate for what sampling left untimed.
-fn transfer_ns(d: &DeviceReport) -> u64 {
-    let projected = d.times_projected();
-    d.transfers.iter().map(|row| row.time_ns(projected)).sum()
-}
-
 /// The directions bytes moved in, on one device.
 fn moved(d: &DeviceReport) -> Vec<Moved> {
     let mut out: Vec<Moved> = Vec::new();
@@ -211,22 +183,7 @@ fn moved(d: &DeviceReport) -> Vec<Moved> {
         .iter()
         .filter(|r| r.bytes > 0 && r.path != "none")
     {
-        let at = match out.iter().position(|m| m.direction == row.direction) {
-            Some(at) => at,
-            None => {
-                out.push(Moved {
-                    device: d.index,
-                    direction: row.direction.clone(),
-                    bytes: 0,
-                    paths: Vec::new(),
-                    text: String::new(),
-                });
-                out.len() - 1
-            }
-        };
-        let m = &mut out[at];
-        m.bytes = m.bytes.saturating_add(row.bytes);
-        m.paths.push(share(row));
+        add(&mut out, d.index, &row.direction, share(row));
     }
     for m in &mut out {
         m.paths.sort_by_key(|p| std::cmp::Reverse(p.bytes));
@@ -234,6 +191,33 @@ fn moved(d: &DeviceReport) -> Vec<Moved> {
     let order = ["H2D", "D2H", "D2D", "H2H"];
     out.sort_by_key(|m| order.iter().position(|&d| d == m.direction));
     out
+}
+
+/// Adds a path's bytes to `direction`'s entry of `out` (made where missing, in the order first
+/// met), and to its path's share there.
+fn add(out: &mut Vec<Moved>, device: u32, direction: &str, p: PathShare) {
+    let at = match out.iter().position(|m| m.direction == direction) {
+        Some(at) => at,
+        None => {
+            out.push(Moved {
+                device,
+                direction: direction.to_string(),
+                bytes: 0,
+                paths: Vec::new(),
+                text: String::new(),
+            });
+            out.len() - 1
+        }
+    };
+    let m = &mut out[at];
+    m.bytes = m.bytes.saturating_add(p.bytes);
+    match m.paths.iter_mut().find(|q| q.path == p.path) {
+        Some(q) => {
+            q.bytes = q.bytes.saturating_add(p.bytes);
+            q.calls += p.calls;
+        }
+        None => m.paths.push(p),
+    }
 }
 
 fn share(row: &Row) -> PathShare {
@@ -325,11 +309,8 @@ fn words(path: &str, direction: &str) -> &'static str {
 /// forced rules the transfers are the cost model's and the rest
 /// this machine's, which the line keeps apart.
 fn time(r: &Report) -> String {
-    let transfer_ns: u64 = r.devices.iter().map(transfer_ns).sum();
-    let kernel_ns: u64 = (r.devices.iter())
-        .flat_map(|d| &d.kernels)
-        .map(super::KernelRow::time_ns)
-        .sum();
+    let transfer_ns: u64 = r.devices.iter().map(DeviceReport::transfer_ns).sum();
+    let kernel_ns: u64 = r.devices.iter().map(DeviceReport::kernel_ns).sum();
     let projected = r.devices.iter().any(DeviceReport::times_projected);
     let estimate = |s: Option<super::Sampled>| s.is_some_and(|s| s.estimated_ns.is_some());
     let estimated = r.devices.iter().any(|d| {

@@ -41,6 +41,20 @@ impl Now {
     }
 }
 
+/// A command's status where [`OVER`] stands for it (over, its status not asked): a command with
+/// profiling times completed (a failed one has none), else the driver is asked; any other status
+/// as it is.
+///
+/// # Safety
+/// `event` is a live event.
+unsafe fn settled(dev: &Device, event: cl_event, status: cl_int, timed: bool) -> cl_int {
+    match status {
+        OVER if timed => CL_COMPLETE,
+        OVER => driver_call(dev, || unsafe { driver::event_status(event) }).unwrap_or(CL_COMPLETE),
+        s => s,
+    }
+}
+
 /// One command is over with `status`: hand its device record to the writer (once; the caller
 /// releases the event).
 pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now) {
@@ -85,13 +99,8 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         if ran.is_none() {
             dev.unavailable.fetch_add(1, Ordering::Relaxed);
         }
-        // A command that failed moved nothing: the report counts it so, not as bytes moved. Its
-        // status is worth asking only when its times are not there.
-        let failed = ran.is_none()
-            && (status < 0
-                || status == OVER
-                    && driver_call(dev, || unsafe { driver::event_status(event) })
-                        .is_some_and(|s| s < 0));
+        // A command that failed moved nothing: the report counts it so, not as bytes moved.
+        let failed = ran.is_none() && unsafe { settled(dev, event, status, false) } < 0;
         if failed {
             buffer::push_with(|_| Record::Failed(p.id));
         }
@@ -114,15 +123,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         }),
         _ => None,
     };
-    if status == OVER {
-        // A failed command has no profiling times: only then is its status worth asking.
-        status = match times {
-            Some(_) => CL_COMPLETE,
-            None => {
-                driver_call(dev, || unsafe { driver::event_status(event) }).unwrap_or(CL_COMPLETE)
-            }
-        };
-    }
+    status = unsafe { settled(dev, event, status, times.is_some()) };
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
     let (queued, submit, start, end, time) = match times {
         Some(_) if untrusted => {
