@@ -171,12 +171,7 @@ impl Builder {
         let Fact { work, link } = f;
         if link.id != 0 && self.failed.remove(&link.id) {
             // It moved nothing and ran no kernel: counted as failed, in no row.
-            let device = match (work.moved(), work) {
-                (Some(e), _) => e.device,
-                (None, Work::Kernel(k)) => k.device,
-                (None, _) => return,
-            };
-            self.device_mut(device).failed += 1;
+            self.device_mut(work.device()).failed += 1;
             return;
         }
         let ran = ran.filter(|r| self.plausible(work, r.ns));
@@ -246,11 +241,8 @@ impl Builder {
     /// Whether a command's device time can be a measurement; one that cannot is counted on its
     /// device and used nowhere (no table, bandwidth, busy time, path or saving rests on it).
     fn plausible(&mut self, work: &Work, ns: u64) -> bool {
-        let (device, bytes, transfer) = match (work.moved(), work) {
-            (Some(e), _) => (e.device, e.bytes, true),
-            (None, Work::Kernel(k)) => (k.device, 0, false),
-            (None, _) => return true,
-        };
+        let device = work.device();
+        let (bytes, transfer) = work.moved().map_or((0, false), |e| (e.bytes, true));
         // Under forced rules a transfer's bytes are what the rules' device would move, and its
         // time the projection's: this device's time is of something else.
         if transfer

@@ -304,6 +304,14 @@ impl Work {
             Work::Kernel(_) => None,
         }
     }
+
+    /// Its device.
+    pub fn device(&self) -> u32 {
+        match self {
+            Work::Kernel(k) => k.device,
+            _ => self.moved().map_or(0, |e| e.device),
+        }
+    }
 }
 
 /// A device as the trace start or the layer describes it.
