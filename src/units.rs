@@ -51,6 +51,15 @@ fn three_digits(v: f64) -> String {
     format!("{v:.digits$}")
 }
 
+/// `s` in at most `n` characters: cut, with `…` for what was left out.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

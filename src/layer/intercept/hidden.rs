@@ -2,8 +2,8 @@
 //! answered them without clxfer. Profiling that clxfer turned on is hidden from a queue's
 //! properties (`CL_QUEUE_PROPERTIES`, `CL_QUEUE_PROPERTIES_ARRAY`, `clSetCommandQueueProperty`'s
 //! old properties) and from its events (`clGetEventProfilingInfo` says
-//! `CL_PROFILING_INFO_NOT_AVAILABLE` where the driver would), and reference counts leave out what clxfer's events hold
-//! ([`Counted`]). docs/RELIABILITY.md lists every query and its test.
+//! `CL_PROFILING_INFO_NOT_AVAILABLE` where the driver would), and reference counts leave out
+//! what clxfer's events hold ([`Counted`]). docs/RELIABILITY.md lists every query and its test.
 //!
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
 //! error), and only then answers from what the program asked for.

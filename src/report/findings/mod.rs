@@ -79,10 +79,7 @@ fn implausible(j: &mut Judge) {
          count as without a device time, timed by their host time where they blocked"
             .into(),
     );
-    let name: String = match d.facts.name.chars().count() > 40 {
-        true => d.facts.name.chars().take(39).chain(['…']).collect(),
-        false => d.facts.name.clone(),
-    };
+    let name = crate::units::clip(&d.facts.name, 40);
     let title = format!(
         "the driver of device #{} ({name}) reported device times no device can take, for {}",
         d.facts.index,

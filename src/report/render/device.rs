@@ -2,7 +2,8 @@
 //! bandwidths, memory, busy time and overlap, sampled timing.
 
 use super::super::{DeviceReport, Projection, QueueBusy};
-use super::tables::{WIDTH, clip};
+use super::tables::WIDTH;
+use crate::units::clip;
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;
 

@@ -2,7 +2,7 @@
 //! Markdown), and lines wrapped at [`WIDTH`].
 
 use super::super::{KernelRow, Row};
-use crate::units::{bytes, duration, gbps};
+use crate::units::{bytes, clip, duration, gbps};
 use std::fmt::Write as _;
 
 pub const WIDTH: usize = 100;
@@ -154,14 +154,6 @@ pub(super) fn aligned<const N: usize>(
     line(*heads, out);
     for r in body {
         line(std::array::from_fn(|i| r[i].as_str()), out);
-    }
-}
-
-pub(super) fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).collect::<String>() + "…"
     }
 }
 

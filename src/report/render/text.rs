@@ -5,7 +5,8 @@ use super::device::{
     COMPARED, best, busy, compared, device_head, known, memory, projection_line, queue_busy,
     replaced, sampled, timing,
 };
-use super::tables::{aligned, clip, kernels_table, table, wrapped};
+use super::tables::{aligned, kernels_table, table, wrapped};
+use crate::units::clip;
 use crate::units::{bytes, duration};
 use std::fmt::Write as _;
 
