@@ -312,6 +312,17 @@ fn every_launch_is_in_its_device_s_kernel_table() {
             "{name}: {}",
             d["kernels"]
         );
+        // And the busy line counts their time as kernels', as the kernel table does.
+        let timed: u64 = (d["kernels"].as_array().unwrap().iter())
+            .map(|k| k["device_ns"].as_u64().unwrap())
+            .sum();
+        if timed > 0 {
+            assert!(
+                d["busy"]["kernel_ns"].as_u64() > Some(0),
+                "{name}: {}",
+                d["busy"]
+            );
+        }
     }
 }
 

@@ -354,8 +354,13 @@ impl Builder {
             ns, start_ns: s, ..
         }) = ran
         {
-            d.timeline
-                .add(e.queue, s, s.saturating_add(ns), Class::Transfer);
+            // A launch whose arguments moved is its kernel's time on the device, as in the
+            // kernel table.
+            let class = match e.kind {
+                Kind::Kernel => Class::Kernel,
+                _ => Class::Transfer,
+            };
+            d.timeline.add(e.queue, s, s.saturating_add(ns), class);
         }
         // Under forced rules the projection stands in for this device's time (issue #26); a
         // kernel's row is the move at its launch.
