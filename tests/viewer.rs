@@ -581,3 +581,73 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         assert!(png.starts_with(b"\x89PNG") && png.len() > 5_000, "{shot}");
     }
 }
+
+/// Every connection is answered while others stay open, as a browser's do: 24 connections made
+/// at once, each asking for a page file and kept alive, then each asked again. tiny_http 0.12
+/// left some of them unanswered for as long as the others stayed open when the machine was busy
+/// (its pool queued a connection behind an idle thread another had already claimed), and the
+/// browser test above waited for a script that never came. The read timeout only ends a hang.
+#[test]
+fn every_connection_is_answered_while_the_others_stay_open() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    let dir = fresh_dir("viewer-connections");
+    let trace = dir.join("small.json");
+    big_trace(&trace, 1000);
+    let (mut server, url) = serve(&trace);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let ask = |s: &mut TcpStream, path: &str| {
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n");
+        s.write_all(request.as_bytes()).unwrap();
+    };
+    // An answer's status line and its body's length, read to the end of its body.
+    let answer = |s: &mut TcpStream| -> (String, usize) {
+        let mut head = Vec::new();
+        let mut byte = [0u8];
+        while !head.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).expect("an answer");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let length: usize = (head.lines())
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap())
+            })
+            .expect("a length");
+        let mut body = vec![0u8; length];
+        s.read_exact(&mut body).unwrap();
+        (head.lines().next().unwrap().to_string(), length)
+    };
+    let mut streams: Vec<TcpStream> = (0..24)
+        .map(|_| {
+            let s = TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+            s
+        })
+        .collect();
+    let files = ["/viewer.js", "/style.css", "/model.js", "/served.json"];
+    for round in 0..2 {
+        for (i, s) in streams.iter_mut().enumerate() {
+            ask(s, files[(i + round) % files.len()]);
+        }
+        for (i, s) in streams.iter_mut().enumerate() {
+            let (status, length) = answer(s);
+            assert_eq!(status, "HTTP/1.1 200 OK", "connection {i}, round {round}");
+            assert!(length > 0, "connection {i}, round {round}");
+        }
+    }
+    let mut missing = TcpStream::connect(&addr).unwrap();
+    missing
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    ask(&mut missing, "/no-such-file");
+    assert_eq!(answer(&mut missing).0, "HTTP/1.1 404 Not Found");
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -16,10 +16,11 @@ const browser = await chromium.launch({
 const ready = (page, timeout = 180000) =>
   page.waitForFunction(() => ['ready', 'error'].includes(window.clxferViewer?.status), null, { timeout });
 
-// Navigates and waits for the page to be drawn. Headless Chromium's load of a page from `clxfer
-// view` used to hang now and then (one of its scripts never arriving) while its disk cache took in
-// the page before's 100 MB trace; `clxfer view` now says `Cache-Control: no-store`. Up to three
-// tries still, each said on stderr; what the page shows is asserted as always.
+// Navigates and waits for the page to be drawn. Loads from `clxfer view` used to hang now and then
+// (one of the page's scripts never arriving): tiny_http's pool, which served it, left a connection
+// unserved behind the browser's idle keep-alive ones on a busy machine. The server is hyper now
+// and tests/viewer.rs holds every connection answered; a try that still stalls is said on stderr
+// and made again, and a request it left failed still fails the test.
 // Opens `url` and waits for the page to be drawn, trying again (at most 3 times) when a try
 // stalls; returns the tries it took and the milliseconds of the one that drew.
 async function open(page, url, timeout) {

@@ -3,9 +3,16 @@
 
 use crate::fail;
 use clxfer::report::from_trace;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use std::path::Path;
 use std::process::ExitCode;
-use tiny_http::{Header, Response, Server};
+use std::sync::Arc;
 
 /// One of the page's files: (URL path, content type, bytes).
 macro_rules! page_file {
@@ -73,61 +80,88 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let server = match Server::http(("127.0.0.1", port)) {
-        Ok(s) => s,
+    let listener = match std::net::TcpListener::bind(("127.0.0.1", port)) {
+        Ok(l) => l,
         Err(e) => return fail(format!("cannot listen on 127.0.0.1:{port}: {e}")),
     };
-    let Some(addr) = server.server_addr().to_ip() else {
-        return fail("the server has no IP address");
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => return fail(format!("the server has no address: {e}")),
     };
     // What the page loads when opened at the bare URL.
     let served = serde_json::json!({"trace": "trace.json", "report": "report.json", "name": name})
         .to_string()
         .into_bytes();
+    let files: Served = Arc::new([
+        ("/trace.json", Bytes::from(body)),
+        ("/report.json", Bytes::from(report)),
+        ("/served.json", Bytes::from(served)),
+    ]);
     eprintln!(
         "clxfer: viewing {} at http://{addr}/ (Ctrl-C to stop)",
         trace.display()
     );
-    // A few threads answer: a response that waits on a slow reader (a 100 MB trace) holds no
-    // other request back.
-    let files = [
-        ("/trace.json", body),
-        ("/report.json", report),
-        ("/served.json", served),
-    ];
-    std::thread::scope(|scope| {
-        for _ in 0..4 {
-            scope.spawn(|| {
-                while let Ok(request) = server.recv() {
-                    respond(request, &files);
-                }
-            });
-        }
-    });
-    ExitCode::SUCCESS
+    match serve(listener, files) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("the server stopped: {e}")),
+    }
 }
 
-/// Answers one request: the trace, its report, what is served, or one of the page's files.
-fn respond(request: tiny_http::Request, served: &[(&str, Vec<u8>)]) {
-    let path = request.url().split('?').next().unwrap_or("/").to_string();
+/// What is served besides the page's own files: (URL path, JSON bytes).
+type Served = Arc<[(&'static str, Bytes); 3]>;
+
+/// Answers every connection until the process is stopped. Each connection is a task of its own,
+/// so a browser's idle keep-alive connections or a slow reader of a 100 MB trace hold no other
+/// request back; the bodies are shared, not copied per request.
+fn serve(listener: std::net::TcpListener, files: Served) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        loop {
+            // A refused or reset connection is the browser's business, not the server's end.
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let files = files.clone();
+            let answer = service_fn(move |request: Request<Incoming>| {
+                let response = respond(request.uri().path(), &files);
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            tokio::spawn(async move {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), answer)
+                    .await;
+            });
+        }
+    })
+}
+
+/// The answer to a request for `path`: the trace, its report, what is served, or one of the
+/// page's files.
+fn respond(path: &str, served: &Served) -> Response<Full<Bytes>> {
     let found = (served.iter())
         .find(|(p, _)| *p == path)
-        .map(|(_, b)| ("application/json", b.as_slice()))
+        .map(|(_, b)| ("application/json", b.clone()))
         .or_else(|| {
             let (_, kind, bytes) = FILES.iter().find(|(f, ..)| *f == path)?;
-            Some((*kind, *bytes))
+            Some((*kind, Bytes::from_static(bytes)))
         });
-    let Some((kind, bytes)) = found else {
-        let _ = request.respond(Response::from_string("not found").with_status_code(404));
-        return;
+    let mut response = Response::builder();
+    let body = match found {
+        // Nothing is cached: Chromium writing a 100 MB trace into its disk cache held the next
+        // page's requests back (headless, now and then for minutes), and the file may change.
+        Some((kind, bytes)) => {
+            response = (response.header(CONTENT_TYPE, format!("{kind}; charset=utf-8")))
+                .header(CACHE_CONTROL, "no-store");
+            bytes
+        }
+        None => {
+            response = response.status(StatusCode::NOT_FOUND);
+            Bytes::from_static(b"not found")
+        }
     };
-    let header = Header::from_bytes("Content-Type", format!("{kind}; charset=utf-8"))
-        .expect("a valid header");
-    // Nothing is cached: Chromium writing a 100 MB trace into its disk cache held the next
-    // page's requests back (headless, now and then for minutes), and the file may change.
-    let no_store = Header::from_bytes("Cache-Control", "no-store").expect("a valid header");
-    let response = Response::from_data(bytes.to_vec())
-        .with_header(header)
-        .with_header(no_store);
-    let _ = request.respond(response);
+    response.body(Full::new(body)).expect("a valid response")
 }
