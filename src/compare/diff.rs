@@ -113,6 +113,10 @@ pub struct PairDiff {
     /// Devices on one side only: (index, name, on the side `before` or `after`).
     pub devices_alone: Vec<(u32, String, String)>,
     pub findings: Vec<FindingDiff>,
+    /// The change as a whole: `better` when something got better beyond the noise (a misuse or a
+    /// finding gone, a device's transfer time down, a kernel faster, the wall time) and nothing
+    /// worse; `worse` the other way round; `changed` when both; `same` when neither.
+    pub overall: Verdict,
 }
 
 /// Compares the runs `before` of a program with its runs `after` (each side one run or more; the
@@ -142,6 +146,8 @@ pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
     }
     let findings = findings_diff(&b0.findings, &a0.findings, &devices);
     let wall = |side: &[&Report]| side.iter().map(|r| r.wall_ns as f64).collect::<Vec<_>>();
+    let wall_ns = Figure::measured(&wall(before), &wall(after), Sense::MoreIsWorse, false, 0.0);
+    let overall = overall(&findings, &devices, &wall_ns);
     PairDiff {
         program: b0.program.clone(),
         program_after: (a0.program != b0.program).then(|| a0.program.clone()),
@@ -154,10 +160,39 @@ pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
             .filter(|(_, side)| side.iter().any(|r| r.cut_short))
             .map(|(name, _)| name.to_string())
             .collect(),
-        wall_ns: Figure::measured(&wall(before), &wall(after), Sense::MoreIsWorse, false, 0.0),
+        wall_ns,
         devices,
         devices_alone: alone,
         findings,
+        overall,
+    }
+}
+
+/// The change as a whole (see [`PairDiff::overall`]). A finding that is new counts against the
+/// after side only when it is a misuse: a new opportunity is not a regression, and the time it
+/// names is in the transfer time judged beside it.
+fn overall(findings: &[FindingDiff], devices: &[DeviceDiff], wall: &Figure) -> Verdict {
+    let better = findings.iter().any(|f| f.state == Verdict::Gone)
+        || wall.verdict == Verdict::Better
+        || devices.iter().any(|d| {
+            d.transfer_ns.verdict == Verdict::Better
+                || d.kernels
+                    .iter()
+                    .any(|k| k.device_ns.verdict == Verdict::Better)
+        });
+    let worse = findings.iter().any(|f| f.state == Verdict::New && f.misuse)
+        || wall.verdict == Verdict::Worse
+        || devices.iter().any(|d| {
+            d.transfer_ns.verdict == Verdict::Worse
+                || d.kernels
+                    .iter()
+                    .any(|k| k.device_ns.verdict == Verdict::Worse)
+        });
+    match (better, worse) {
+        (true, false) => Verdict::Better,
+        (false, true) => Verdict::Worse,
+        (true, true) => Verdict::Changed,
+        (false, false) => Verdict::Same,
     }
 }
 

@@ -148,6 +148,7 @@ pub fn verdict(p: &PairDiff) -> Vec<String> {
             p.program
         ));
     }
+    out.push(overall_line(p));
     for f in p.findings.iter().filter(|f| f.state != Verdict::Same) {
         out.push(finding_line(f));
     }
@@ -201,6 +202,56 @@ pub fn verdict(p: &PairDiff) -> Vec<String> {
     out
 }
 
+/// The change as a whole, and what it rests on: misuses, findings, transfer time.
+fn overall_line(p: &PairDiff) -> String {
+    let count = |state: Verdict, misuse: bool| {
+        (p.findings.iter())
+            .filter(|f| f.state == state && f.misuse == misuse)
+            .count()
+    };
+    let mut why = Vec::new();
+    for (n, what) in [
+        (count(Verdict::Gone, true), "misuse gone"),
+        (count(Verdict::New, true), "misuse new"),
+        (count(Verdict::Gone, false), "finding gone"),
+    ] {
+        if n > 0 {
+            let (word, rest) = what.split_once(' ').unwrap_or((what, ""));
+            why.push(format!(
+                "{n} {word}{} {rest}",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    let transfer: Vec<Verdict> = p.devices.iter().map(|d| d.transfer_ns.verdict).collect();
+    if !transfer.is_empty() {
+        let projected = p.devices.iter().all(|d| d.projected.is_some());
+        let word = if transfer.iter().all(|v| *v == Verdict::Same) {
+            "the same"
+        } else if transfer.iter().all(|v| !v.changed()) {
+            "within noise"
+        } else if transfer.contains(&Verdict::Worse) && transfer.contains(&Verdict::Better) {
+            "better on one device, worse on another"
+        } else if transfer.contains(&Verdict::Worse) {
+            "worse"
+        } else if transfer.contains(&Verdict::Better) {
+            "better"
+        } else {
+            "changed"
+        };
+        why.push(format!(
+            "transfer time {word}{}",
+            if projected { " (projected)" } else { "" }
+        ));
+    }
+    let word = match p.overall {
+        Verdict::Changed => "mixed",
+        Verdict::Same => "no change beyond the noise",
+        v => v.word(),
+    };
+    format!("overall: {word} ({})", why.join("; "))
+}
+
 /// What got worse beyond the noise: rows that take longer or move slower, operations that
 /// came and take time (the reads' and writes' new paths are the moves'), kernels.
 fn worse(p: &PairDiff) -> Vec<String> {
@@ -219,8 +270,14 @@ fn worse(p: &PairDiff) -> Vec<String> {
                 ));
             }
         }
+        // An operation that came is worse only where the device's transfer time did not fall or
+        // hold: the HOST hand-off's two legs gone and the flags-0 move come cost the same.
+        let offset = matches!(
+            d.transfer_ns.verdict,
+            Verdict::Same | Verdict::Noise | Verdict::Better
+        );
         for r in (d.operations.iter()).filter(|r| {
-            r.time_ns.verdict == Verdict::New && r.time_ns.after.is_some_and(|t| t > 0.0)
+            !offset && r.time_ns.verdict == Verdict::New && r.time_ns.after.is_some_and(|t| t > 0.0)
         }) {
             out.push(format!(
                 "device #{} {} came: {} call{}, {}, {}",
