@@ -31,6 +31,7 @@
         idle_ns: Math.max(0, busy.span_ns - busy.busy_ns),
         span_ns: busy.span_ns,
         sampled, extrapolated_ns: extrapolated,
+        busy_projected: !!d.busy_projected,
       };
     });
     const shown = (report.findings || []).filter((f) => !f.minor);
@@ -70,7 +71,8 @@
       const basis = document.createElement('span');
       basis.className = d.basis === 'measured' ? 'basis measured' : 'basis projected';
       basis.textContent = d.basis === 'measured' ? 'measured' :
-        `transfer times ${d.basis}; kernels, busy and idle measured on this device`;
+        `transfer times ${d.basis}; kernels measured on this device; busy and idle ` +
+        (d.busy_projected ? 'of the run as projected' : 'measured on this device');
       div.append(basis);
       // A bar over the device's span: transfers by path, kernels, and idle.
       const bar = document.createElement('div');

@@ -23,6 +23,7 @@
 
 use super::facts::{Kind, Link, On, Sync};
 use super::replay::{self, Durations, End, FIXES, Fix, Item};
+use super::timeline::{Busy, Class, Timeline};
 use crate::model::classification::{Direction, Path};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,11 @@ pub enum Label {
 impl Label {
     pub fn describe(&self) -> String {
         match self {
+            Label::Transfer(Kind::Kernel, d, p) => format!(
+                "launches moving buffers {} {}",
+                d.as_str(),
+                p.as_str()
+            ),
             Label::Transfer(k, d, p) => format!("{} {} {}", k.as_str(), d.as_str(), p.as_str()),
             Label::Kernel(name) => format!("kernel {name}"),
             Label::Host => "host (the program and its calls, outside waits)".into(),
@@ -91,6 +97,10 @@ pub struct Bounds {
     pub wall_ns: u64,
     /// The largest contributors, largest first; the last one sums the rest (`others`).
     pub top: Vec<Contributor>,
+    /// The path is through the run as the cost model projects it (some device's rules were
+    /// forced): `wall_ns` is that run's end, not this machine's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub projected: bool,
     /// Commands and synchronisation points the walk went through.
     pub steps: u64,
 }
@@ -102,6 +112,8 @@ struct Held {
     begin: u64,
     end: u64,
     ids: SmallVec<[u64; 2]>,
+    /// As for [`Node::fresh`].
+    fresh: bool,
 }
 
 /// A command as the walk needs it: copied into the window (no allocation, nothing to drop),
@@ -119,8 +131,11 @@ struct Node {
     tid: u32,
     label: u32,
     device: u32,
+    queue: u32,
     /// What it takes in the replays of the fixes (`replay.rs`).
     dur: Durations,
+    /// Its times are as measured, not yet replayed onto the projected run ([`Graph::projects`]).
+    fresh: bool,
 }
 
 /// The labels charged, interned: the four fixed ones first, then transfers and kernels as they
@@ -215,6 +230,15 @@ impl Labels {
     }
 }
 
+/// Items in the order of their call's start; a command before a synchronisation point that starts
+/// with it (a blocking call's own command comes first).
+fn order(i: &Item) -> (u64, u8) {
+    match i {
+        Item::Command { begin, .. } => (*begin, 0),
+        Item::Sync { begin, .. } => (*begin, 1),
+    }
+}
+
 /// Where the walk is: on a host thread, or at a command.
 #[derive(Clone, Copy, Debug)]
 enum At {
@@ -248,6 +272,27 @@ pub struct Graph {
     /// Per device, what each fix took off the stretches replayed so far, and which fixes some
     /// command was covered by (`replay.rs`).
     saved: Vec<(u32, [u64; FIXES], u8)>,
+    /// The run as the cost model projects it, when some device's rules are forced.
+    projection: Option<Box<Projection>>,
+}
+
+/// The run replayed with the projected durations before each walk (`replay::replayed`): each
+/// stretch's commands and synchronisation points take the times they would have had, the walk
+/// follows those, and the projected devices' busy time is taken from them. A thread's later
+/// items move with it (`carry`), so the stretches join up.
+#[derive(Debug, Default)]
+struct Projection {
+    /// The devices whose durations are the cost model's, with their busy time as projected.
+    devices: Vec<(u32, Timeline)>,
+    /// Per thread: how far the stretches replayed so far moved it.
+    carry: FxHashMap<u32, i64>,
+}
+
+/// Which item of the graph a replayed item is.
+#[derive(Clone, Copy)]
+enum Whose {
+    Node(u64),
+    Sync(u32, usize),
 }
 
 impl Graph {
@@ -265,6 +310,16 @@ impl Graph {
         if id == 0 {
             return;
         }
+        // Where the thread is in the projected run so far.
+        let by = self.carried(link.tid);
+        let (begin, end) = (
+            link.begin.saturating_add_signed(by),
+            link.end.saturating_add_signed(by),
+        );
+        let ran = (
+            ran.0.saturating_add_signed(by),
+            ran.1.saturating_add_signed(by),
+        );
         if self.nodes.is_empty() {
             self.nodes.resize(WINDOW, Node::default());
         }
@@ -288,21 +343,28 @@ impl Graph {
         }
         self.nodes[id as usize % WINDOW] = Node {
             id,
-            begin: link.begin,
-            end: link.end,
+            begin,
+            end,
             before: link.before,
             ran,
             tid: link.tid,
             label,
             device: queue.0,
+            queue: queue.1,
             dur,
+            fresh: self.projection.is_some(),
         };
         self.counted();
     }
 
     /// A host synchronisation point. One on a queue is resolved now, to the queue's last command
     /// and the one of it seen to end last (on an out-of-order queue they may differ).
-    pub fn sync(&mut self, s: Sync) {
+    pub fn sync(&mut self, mut s: Sync) {
+        let by = self.carried(s.tid);
+        (s.begin, s.end) = (
+            s.begin.saturating_add_signed(by),
+            s.end.saturating_add_signed(by),
+        );
         let ids = match s.on {
             On::Commands(ids) => ids,
             On::Queue { queue, last } => {
@@ -335,8 +397,39 @@ impl Graph {
         // A thread's calls end in order; a record that came late goes to its place.
         let at = t.partition_point(|x| (x.end, x.begin) <= (s.end, s.begin));
         let (begin, end) = (s.begin, s.end);
-        t.insert(at, Held { begin, end, ids });
+        let fresh = self.projection.is_some();
+        t.insert(
+            at,
+            Held {
+                begin,
+                end,
+                ids,
+                fresh,
+            },
+        );
         self.counted();
+    }
+
+    /// `device`'s durations are the cost model's: the walk and its busy time follow the run as
+    /// projected (before its first command).
+    pub fn projects(&mut self, device: u32) {
+        let p = self.projection.get_or_insert_default();
+        if !p.devices.iter().any(|d| d.0 == device) {
+            p.devices.push((device, Timeline::default()));
+        }
+    }
+
+    /// How far the projected run has moved thread `tid` so far (0 when nothing is projected).
+    fn carried(&self, tid: u32) -> i64 {
+        (self.projection.as_ref()).map_or(0, |p| p.carry.get(&tid).copied().unwrap_or(0))
+    }
+
+    /// A projected device's busy time and its queues', as the run was projected; `None` for a
+    /// device not projected or with no command. After [`Graph::bounds`].
+    pub fn projected_busy(&mut self, device: u32) -> Option<(Busy, Vec<(u32, Busy)>)> {
+        let p = self.projection.as_mut()?;
+        let t = &mut p.devices.iter_mut().find(|d| d.0 == device)?.1;
+        Some((t.busy()?, t.queues()))
     }
 
     /// One more item: every [`EPOCH`], the stretch since the last walk is walked.
@@ -352,10 +445,10 @@ impl Graph {
         };
         if let Some((at, t)) = start.filter(|&(_, t)| t > self.walked_to) {
             self.walk(at, t);
-            self.walked_to = t;
+            let t = self.walked_to;
             // What ended before the walk's start, no later walk reaches.
             self.threads.retain(|_, syncs| {
-                let gone = syncs.partition_point(|s| s.end <= t);
+                let gone = syncs.partition_point(|s| !s.fresh && s.end <= t);
                 syncs.drain(..gone);
                 !syncs.is_empty()
             });
@@ -378,9 +471,13 @@ impl Graph {
                     .tid
             }
         };
+        let wall_ns = wall_ns.saturating_add_signed(self.carried(tid));
         if wall_ns > self.walked_to {
             self.walk(At::Host(tid), wall_ns);
         }
+        // Projected, the path covers the run as projected: to where the walk ended it.
+        let projected = self.projection.is_some();
+        let wall_ns = if projected { self.walked_to } else { wall_ns };
         let labels = &self.labels.all;
         let mut by: Vec<(&Label, u64)> = (self.charged.iter().enumerate())
             .filter(|c| *c.1 > 0)
@@ -404,6 +501,7 @@ impl Graph {
             wall_ns,
             top,
             steps: self.steps,
+            projected,
         })
     }
 
@@ -445,10 +543,8 @@ impl Graph {
         }
         let stop = self.walked_to;
         let mut items: Vec<Item> = Vec::new();
-        for n in self
-            .nodes
-            .iter()
-            .filter(|n| n.id != 0 && n.begin >= stop && n.begin <= t)
+        for n in
+            (self.nodes.iter()).filter(|n| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t)
         {
             items.push(Item::Command {
                 id: n.id,
@@ -461,7 +557,7 @@ impl Graph {
             });
         }
         for (&tid, syncs) in &self.threads {
-            for s in syncs.iter().filter(|s| s.end > stop && s.end <= t) {
+            for s in (syncs.iter()).filter(|s| !s.fresh && s.end > stop && s.end <= t) {
                 items.push(Item::Sync {
                     tid,
                     begin: s.begin,
@@ -470,11 +566,7 @@ impl Graph {
                 });
             }
         }
-        // By the call's start; a command before a synchronisation point that starts with it.
-        items.sort_by_key(|i| match i {
-            Item::Command { begin, .. } => (*begin, 0),
-            Item::Sync { begin, .. } => (*begin, 1),
-        });
+        items.sort_by_key(order);
         let end = match at {
             At::Host(tid) => End::Host(tid, t),
             At::Command(id) => End::Command(id),
@@ -489,8 +581,100 @@ impl Graph {
         }
     }
 
-    /// Walks back from `at` at time `t` to where the last walk began.
-    fn walk(&mut self, mut at: At, mut t: u64) {
+    /// Replays the items not yet projected up to `t` with the projected durations, moves them to
+    /// the times they take there (and each thread's later items with it), and adds the projected
+    /// devices' commands to their busy time. Returns where the stretch ends, projected.
+    fn project(&mut self, at: At, t: u64) -> u64 {
+        let mut items: Vec<(Item, Whose)> = Vec::new();
+        for n in (self.nodes.iter()).filter(|n| n.id != 0 && n.fresh && n.begin <= t) {
+            let item = Item::Command {
+                id: n.id,
+                device: n.device,
+                tid: n.tid,
+                begin: n.begin,
+                ran: n.ran,
+                before: n.before,
+                dur: n.dur,
+            };
+            items.push((item, Whose::Node(n.id)));
+        }
+        for (&tid, syncs) in &self.threads {
+            for (i, s) in syncs
+                .iter()
+                .enumerate()
+                .filter(|s| s.1.fresh && s.1.end <= t)
+            {
+                let item = Item::Sync {
+                    tid,
+                    begin: s.begin,
+                    end: s.end,
+                    ids: s.ids.clone(),
+                };
+                items.push((item, Whose::Sync(tid, i)));
+            }
+        }
+        items.sort_by_key(|i| order(&i.0));
+        let end = match at {
+            At::Host(tid) => End::Host(tid, t),
+            At::Command(id) => End::Command(id),
+        };
+        let (items, whose): (Vec<Item>, Vec<Whose>) = items.into_iter().unzip();
+        let older = |id: u64| self.node(id).map(|n| n.ran.1);
+        let r = replay::replayed(&items, end, &older);
+        let Some(p) = self.projection.as_mut() else {
+            return t;
+        };
+        for (w, m) in whose.into_iter().zip(r.items) {
+            match w {
+                Whose::Node(id) => {
+                    let n = &mut self.nodes[id as usize % WINDOW];
+                    n.end = n.end.saturating_add_signed(m.call.1);
+                    (n.begin, n.ran, n.fresh) = (m.call.0, m.ran, false);
+                    if let Some(d) = p.devices.iter_mut().find(|d| d.0 == n.device) {
+                        let class = match &self.labels.all[n.label as usize] {
+                            Label::Kernel(_) | Label::Transfer(Kind::Kernel, ..) => Class::Kernel,
+                            _ => Class::Transfer,
+                        };
+                        d.1.add(n.queue, n.ran.0, n.ran.1, class);
+                    }
+                }
+                Whose::Sync(tid, i) => {
+                    if let Some(s) = self.threads.get_mut(&tid).and_then(|t| t.get_mut(i)) {
+                        (s.begin, s.end, s.fresh) = (m.ran.0, m.ran.1, false);
+                    }
+                }
+            }
+        }
+        // What a thread does after the stretch moves as far as the stretch moved it.
+        for (tid, by) in r.shifts.into_iter().filter(|s| s.1 != 0) {
+            *p.carry.entry(tid).or_default() += by;
+            for n in (self.nodes.iter_mut()).filter(|n| n.fresh && n.tid == tid) {
+                n.begin = n.begin.saturating_add_signed(by);
+                n.end = n.end.saturating_add_signed(by);
+                n.ran = (
+                    n.ran.0.saturating_add_signed(by),
+                    n.ran.1.saturating_add_signed(by),
+                );
+            }
+            for s in (self.threads.get_mut(&tid).into_iter().flatten()).filter(|s| s.fresh) {
+                s.begin = s.begin.saturating_add_signed(by);
+                s.end = s.end.saturating_add_signed(by);
+            }
+        }
+        r.end
+    }
+
+    /// Walks back from `at` at time `t` to where the last walk began (under forced rules, through
+    /// the run as projected: [`Graph::project`]); the next walk stops where this one began.
+    fn walk(&mut self, at: At, mut t: u64) {
+        if self.projection.is_some() {
+            t = self.project(at, t);
+        }
+        self.walk_from(at, t);
+        self.walked_to = self.walked_to.max(t);
+    }
+
+    fn walk_from(&mut self, mut at: At, mut t: u64) {
         self.replay(at, t);
         let stop = self.walked_to;
         self.charged.resize(self.labels.all.len(), 0);
@@ -627,6 +811,53 @@ mod tests {
 
     fn want(items: &[(Label, u64)]) -> Vec<(String, u64)> {
         items.iter().map(|(l, ns)| (l.describe(), *ns)).collect()
+    }
+
+    #[test]
+    fn under_forced_rules_the_path_and_the_busy_time_are_the_projected_runs() {
+        // A write enqueued at 0..10 ran 20..120 here; the cost model says 1,000. The host waits
+        // for it 10..130 and the program ends at 200. Projected, the write ends at 1,020, the
+        // wait at 1,030 (its 10 tail kept), and the run at 1,100 (the host's 70 after it kept).
+        let write = Label::Transfer(Kind::Write, Direction::H2D, Path::Staged);
+        let mut g = Graph::default();
+        g.projects(1);
+        let dur = Durations {
+            base: 1_000,
+            ..Durations::default()
+        };
+        g.command(
+            &link(1, 1, (0, 10), 0, &[]),
+            (1, 1),
+            (20, 120),
+            of(&write),
+            dur,
+        );
+        g.sync(Sync {
+            tid: 1,
+            begin: 10,
+            end: 130,
+            on: On::Commands([1].into_iter().collect()),
+        });
+        let b = g.bounds(200).unwrap();
+        assert!(b.projected);
+        assert_eq!(b.wall_ns, 1_100);
+        let got: Vec<(String, u64)> = b.top.into_iter().map(|c| (c.what, c.ns)).collect();
+        assert_eq!(
+            got,
+            want(&[
+                (write, 1_000),
+                (Label::Host, 10 + 10 + 70),
+                (Label::Launch, 10),
+            ])
+        );
+        let (busy, queues) = g.projected_busy(1).unwrap();
+        assert_eq!(
+            (busy.transfer_ns, busy.span_ns, busy.kernel_ns),
+            (1_000, 1_000, 0)
+        );
+        assert_eq!(queues.len(), 1);
+        // A device not projected has no projected busy time.
+        assert!(g.projected_busy(2).is_none());
     }
 
     #[test]
@@ -798,6 +1029,45 @@ mod tests {
                 (Label::Host, 1)
             ])
         );
+    }
+
+    #[test]
+    fn a_long_projected_run_is_replayed_in_stretches_that_join_up() {
+        // A thread that writes 100 ns here (projected: 300) and waits for it, 3 windows of times
+        // over: each stretch moves the thread, the next starts where it left off, and the path
+        // covers the projected run: the writes' projected time and the host's, as measured.
+        let write = Label::Transfer(Kind::Write, Direction::H2D, Path::Staged);
+        let mut g = Graph::default();
+        g.projects(1);
+        let n = WINDOW as u64 * 3;
+        let dur = Durations {
+            base: 300,
+            ..Durations::default()
+        };
+        for id in 1..=n {
+            let at = id * 1_000;
+            g.command(
+                &link(id, 1, (at, at + 10), 0, &[]),
+                (1, 1),
+                (at + 10, at + 110),
+                of(&write),
+                dur,
+            );
+            g.sync(Sync {
+                tid: 1,
+                begin: at + 10,
+                end: at + 110,
+                on: On::Commands([id].into_iter().collect()),
+            });
+        }
+        let wall = n * 1_000 + 1_000;
+        let b = g.bounds(wall).unwrap();
+        assert_eq!(b.wall_ns, wall + n * 200);
+        assert_eq!(b.top.iter().map(|c| c.ns).sum::<u64>(), b.wall_ns);
+        let of_writes = b.top.iter().find(|c| c.what == write.describe()).unwrap();
+        assert_eq!(of_writes.ns, n * 300);
+        let (busy, _) = g.projected_busy(1).unwrap();
+        assert_eq!(busy.transfer_ns, n * 300);
     }
 
     #[test]

@@ -111,6 +111,9 @@ impl Builder {
                 cost: set.cost.as_ref(),
                 replaces,
             });
+        if replaces && projecting.is_some() {
+            self.graph.projects(index);
+        }
         let d = self.device_mut(index);
         d.facts = facts;
         d.projecting = projecting;
@@ -206,6 +209,16 @@ impl Builder {
                 };
                 self.graph
                     .command(link, queue, (s, s.saturating_add(ns)), label, dur);
+            } else if let Some(e) = work.moved()
+                && (self.device_mut(e.device).projecting).is_some_and(|p| p.replaces)
+            {
+                // Under forced rules a move the driver gave no time (NVIDIA's migrations) still
+                // takes its projected time in the projected run, after what it waited for.
+                let dur = self.durations(e, 0);
+                if dur.base > 0 {
+                    self.graph
+                        .command(link, queue, (link.end, link.end), label, dur);
+                }
             }
         }
         match work {
@@ -512,9 +525,25 @@ impl Builder {
         findings.extend(findings::missing(&self.missing));
         // What the program does wrong before what costs time (stable: races stay first).
         findings.sort_by_key(|f| !f.misuse);
-        let devices: Vec<DeviceReport> = (self.devices.iter_mut())
+        let mut devices: Vec<DeviceReport> = (self.devices.iter_mut())
             .map(|d| device_report(&mut d.1))
             .collect();
+        // Under forced rules the busy line is the projected run's, as the tables are.
+        for d in &mut devices {
+            if let Some((busy, queues)) = self.graph.projected_busy(d.index) {
+                let estimated =
+                    |s: Option<super::Sampled>| s.and_then(|s| s.estimated_ns).unwrap_or(0);
+                d.busy = Some(busy.with_estimate(
+                    d.transfers.iter().map(|r| estimated(r.sampled)).sum(),
+                    d.kernels.iter().map(|k| estimated(k.sampled)).sum(),
+                ));
+                d.queues = (queues.into_iter())
+                    .map(|(queue, busy)| super::QueueBusy { queue, busy })
+                    .collect();
+                d.queues.sort_by_key(|q| q.queue);
+                d.busy_projected = true;
+            }
+        }
         let weighed_against = super::Scale::of_run(wall_ns, &devices);
         let minor = (weighed_against.ns as f64 * super::MINOR) as u64;
         for f in &mut findings {

@@ -95,6 +95,7 @@ pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
             .collect(),
         kernels,
         busy,
+        busy_projected: false,
         queues: {
             // By queue number, whichever completed first.
             let mut queues: Vec<QueueBusy> = d

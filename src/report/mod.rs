@@ -111,6 +111,10 @@ pub struct DeviceReport {
     pub busy: Option<Busy>,
     /// The same per queue (the first 64 queues of the device).
     pub queues: Vec<QueueBusy>,
+    /// `busy` and `queues` are of the run as the cost model projects it (the device's rules were
+    /// forced): its commands replayed with the projected transfer times, kernels as measured.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy_projected: bool,
     /// Per direction, the best device bandwidth of a pinned transfer of at least 1 MiB.
     pub best_pinned_gbps: Vec<(String, f64)>,
     /// The most device memory its buffers and SVM/USM allocations took at once, by its rules.

@@ -92,7 +92,13 @@ pub type Older<'a> = &'a dyn Fn(u64) -> Option<u64>;
 
 /// The stretch's end in each replay, in one pass over its items: `scenarios[k]` is the fix applied
 /// to one device's commands in replay `k` (`None`: as it is).
-fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>]) -> Vec<u64> {
+fn run(
+    items: &[Item],
+    end: End,
+    older: Older,
+    scenarios: &[Option<(u32, usize)>],
+    mut record: Option<&mut Replayed>,
+) -> Vec<u64> {
     let w = scenarios.len();
     let ids = items.iter().filter_map(|i| match i {
         Item::Command { id, .. } => Some(*id),
@@ -165,6 +171,14 @@ fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>
                             .saturating_add(dur.under(fix));
                     }
                 }
+                if let Some(r) = record.as_deref_mut() {
+                    let start = was_now[0].saturating_add(slack);
+                    let by = shift[at];
+                    r.items.push(Moved {
+                        call: (moved(*begin, by), by),
+                        ran: (start, start.saturating_add(dur.under(None))),
+                    });
+                }
             }
             Item::Sync {
                 tid,
@@ -192,12 +206,23 @@ fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>
                         }
                         _ => moved(*end, by),
                     };
+                    if k == 0
+                        && let Some(r) = record.as_deref_mut()
+                    {
+                        r.items.push(Moved {
+                            call: (moved(*begin, by), by),
+                            ran: (moved(*begin, by), new_end),
+                        });
+                    }
                     // Saturating: a trace's times are whatever it says (a damaged one's too).
                     let delta = i128::from(new_end) - i128::from(*end);
                     shift[at + k] = delta.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
                 }
             }
         }
+    }
+    if let Some(r) = record {
+        r.shifts = shifts.iter().map(|(&tid, &at)| (tid, shift[at])).collect();
     }
     (0..w)
         .map(|k| match end {
@@ -208,6 +233,33 @@ fn run(items: &[Item], end: End, older: Older, scenarios: &[Option<(u32, usize)>
             End::Command(id) => slot(id).map_or(0, |s| ends[s + 1 + k]),
         })
         .collect()
+}
+
+/// An item's times in the replay as it is (the durations' `base`: under forced rules the cost
+/// model's), for a report of the run as the rules' device would have run it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// A command's enqueue call's start, or a synchronisation point's; and how far its thread
+    /// had moved by then (what moves the call's end with it).
+    pub call: (u64, i64),
+    /// A command's start and end on the device; a synchronisation point's start and end.
+    pub ran: (u64, u64),
+}
+
+/// The stretch replayed as it is: each item's times, in the items' order; how far each thread
+/// moved by the stretch's end; and the stretch's end.
+#[derive(Clone, Debug, Default)]
+pub struct Replayed {
+    pub items: Vec<Moved>,
+    pub shifts: Vec<(u32, i64)>,
+    pub end: u64,
+}
+
+/// The stretch replayed with every command's `base` duration: where each item lands.
+pub fn replayed(items: &[Item], end: End, older: Older) -> Replayed {
+    let mut r = Replayed::default();
+    r.end = run(items, end, older, &[None], Some(&mut r))[0];
+    r
 }
 
 /// What each fix takes off the stretch's end, per device: the replay as it is against the
@@ -235,7 +287,7 @@ pub fn savings(items: &[Item], end: End, older: Older) -> Vec<(u32, [u64; FIXES]
             scenarios.push(Some((device, f)));
         }
     }
-    let ends = run(items, end, older, &scenarios);
+    let ends = run(items, end, older, &scenarios, None);
     let mut out: Vec<(u32, [u64; FIXES])> = covered.iter().map(|c| (c.0, [0; FIXES])).collect();
     for (fix, fixed) in scenarios.iter().zip(&ends).skip(1) {
         if let Some((device, f)) = fix

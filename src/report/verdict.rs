@@ -305,9 +305,24 @@ fn words(path: &str, direction: &str) -> &'static str {
     }
 }
 
-/// `time: 124 ms run: transfers 15.3 ms (12%), kernels 949 µs, critical path 88% host`; under
-/// forced rules the transfers are the cost model's and the rest
-/// this machine's, which the line keeps apart.
+/// `, 40% overlapped` (of the transfer time, with kernels, by the busy lines) where transfers and
+/// kernels ran: whether the program's pipeline overlapped.
+fn overlapped(r: &Report, kernel_ns: u64) -> String {
+    let (overlap, transfer_busy) = (r.devices.iter())
+        .filter_map(|d| d.busy)
+        .fold((0, 0), |(o, t), b| (o + b.overlap_ns, t + b.transfer_ns));
+    match (kernel_ns, transfer_busy) {
+        (0, _) | (_, 0) => String::new(),
+        _ => format!(
+            ", {:.0}% overlapped",
+            overlap as f64 * 100.0 / transfer_busy as f64
+        ),
+    }
+}
+
+/// `time: 124 ms run: transfers 15.3 ms (12%), kernels 949 µs, 40% overlapped; critical path 88%
+/// host`: one line, so that the moves above it keep theirs. Under forced rules, the run as
+/// projected (its wall, busy lines and path: the replay's), which the header's wall is not.
 fn time(r: &Report) -> String {
     let transfer_ns: u64 = r.devices.iter().map(DeviceReport::transfer_ns).sum();
     let kernel_ns: u64 = r.devices.iter().map(DeviceReport::kernel_ns).sum();
@@ -318,57 +333,34 @@ fn time(r: &Report) -> String {
             && (d.transfers.iter().any(|row| estimate(row.sampled))
                 || d.kernels.iter().any(|k| estimate(k.sampled)))
     });
-    let wall = r.wall_ns.max(1) as f64;
+    let projected_wall = (r.bounds.as_ref()).filter(|b| b.projected).map(|b| b.wall_ns);
+    let wall = projected_wall.unwrap_or(r.wall_ns);
     let path = r.bounds.as_ref().and_then(|b| b.top.first()).map(|top| {
         // The contributor's name without its explanation: `host (the program and its calls)`.
         let what = top.what.split(" (").next().unwrap_or(&top.what);
-        (top.ns as f64 * 100.0 / wall, what.to_string())
+        format!(
+            "; critical path {:.0}% {what}",
+            top.ns as f64 * 100.0 / wall.max(1) as f64
+        )
     });
-    if projected {
-        let mut line = format!(
-            "time: transfers {} projected, kernels {}",
-            duration(transfer_ns),
-            duration(kernel_ns)
-        );
-        if let Some((pct, what)) = path {
-            line.push_str(&format!(
-                "; {} run here, critical path {pct:.0}% {what}",
-                duration(r.wall_ns)
-            ));
-        }
-        return line;
-    }
-    let estimated = if estimated {
-        ", sampled ones estimated"
-    } else {
-        ""
+    let run = match (projected, projected_wall) {
+        (true, Some(ns)) => format!("{} projected", duration(ns)),
+        _ => format!("{} run", duration(r.wall_ns)),
     };
-    let transfers = match transfer_ns {
-        0 => "no device time".to_string(),
-        ns => format!(
-            "{} ({:.0}%{estimated})",
+    let transfers = match (projected, transfer_ns) {
+        (true, ns) => duration(ns),
+        (false, 0) => "no device time".to_string(),
+        (false, ns) => format!(
+            "{} ({:.0}%{})",
             duration(ns),
-            ns as f64 * 100.0 / wall
+            ns as f64 * 100.0 / wall.max(1) as f64,
+            if estimated { ", sampled ones estimated" } else { "" }
         ),
     };
-    // Whether transfers overlapped kernels (the question of a pipeline), where both ran.
-    let (overlap, transfer_busy) = (r.devices.iter())
-        .filter_map(|d| d.busy)
-        .fold((0, 0), |(o, t), b| (o + b.overlap_ns, t + b.transfer_ns));
-    let overlapped = match (kernel_ns, transfer_busy) {
-        (0, _) | (_, 0) => String::new(),
-        _ => format!(
-            " (overlapping {:.0}% of the transfer time)",
-            overlap as f64 * 100.0 / transfer_busy as f64
-        ),
-    };
-    let mut line = format!(
-        "time: {} run: transfers {transfers}, kernels {}{overlapped}",
-        duration(r.wall_ns),
+    format!(
+        "time: {run}: transfers {transfers}, kernels {}{}{}",
         duration(kernel_ns),
-    );
-    if let Some((pct, what)) = path {
-        line.push_str(&format!(", critical path {pct:.0}% {what}"));
-    }
-    line
+        overlapped(r, kernel_ns),
+        path.unwrap_or_default()
+    )
 }

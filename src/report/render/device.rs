@@ -146,9 +146,14 @@ pub(super) fn busy(d: &DeviceReport) -> Option<String> {
             ),
         ),
     };
+    // Under forced rules, the run as projected: the tables' times, not this device's.
+    let projected = match d.busy_projected {
+        true => " (projected)",
+        false => "",
+    };
     Some(format!(
-        "busy: {mark}{} of a {} span (idle {mark}{}): transfers {mark}{}, kernels {}, both at \
-         once {}{share}{estimated}",
+        "busy{projected}: {mark}{} of a {} span (idle {mark}{}): transfers {mark}{}, kernels {}, \
+         both at once {}{share}{estimated}",
         duration(b.busy_ns),
         duration(b.span_ns),
         duration(b.span_ns.saturating_sub(b.busy_ns)),

@@ -13,9 +13,17 @@ use std::fmt::Write as _;
 /// What bounds the run: a heading, and one line per contributor (with its share of the wall).
 pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
     let b = r.bounds.as_ref()?;
+    let projected = match b.projected {
+        true => format!(
+            " as projected ({}: transfers at the cost model's times, kernels and the host as \
+             measured)",
+            duration(b.wall_ns)
+        ),
+        false => String::new(),
+    };
     let head = format!(
-        "what bounds the run: an approximate critical path, walked back from the end through \
-         host waits and the commands they waited for ({} steps)",
+        "what bounds the run{projected}: an approximate critical path, walked back from the end \
+         through host waits and the commands they waited for ({} steps)",
         b.steps
     );
     let share = |ns: u64| match b.wall_ns {
