@@ -84,7 +84,10 @@ fn the_first_lines_are_the_verdict_in_every_format() {
         .join(" ");
     assert!(flat.contains("projected: transfers"), "{flat}");
     // The moves per direction keep their lines beside the headline and the time.
-    assert!(flat.contains("H2D 89.0 MiB: 63% by DMA from pinned memory"), "{flat}");
+    assert!(
+        flat.contains("H2D 89.0 MiB: 63% by DMA from pinned memory"),
+        "{flat}"
+    );
     for w in headline.split_whitespace() {
         assert!(flat.contains(w), "{w} of the headline not in {flat}");
     }
@@ -386,8 +389,14 @@ fn under_forced_rules_busy_and_the_path_are_the_projected_runs() {
         ],
     );
     assert!(text.contains("busy (projected):"), "{text}");
-    assert!(text.contains("what bounds the run as projected ("), "{text}");
-    let time = text.lines().find(|l| l.trim_start().starts_with("time:")).unwrap();
+    assert!(
+        text.contains("what bounds the run as projected ("),
+        "{text}"
+    );
+    let time = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("time:"))
+        .unwrap();
     assert!(time.contains("projected"), "{text}");
 }
 
@@ -469,6 +478,134 @@ fn failed_commands_move_nothing_and_are_counted() {
         assert!(
             rep["verdict"]["moved"].as_array().unwrap().is_empty(),
             "{what}"
+        );
+    }
+}
+
+/// Issue #56 item 6: the host's time by entry point. In a trace every call is a slice: the table
+/// the layer kept (the trace's end) counts each entry point's calls as the slices do, and a
+/// trace cut short gets its table from its slices. Summary mode, which records no plain call,
+/// has the same table; text, Markdown and CSV show it, and the critical path's host line names
+/// the calls it is made of.
+#[test]
+fn the_host_time_is_told_by_entry_point() {
+    let trace = demo_trace("verdict-host-calls");
+    let events = clxfer::trace::read::read_file(&trace).unwrap().events;
+    let mut slices: std::collections::BTreeMap<String, u64> = Default::default();
+    for e in &events {
+        if e["ph"] == "X" && e["pid"].as_u64() < Some(1 << 31) {
+            let api = e["args"]["api"].as_str().or(e["name"].as_str()).unwrap();
+            if api.starts_with("cl") {
+                *slices.entry(api.to_string()).or_default() += 1;
+            }
+        }
+    }
+    let r: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
+    let table: std::collections::BTreeMap<String, u64> = (r["host_calls"].as_array().unwrap())
+        .iter()
+        .map(|c| {
+            (
+                c["api"].as_str().unwrap().to_string(),
+                c["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(table, slices);
+    let build = (r["host_calls"].as_array().unwrap().iter())
+        .find(|c| c["api"] == "clBuildProgram")
+        .unwrap();
+    assert_eq!(build["calls"], 1);
+    assert!(build["total_ns"].as_u64() > Some(0));
+    assert_eq!(build["max_ns"], build["total_ns"]);
+    for c in r["host_calls"].as_array().unwrap() {
+        let n = |k: &str| c[k].as_u64().unwrap();
+        assert!(
+            n("median_ns") <= n("max_ns") && n("wait_ns") <= n("total_ns"),
+            "{c}"
+        );
+        assert!(n("max_ns") <= n("total_ns"), "{c}");
+    }
+    // Blocking reads waited for their commands; clBuildProgram waited for none.
+    let read = (r["host_calls"].as_array().unwrap().iter())
+        .find(|c| c["api"] == "clEnqueueReadBuffer")
+        .unwrap();
+    assert_eq!(read["wait_ns"], read["total_ns"], "{read}");
+    assert_eq!(build["wait_ns"], 0);
+
+    // Cut short: the table from the slices, the same calls up to the cut.
+    let bytes = std::fs::read(&trace).unwrap();
+    let cut = trace.with_file_name("cut.json");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let c: Value = serde_json::from_str(&report(&cut, "json")).unwrap();
+    assert_eq!(c["cut_short"], true);
+    let cut_build = (c["host_calls"].as_array().unwrap().iter())
+        .find(|x| x["api"] == "clBuildProgram")
+        .unwrap();
+    assert_eq!(cut_build["calls"], 1);
+
+    // Text, Markdown, CSV.
+    let text = report(&trace, "text");
+    assert!(
+        text.contains("\nhost calls: the program's OpenCL calls by entry point"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("clBuildProgram"))
+        .unwrap();
+    assert!(row.split_whitespace().nth(1) == Some("1"), "{row}");
+    let md = report(&trace, "md");
+    assert!(
+        md.contains("| entry point | calls | total | waited | median | max | of wall |"),
+        "{md}"
+    );
+    let mut csv = clxfer(&["report", "--format", "csv", "--table", "host_calls"]);
+    csv.arg(&trace);
+    let csv = run_cmd(csv, Duration::from_secs(60));
+    assert_eq!(csv.code, Some(0), "{}", csv.stderr);
+    let mut lines = csv.stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("pid,program,api,calls,total_ns,wait_ns,median_ns,max_ns")
+    );
+    assert_eq!(lines.count(), table.len());
+
+    // Summary mode: the same entry points, counted without a record per call; the host line of
+    // the critical path names the largest, where it is large.
+    let live = live_report("demo", &["8", "2"], &[]);
+    let live_table: std::collections::BTreeMap<String, u64> =
+        (live["host_calls"].as_array().unwrap())
+            .iter()
+            .map(|c| {
+                (
+                    c["api"].as_str().unwrap().to_string(),
+                    c["calls"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+    assert_eq!(live_table, table);
+    let text = live_report_text("demo", &["8", "2"], &[]);
+    let host = text
+        .lines()
+        .skip_while(|l| !l.starts_with("what bounds the run"))
+        .find(|l| l.contains("host (the program and its calls"))
+        .unwrap();
+    // The table's share of the wall, of this run's clBuildProgram (rounded: 2% is over 1%).
+    let share = (text.lines())
+        .find(|l| l.trim_start().starts_with("clBuildProgram"))
+        .and_then(|row| {
+            row.split_whitespace()
+                .last()?
+                .trim_end_matches('%')
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap();
+    if share >= 2 {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("its largest calls, on any thread: clBuildProgram"),
+            "{host}\n{text}"
         );
     }
 }

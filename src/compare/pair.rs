@@ -123,6 +123,7 @@ mod tests {
             verdict: Default::default(),
             weighed_against: Default::default(),
             races: None,
+            host_calls: Vec::new(),
             devices: Vec::new(),
             bounds: None,
             pinned_host_peak_bytes: None,

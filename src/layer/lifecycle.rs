@@ -197,6 +197,7 @@ extern "C" fn after_fork_in_child() {
     STAGE.store(QUIET, Ordering::Relaxed);
     PID.store(std::process::id() as i32, Ordering::Relaxed);
     crate::sink::counts::reset();
+    crate::sink::host_calls::reset();
     crate::sink::transfers::reset();
     crate::sink::buffer::forget_after_fork();
     crate::sink::counters::reset_after_fork();

@@ -45,6 +45,8 @@ pub struct Span {
     pub waited: Option<crate::report::On>,
     /// The possible data races the enqueue made, sent after the call's record.
     pub races: Vec<crate::sink::record::Race>,
+    /// A blocking enqueue: the call waited for its command.
+    pub blocking: bool,
 }
 
 /// What an entry point does around the call down. `before` may edit a copy of the arguments;
@@ -138,8 +140,8 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         return call(f, args);
     }
     crate::sink::counts::record(api, via);
-    // Summary mode needs only enqueues and synchronisation points: the others are neither timed
-    // nor recorded.
+    // Summary mode records only enqueues and synchronisation points; every call is timed, for
+    // the host-call table (`sink/host_calls.rs`).
     let recorded = H::ENQUEUES || H::SYNCS || crate::sink::records_every_call();
     // One recorded call in 64 measures clxfer's own time (`sink::own`).
     let measured = recorded && crate::sink::own::tick();
@@ -150,7 +152,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         unsafe { H::before(Call { api, via }, &mut edited) }
     });
     let mut used = if state.is_some() { edited } else { args };
-    let begin = if recorded { clock::now_ns() } else { 0 };
+    let begin = clock::now_ns();
     outermost.down(via);
     let mut ret = call(f, used);
     outermost.up();
@@ -164,7 +166,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     }
     let mut span = Span {
         begin,
-        end: if recorded { clock::now_ns() } else { 0 },
+        end: clock::now_ns(),
         ..Span::default()
     };
     let ret = match state {
@@ -176,6 +178,8 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     if let Some(w) = &span.waited {
         intercept::host_synced(w);
     }
+    let waited = span.waited.is_some() || span.blocking;
+    crate::sink::host_calls::add(api, span.end.saturating_sub(span.begin), waited);
     if recorded && guard::is_on() {
         let Span {
             begin,
@@ -185,6 +189,7 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
             node,
             waited,
             races,
+            ..
         } = span;
         match facts {
             Some(facts) => crate::sink::buffer::push_fact(facts),

@@ -61,11 +61,9 @@ pub enum Label {
 impl Label {
     pub fn describe(&self) -> String {
         match self {
-            Label::Transfer(Kind::Kernel, d, p) => format!(
-                "launches moving buffers {} {}",
-                d.as_str(),
-                p.as_str()
-            ),
+            Label::Transfer(Kind::Kernel, d, p) => {
+                format!("launches moving buffers {} {}", d.as_str(), p.as_str())
+            }
             Label::Transfer(k, d, p) => format!("{} {} {}", k.as_str(), d.as_str(), p.as_str()),
             Label::Kernel(name) => format!("kernel {name}"),
             Label::Host => "host (the program and its calls, outside waits)".into(),

@@ -45,6 +45,8 @@ pub struct Builder {
     /// `clxfer report --project`: the set to project devices it describes onto, beside their
     /// measured figures.
     project: Option<&'static RuleSet>,
+    /// The program's calls per entry point, from a cut trace's slices ([`Builder::host_calls`]).
+    host_calls: Vec<super::HostCall>,
 }
 
 /// Races kept; the feed says at most one per pair of call sites, 1024 pairs.
@@ -350,6 +352,11 @@ impl Builder {
         self.last_ns = at_ns;
     }
 
+    /// The program's calls per entry point, where no end facts give them (a trace cut short).
+    pub fn host_calls(&mut self, rows: Vec<super::HostCall>) {
+        self.host_calls = rows;
+    }
+
     /// An enqueue with its completion, both known (`None`: unavailable or not timed).
     /// `e` may stand for several untimed calls ([`Enqueue::calls`]; a timed one is one call):
     /// what is per call (its bytes, a projected time) counts that many times.
@@ -565,6 +572,10 @@ impl Builder {
             bounds,
             devices,
             races: Some(races),
+            host_calls: match &end {
+                Some(e) => e.host_calls.clone(),
+                None => std::mem::take(&mut self.host_calls),
+            },
             weighed_against,
             pinned_host_peak_bytes: end.as_ref().map(|e| e.pinned_peak),
             findings,

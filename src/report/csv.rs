@@ -18,12 +18,19 @@ pub enum Table {
     Transfers,
     Operations,
     Kernels,
+    HostCalls,
     Findings,
 }
 
 impl Table {
-    pub const WORDS: &'static [&'static str] =
-        &["commands", "transfers", "operations", "kernels", "findings"];
+    pub const WORDS: &'static [&'static str] = &[
+        "commands",
+        "transfers",
+        "operations",
+        "kernels",
+        "host_calls",
+        "findings",
+    ];
 
     pub fn parse(word: &str) -> Option<Table> {
         let all = [
@@ -31,6 +38,7 @@ impl Table {
             Table::Transfers,
             Table::Operations,
             Table::Kernels,
+            Table::HostCalls,
             Table::Findings,
         ];
         Table::WORDS
@@ -102,6 +110,9 @@ pub fn markdown() -> String {
          - `kernels`: `pid, program, device, kernel, calls, device_ns, median_ns, host_ns, \
          untimed, total_ns` (`total_ns`: with the estimate for the launches sampling left \
          untimed).\n\
+         - `host_calls`: `pid, program, api, calls, total_ns, wait_ns, median_ns, max_ns`: the \
+         program's calls per entry point on all its threads, `wait_ns` the time of the calls \
+         that waited for commands (blocking transfers, `clFinish`, `clWaitForEvents`).\n\
          - `findings`: `pid, program, rank, device, kind, saving_ns, title, evidence, fix, \
          saves` (evidence lines joined by ` | `).\n\n\
          | `commands` column | meaning |\n|---|---|\n",
@@ -252,6 +263,29 @@ pub fn write(
                         ])
                         .map_err(fail)?;
                     }
+                }
+            }
+        }
+        Table::HostCalls => {
+            if header {
+                w.write_record([
+                    "pid",
+                    "program",
+                    "api",
+                    "calls",
+                    "total_ns",
+                    "wait_ns",
+                    "median_ns",
+                    "max_ns",
+                ])
+                .map_err(fail)?;
+            }
+            for r in reports {
+                for c in &r.host_calls {
+                    let n = [c.calls, c.total_ns, c.wait_ns, c.median_ns, c.max_ns];
+                    let mut row = vec![r.pid.to_string(), r.program.clone(), c.api.clone()];
+                    row.extend(n.iter().map(u64::to_string));
+                    w.write_record(row).map_err(fail)?;
                 }
             }
         }

@@ -342,6 +342,7 @@ pub struct EndFacts {
     pub incomplete: u64,
     pub dropped: u64,
     pub own: OwnFacts,
+    pub host_calls: Vec<super::HostCall>,
 }
 
 #[derive(Debug, Clone, Default)]

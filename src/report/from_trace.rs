@@ -141,6 +141,9 @@ pub struct Reader {
     out_of_order: HashSet<(u32, u32)>,
     /// Each queue's last command so far: an in-order queue's next command is ordered after it.
     last_on: HashMap<(u32, u32), u64>,
+    /// The program's calls per entry point, from its call slices: the table of a trace cut short
+    /// (the end event carries the layer's).
+    calls: crate::report::FromSlices,
 }
 
 impl Reader {
@@ -184,6 +187,18 @@ impl Reader {
         let args = e.get("args").unwrap_or(&no_args);
         self.last_ts = self.last_ts.max(ts);
         self.events += 1;
+        if ph == "X" && pid < DEVICE_PID_BASE as u64 {
+            let api = args
+                .get(s::API.name)
+                .and_then(Value::as_str)
+                .unwrap_or(name);
+            if api.starts_with("cl") {
+                let waited = args.get(s::WAITED_FOR.name).is_some()
+                    || args.get(s::FINISHED_UP_TO.name).is_some()
+                    || args.get(s::BLOCKING.name) == Some(&Value::Bool(true));
+                self.calls.add(api, ns(e.get("dur")), waited);
+            }
+        }
         match (ph, name) {
             ("i", s::TRACE_START) => {
                 self.started = true;
@@ -278,7 +293,10 @@ impl Reader {
         // A trace cut short (a killed program) has no end: the run lasted until its last event.
         match self.end {
             Some(end) => self.b.end(end),
-            None => self.b.cut_short(self.last_ts.saturating_sub(self.start_ts)),
+            None => {
+                self.b.cut_short(self.last_ts.saturating_sub(self.start_ts));
+                self.b.host_calls(std::mem::take(&mut self.calls).rows());
+            }
         }
         self.b.report()
     }
@@ -459,6 +477,22 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
             }
         },
         dropped,
+        host_calls: (args.get(s::HOST_CALLS.name).and_then(Value::as_array))
+            .into_iter()
+            .flatten()
+            .filter_map(|row| {
+                let row = row.as_array()?;
+                let n = |i: usize| row.get(i).and_then(Value::as_u64).unwrap_or(0);
+                Some(crate::report::HostCall {
+                    api: row.first()?.as_str()?.to_string(),
+                    calls: n(1),
+                    total_ns: n(2),
+                    wait_ns: n(3),
+                    median_ns: n(4),
+                    max_ns: n(5),
+                })
+            })
+            .collect(),
     }
 }
 

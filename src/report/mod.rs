@@ -11,6 +11,7 @@ mod facts;
 mod findings;
 pub mod from_trace;
 mod hist;
+mod host_calls;
 mod kernels;
 mod overhead;
 pub mod races;
@@ -26,6 +27,7 @@ pub use facts::{
     DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, Kind, Link, On, Ran, Sync, Work,
     kind, kind_of, small_flags,
 };
+pub use host_calls::{FromSlices, HostCall};
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};
 pub use races::{RaceFact, RaceSide};
@@ -71,6 +73,10 @@ pub struct Report {
     /// `null` in a report of a clxfer before it (the guard then counts the race findings).
     #[serde(default)]
     pub races: Option<u64>,
+    /// The program's calls per entry point, most time first (empty in a report of a clxfer
+    /// before it).
+    #[serde(default)]
+    pub host_calls: Vec<HostCall>,
     /// What a saving is weighed against to be [`MINOR`].
     #[serde(default)]
     pub weighed_against: Scale,

@@ -4,6 +4,7 @@
 //! (what is said of one device) above it; `text.rs` and `markdown.rs` (the whole report) on top.
 
 mod device;
+mod host;
 mod markdown;
 mod tables;
 mod text;

@@ -333,7 +333,9 @@ fn time(r: &Report) -> String {
             && (d.transfers.iter().any(|row| estimate(row.sampled))
                 || d.kernels.iter().any(|k| estimate(k.sampled)))
     });
-    let projected_wall = (r.bounds.as_ref()).filter(|b| b.projected).map(|b| b.wall_ns);
+    let projected_wall = (r.bounds.as_ref())
+        .filter(|b| b.projected)
+        .map(|b| b.wall_ns);
     let wall = projected_wall.unwrap_or(r.wall_ns);
     let path = r.bounds.as_ref().and_then(|b| b.top.first()).map(|top| {
         // The contributor's name without its explanation: `host (the program and its calls)`.
@@ -354,7 +356,11 @@ fn time(r: &Report) -> String {
             "{} ({:.0}%{})",
             duration(ns),
             ns as f64 * 100.0 / wall.max(1) as f64,
-            if estimated { ", sampled ones estimated" } else { "" }
+            if estimated {
+                ", sampled ones estimated"
+            } else {
+                ""
+            }
         ),
     };
     format!(

@@ -9,6 +9,7 @@ pub mod chrome;
 pub mod counters;
 pub mod counts;
 pub mod emit;
+pub mod host_calls;
 pub mod json;
 pub mod own;
 pub mod pftrace;

@@ -248,6 +248,8 @@ pub struct End {
     pub own: crate::report::OwnFacts,
     /// The signal that ended the run (`SIGTERM`): clxfer finished on it (`layer/signals.rs`).
     pub signal: Option<String>,
+    /// The program's calls per entry point (`host_calls.rs`).
+    pub host_calls: Vec<crate::report::HostCall>,
 }
 
 #[derive(Debug)]

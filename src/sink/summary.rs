@@ -165,6 +165,7 @@ impl Summary {
             dropped: dropped.iter().sum(),
             own: end.own,
             signal: end.signal.clone(),
+            host_calls: end.host_calls.clone(),
         });
         let report = b.report();
         match &self.to {

@@ -104,6 +104,7 @@ schema! {
     RESIDENT_PEAK = "resident_peak_bytes" ["trace end"] "Per device: the most device memory its buffers and SVM/USM allocations took at once, by its vendor's rules (an SVM allocation in a context of several devices is counted on none).",
     AHP_PEAK = "alloc_host_ptr_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by ALLOC_HOST_PTR buffers.",
     AHP_BUFFERS = "alloc_host_ptr_buffers" ["trace end"] "Per device: the most ALLOC_HOST_PTR buffers that took its memory at once.",
+    HOST_CALLS = "host_calls" ["trace end"] "The program's calls per entry point, most time first: `[name, calls, total_ns, wait_ns, median_ns, max_ns]`, `wait_ns` the time of calls that waited for commands (blocking transfers, `clFinish`, `clWaitForEvents`); the median within 4.5%.",
     PINNED_PEAK = "pinned_host_peak_bytes" ["trace end"] "The most pinned or registered host memory at once.",
     SIGNAL = "signal" ["trace end"] "The signal that ended the run (`SIGTERM`, `SIGINT`, `SIGHUP` or `SIGQUIT`): clxfer finished on it, then let it end the process; absent when the run ended otherwise.",
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",

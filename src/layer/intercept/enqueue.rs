@@ -144,6 +144,7 @@ pub(super) unsafe fn enqueued(
     let id = events::next_id();
     let deps = unsafe { graph::deps(call.api, id, &q, waits) };
     let blocking = transfer.as_ref().is_some_and(|t| t.0);
+    span.blocking = blocking;
     // The program holds the command's event: a wait list or wait may name it later.
     let named = !event.is_null() && !cap.supplied();
     // Read once: the race check's record of the call, and summary mode's link.

@@ -222,6 +222,7 @@ pub fn end() -> End {
     let devices = devices_by_index();
     let memory = WORLD.memory.lock();
     End {
+        host_calls: crate::sink::host_calls::snapshot(),
         at: crate::timing::clock::now_ns(),
         signal: crate::layer::signals::ending().map(crate::sigset::name),
         pinned_peak: memory.pinned_bytes().peak,

@@ -76,6 +76,17 @@ pub(super) fn markdown(r: &Report) -> String {
         "\nHost: pinned or registered memory peaked at {}.",
         known(r.pinned_host_peak_bytes.map(bytes))
     );
+    if let Some((head, rows, more)) = super::host::host_calls(r) {
+        let _ = writeln!(out, "\n{}:\n", upper(&head));
+        let _ = writeln!(out, "| {} |", super::host::HEADS.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(super::host::HEADS.len() - 1));
+        for row in rows {
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        if let Some(more) = more {
+            let _ = writeln!(out, "\n{}.", upper(&more));
+        }
+    }
     if let Some(o) = &r.overhead {
         let _ = writeln!(out, "\n{}.", upper(&o.line()));
     }

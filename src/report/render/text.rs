@@ -33,7 +33,16 @@ pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
     let lines = b
         .top
         .iter()
-        .map(|c| format!("{} {}{}", duration(c.ns), c.what, share(c.ns)))
+        .map(|c| {
+            let mut line = format!("{} {}{}", duration(c.ns), c.what, share(c.ns));
+            // Which calls the host's part is made of, where some are large.
+            if c.what.starts_with("host (")
+                && let Some(calls) = super::host::largest_own(r, 3)
+            {
+                line.push_str(&format!("; its largest calls, on any thread: {calls}"));
+            }
+            line
+        })
         .collect();
     Some((head, lines))
 }
@@ -137,6 +146,14 @@ pub(super) fn text(r: &Report) -> String {
         "\nhost: pinned or registered memory peaked at {}",
         known(r.pinned_host_peak_bytes.map(bytes))
     );
+    if let Some((head, rows, more)) = super::host::host_calls(r) {
+        out.push('\n');
+        wrapped("", &format!("{head}:"), &mut out);
+        aligned(&super::host::HEADS, &rows, 0, 1, &mut out);
+        if let Some(more) = more {
+            wrapped("  ", &more, &mut out);
+        }
+    }
     match (r.incomplete_at_exit, r.dropped_records) {
         (Some(0), Some(0)) => {}
         (Some(incomplete), Some(dropped)) => {

@@ -72,6 +72,15 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
             j.close();
         }
         j.close_array();
+        j.field(s::HOST_CALLS).open_array();
+        for c in &end.host_calls {
+            j.open_array().str(&c.api);
+            for v in [c.calls, c.total_ns, c.wait_ns, c.median_ns, c.max_ns] {
+                j.u64(v);
+            }
+            j.close_array();
+        }
+        j.close_array();
         j.field(s::PINNED_PEAK).u64(end.pinned_peak);
         j.field(s::INCOMPLETE).u64(end.incomplete);
         if let Some(sig) = &end.signal {

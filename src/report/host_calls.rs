@@ -1,0 +1,68 @@
+//! The program's host time per entry point: the table nsys users know as the API summary. The
+//! layer keeps the figures (`sink/host_calls.rs`) and the trace's end carries them; a trace cut
+//! short, without its end, has them counted here from its call slices.
+
+use super::hist::Hist;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+/// One entry point's calls on the program's threads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HostCall {
+    pub api: String,
+    pub calls: u64,
+    /// Their time, summed.
+    pub total_ns: u64,
+    /// Of it, the time of calls that waited for commands (blocking transfers, `clFinish`,
+    /// `clWaitForEvents`): the device's as much as the host's.
+    pub wait_ns: u64,
+    pub median_ns: u64,
+    pub max_ns: u64,
+}
+
+impl HostCall {
+    /// The time of its calls that did not wait: the host's own.
+    pub fn own_ns(&self) -> u64 {
+        self.total_ns.saturating_sub(self.wait_ns)
+    }
+}
+
+/// Entry points counted from a trace's call slices.
+#[derive(Debug, Default)]
+pub struct FromSlices {
+    by: FxHashMap<String, (HostCall, Hist)>,
+}
+
+impl FromSlices {
+    pub fn add(&mut self, api: &str, ns: u64, waited: bool) {
+        let (c, h) = match self.by.get_mut(api) {
+            Some(e) => e,
+            None => self.by.entry(api.to_string()).or_default(),
+        };
+        c.calls += 1;
+        c.total_ns += ns;
+        if waited {
+            c.wait_ns += ns;
+        }
+        c.max_ns = c.max_ns.max(ns);
+        h.add(ns as f64);
+    }
+
+    /// The table, most total time first.
+    pub fn rows(self) -> Vec<HostCall> {
+        let mut rows: Vec<HostCall> = (self.by.into_iter())
+            .map(|(api, (c, h))| HostCall {
+                api,
+                median_ns: h.quantile(0.5).map_or(0, |m| (m as u64).min(c.max_ns)),
+                ..c
+            })
+            .collect();
+        sorted(&mut rows);
+        rows
+    }
+}
+
+/// Most total time first, then by name.
+pub fn sorted(rows: &mut [HostCall]) {
+    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.api.cmp(&b.api)));
+}

@@ -1,0 +1,70 @@
+//! The host-call table: the program's OpenCL calls by entry point, most time first, in text and
+//! Markdown alike.
+
+use super::super::{HostCall, Report};
+use crate::units::duration;
+
+/// Entry points the table lists; the rest are summed in one line.
+pub(super) const SHOWN: usize = 8;
+
+pub(super) const HEADS: [&str; 7] = [
+    "entry point",
+    "calls",
+    "total",
+    "waited",
+    "median",
+    "max",
+    "of wall",
+];
+
+/// The heading, the rows of the entry points shown, and a line for the rest; `None` when no
+/// call was counted.
+pub(super) fn host_calls(r: &Report) -> Option<(String, Vec<[String; 7]>, Option<String>)> {
+    if r.host_calls.is_empty() {
+        return None;
+    }
+    let wall = r.wall_ns.max(1) as f64;
+    let row = |c: &HostCall| -> [String; 7] {
+        [
+            c.api.clone(),
+            c.calls.to_string(),
+            duration(c.total_ns),
+            match c.wait_ns {
+                0 => "-".into(),
+                ns => duration(ns),
+            },
+            duration(c.median_ns),
+            duration(c.max_ns),
+            format!("{:.0}%", c.total_ns as f64 * 100.0 / wall),
+        ]
+    };
+    let rows = r.host_calls.iter().take(SHOWN).map(row).collect();
+    let rest = &r.host_calls[r.host_calls.len().min(SHOWN)..];
+    let more = (!rest.is_empty()).then(|| {
+        format!(
+            "{} more entry points: {} calls, {}",
+            rest.len(),
+            rest.iter().map(|c| c.calls).sum::<u64>(),
+            duration(rest.iter().map(|c| c.total_ns).sum())
+        )
+    });
+    let head = "host calls: the program's OpenCL calls by entry point, on all its threads \
+                (waited: the time of calls that waited for commands)"
+        .to_string();
+    Some((head, rows, more))
+}
+
+/// The largest entry points of the host's own time (calls that did not wait), for the critical
+/// path's host line: `clBuildProgram 88.6 ms, clCreateBuffer 3.10 ms`.
+pub(super) fn largest_own(r: &Report, most: usize) -> Option<String> {
+    let mut own: Vec<&HostCall> = r.host_calls.iter().filter(|c| c.own_ns() > 0).collect();
+    own.sort_by_key(|c| std::cmp::Reverse(c.own_ns()));
+    let wall = r.bounds.as_ref().map_or(r.wall_ns, |b| b.wall_ns);
+    // Only calls worth naming: 1% of the run or more.
+    let named: Vec<String> = (own.iter())
+        .filter(|c| c.own_ns() * 100 >= wall)
+        .take(most)
+        .map(|c| format!("{} {}", c.api, duration(c.own_ns())))
+        .collect();
+    (!named.is_empty()).then(|| named.join(", "))
+}
