@@ -23,13 +23,18 @@
 
 use super::facts::{Kind, Link, On, Sync};
 use super::replay::{self, Durations, End, FIXES, Fix, Item};
-use super::timeline::{Busy, Class, Timeline};
-use crate::model::classification::{Direction, Path};
+use project::Projection;
+
+mod labels;
+mod project;
+
+use labels::{DEPENDENCY, HOST, LAUNCH, Labels, NOT_FOLLOWED};
+pub use labels::{Label, Of};
+
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 /// Commands the graph keeps (by number), and synchronisation points per thread.
 pub const WINDOW: usize = 1 << 15;
@@ -42,44 +47,6 @@ pub const QUEUES: usize = 1 << 12;
 pub const THREADS: usize = 1 << 10;
 /// Contributors the report lists; the rest are summed as one.
 pub const TOP: usize = 6;
-
-/// What a stretch of the path is charged to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Label {
-    Transfer(Kind, Direction, Path),
-    Kernel(Arc<str>),
-    /// The host: the program's own work and its OpenCL calls, outside waits.
-    Host,
-    /// A device command waiting for the one it depended on to end and start it.
-    Dependency,
-    /// From an enqueue call's end to its command's start.
-    Launch,
-    /// Before the oldest command or synchronisation point the walk kept.
-    NotFollowed,
-}
-
-impl Label {
-    pub fn describe(&self) -> String {
-        match self {
-            Label::Transfer(Kind::Kernel, d, p) => {
-                format!("launches moving buffers {} {}", d.as_str(), p.as_str())
-            }
-            Label::Transfer(k, d, p) => format!("{} {} {}", k.as_str(), d.as_str(), p.as_str()),
-            Label::Kernel(name) => format!("kernel {name}"),
-            Label::Host => "host (the program and its calls, outside waits)".into(),
-            Label::Dependency => "device idle between dependent commands".into(),
-            Label::Launch => "device idle from enqueue to start".into(),
-            Label::NotFollowed => "not followed (before the graph window)".into(),
-        }
-    }
-}
-
-/// What a command is charged as, given without building its [`Label`] (every command asks).
-#[derive(Clone, Copy, Debug)]
-pub enum Of<'a> {
-    Transfer(Kind, Direction, Path),
-    Kernel(&'a Arc<str>),
-}
 
 /// One contributor to the wall time.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -136,98 +103,6 @@ struct Node {
     fresh: bool,
 }
 
-/// The labels charged, interned: the four fixed ones first, then transfers and kernels as they
-/// come (a transfer's by its kind, direction and path; a kernel's by its name's allocation, which
-/// the layer shares between all launches of one kernel).
-#[derive(Debug)]
-struct Labels {
-    all: Vec<Label>,
-    /// By kind, direction and path (an index, not a hash, per command; 0: none yet).
-    transfers: Vec<u32>,
-    /// A kernel name's allocation → its label (cleared past [`LABELS`]: a program that makes a
-    /// kernel object per launch), and each name's label.
-    kernels: FxHashMap<usize, u32>,
-    names: FxHashMap<Arc<str>, u32>,
-}
-
-/// Labels kept apart at most; later kernels share one.
-const LABELS: usize = 1024;
-
-const HOST: u32 = 0;
-const DEPENDENCY: u32 = 1;
-const LAUNCH: u32 = 2;
-const NOT_FOLLOWED: u32 = 3;
-
-impl Default for Labels {
-    fn default() -> Self {
-        Labels {
-            all: vec![
-                Label::Host,
-                Label::Dependency,
-                Label::Launch,
-                Label::NotFollowed,
-            ],
-            transfers: vec![0; Kind::COUNT * Direction::ALL.len() * Path::ALL.len()],
-            kernels: FxHashMap::default(),
-            names: FxHashMap::default(),
-        }
-    }
-}
-
-impl Labels {
-    #[inline]
-    fn of(&mut self, of: Of) -> u32 {
-        match of {
-            Of::Transfer(k, d, p) => {
-                let i =
-                    (k as usize * Direction::ALL.len() + d as usize) * Path::ALL.len() + p as usize;
-                match self.transfers[i] {
-                    0 => self.new_transfer(i, Label::Transfer(k, d, p)),
-                    id => id,
-                }
-            }
-            Of::Kernel(name) => self.kernel(name),
-        }
-    }
-
-    #[cold]
-    fn new_transfer(&mut self, i: usize, label: Label) -> u32 {
-        let id = self.add(label);
-        self.transfers[i] = id;
-        id
-    }
-
-    fn kernel(&mut self, name: &Arc<str>) -> u32 {
-        let at = Arc::as_ptr(name) as *const u8 as usize;
-        if let Some(&id) = self.kernels.get(&at) {
-            return id;
-        }
-        // Past the bound, a new name shares the others' label.
-        let name: Arc<str> = match self.names.contains_key(name) || self.all.len() < LABELS {
-            true => name.clone(),
-            false => super::kernels::OTHERS.into(),
-        };
-        let id = match self.names.get(&name) {
-            Some(&id) => id,
-            None => {
-                let id = self.add(Label::Kernel(name.clone()));
-                self.names.insert(name, id);
-                id
-            }
-        };
-        if self.kernels.len() >= LABELS {
-            self.kernels.clear();
-        }
-        self.kernels.insert(at, id);
-        id
-    }
-
-    fn add(&mut self, label: Label) -> u32 {
-        self.all.push(label);
-        self.all.len() as u32 - 1
-    }
-}
-
 /// Items in the order of their call's start; a command before a synchronisation point that starts
 /// with it (a blocking call's own command comes first).
 fn order(i: &Item) -> (u64, u8) {
@@ -272,25 +147,6 @@ pub struct Graph {
     saved: Vec<(u32, [u64; FIXES], u8)>,
     /// The run as the cost model projects it, when some device's rules are forced.
     projection: Option<Box<Projection>>,
-}
-
-/// The run replayed with the projected durations before each walk (`replay::replayed`): each
-/// stretch's commands and synchronisation points take the times they would have had, the walk
-/// follows those, and the projected devices' busy time is taken from them. A thread's later
-/// items move with it (`carry`), so the stretches join up.
-#[derive(Debug, Default)]
-struct Projection {
-    /// The devices whose durations are the cost model's, with their busy time as projected.
-    devices: Vec<(u32, Timeline)>,
-    /// Per thread: how far the stretches replayed so far moved it.
-    carry: FxHashMap<u32, i64>,
-}
-
-/// Which item of the graph a replayed item is.
-#[derive(Clone, Copy)]
-enum Whose {
-    Node(u64),
-    Sync(u32, usize),
 }
 
 impl Graph {
@@ -406,28 +262,6 @@ impl Graph {
             },
         );
         self.counted();
-    }
-
-    /// `device`'s durations are the cost model's: the walk and its busy time follow the run as
-    /// projected (before its first command).
-    pub fn projects(&mut self, device: u32) {
-        let p = self.projection.get_or_insert_default();
-        if !p.devices.iter().any(|d| d.0 == device) {
-            p.devices.push((device, Timeline::default()));
-        }
-    }
-
-    /// How far the projected run has moved thread `tid` so far (0 when nothing is projected).
-    fn carried(&self, tid: u32) -> i64 {
-        (self.projection.as_ref()).map_or(0, |p| p.carry.get(&tid).copied().unwrap_or(0))
-    }
-
-    /// A projected device's busy time and its queues', as the run was projected; `None` for a
-    /// device not projected or with no command. After [`Graph::bounds`].
-    pub fn projected_busy(&mut self, device: u32) -> Option<(Busy, Vec<(u32, Busy)>)> {
-        let p = self.projection.as_mut()?;
-        let t = &mut p.devices.iter_mut().find(|d| d.0 == device)?.1;
-        Some((t.busy()?, t.queues()))
     }
 
     /// One more item: every [`EPOCH`], the stretch since the last walk is walked.
@@ -579,89 +413,6 @@ impl Graph {
         }
     }
 
-    /// Replays the items not yet projected up to `t` with the projected durations, moves them to
-    /// the times they take there (and each thread's later items with it), and adds the projected
-    /// devices' commands to their busy time. Returns where the stretch ends, projected.
-    fn project(&mut self, at: At, t: u64) -> u64 {
-        let mut items: Vec<(Item, Whose)> = Vec::new();
-        for n in (self.nodes.iter()).filter(|n| n.id != 0 && n.fresh && n.begin <= t) {
-            let item = Item::Command {
-                id: n.id,
-                device: n.device,
-                tid: n.tid,
-                begin: n.begin,
-                ran: n.ran,
-                before: n.before,
-                dur: n.dur,
-            };
-            items.push((item, Whose::Node(n.id)));
-        }
-        for (&tid, syncs) in &self.threads {
-            for (i, s) in syncs
-                .iter()
-                .enumerate()
-                .filter(|s| s.1.fresh && s.1.end <= t)
-            {
-                let item = Item::Sync {
-                    tid,
-                    begin: s.begin,
-                    end: s.end,
-                    ids: s.ids.clone(),
-                };
-                items.push((item, Whose::Sync(tid, i)));
-            }
-        }
-        items.sort_by_key(|i| order(&i.0));
-        let end = match at {
-            At::Host(tid) => End::Host(tid, t),
-            At::Command(id) => End::Command(id),
-        };
-        let (items, whose): (Vec<Item>, Vec<Whose>) = items.into_iter().unzip();
-        let older = |id: u64| self.node(id).map(|n| n.ran.1);
-        let r = replay::replayed(&items, end, &older);
-        let Some(p) = self.projection.as_mut() else {
-            return t;
-        };
-        for (w, m) in whose.into_iter().zip(r.items) {
-            match w {
-                Whose::Node(id) => {
-                    let n = &mut self.nodes[id as usize % WINDOW];
-                    n.end = n.end.saturating_add_signed(m.call.1);
-                    (n.begin, n.ran, n.fresh) = (m.call.0, m.ran, false);
-                    if let Some(d) = p.devices.iter_mut().find(|d| d.0 == n.device) {
-                        let class = match &self.labels.all[n.label as usize] {
-                            Label::Kernel(_) | Label::Transfer(Kind::Kernel, ..) => Class::Kernel,
-                            _ => Class::Transfer,
-                        };
-                        d.1.add(n.queue, n.ran.0, n.ran.1, class);
-                    }
-                }
-                Whose::Sync(tid, i) => {
-                    if let Some(s) = self.threads.get_mut(&tid).and_then(|t| t.get_mut(i)) {
-                        (s.begin, s.end, s.fresh) = (m.ran.0, m.ran.1, false);
-                    }
-                }
-            }
-        }
-        // What a thread does after the stretch moves as far as the stretch moved it.
-        for (tid, by) in r.shifts.into_iter().filter(|s| s.1 != 0) {
-            *p.carry.entry(tid).or_default() += by;
-            for n in (self.nodes.iter_mut()).filter(|n| n.fresh && n.tid == tid) {
-                n.begin = n.begin.saturating_add_signed(by);
-                n.end = n.end.saturating_add_signed(by);
-                n.ran = (
-                    n.ran.0.saturating_add_signed(by),
-                    n.ran.1.saturating_add_signed(by),
-                );
-            }
-            for s in (self.threads.get_mut(&tid).into_iter().flatten()).filter(|s| s.fresh) {
-                s.begin = s.begin.saturating_add_signed(by);
-                s.end = s.end.saturating_add_signed(by);
-            }
-        }
-        r.end
-    }
-
     /// Walks back from `at` at time `t` to where the last walk began (under forced rules, through
     /// the run as projected: [`Graph::project`]); the next walk stops where this one began.
     fn walk(&mut self, at: At, mut t: u64) {
@@ -768,6 +519,8 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::classification::{Direction, Path};
+    use labels::LABELS;
 
     fn link(id: u64, tid: u32, call: (u64, u64), after: u64, waits: &[u64]) -> Link {
         Link {
