@@ -127,6 +127,52 @@ fn readme_options_table_is_the_generated_one() {
     assert_eq!(run_cmd(cmd, Duration::from_secs(30)).stdout, table);
 }
 
+/// Issue #56 item 7: what clxfer cites, a user can open: every document a rule's source, a
+/// finding or a doc of this repository names is in the repository (`docs/…`), else it is a
+/// public URL or a named public source (a driver repository at a commit, a vendor's guide).
+#[test]
+fn every_document_cited_is_in_the_repository() {
+    let rules = clxfer::model::rules::markdown();
+    let mut texts = vec![("docs/RULES.md (generated)".to_string(), rules)];
+    for doc in [
+        "README.md",
+        "docs/RULES.md",
+        "docs/TRACE.md",
+        "docs/ground-truth.md",
+    ] {
+        texts.push((
+            doc.into(),
+            std::fs::read_to_string(root().join(doc)).unwrap(),
+        ));
+    }
+    let mut missing = Vec::new();
+    for (whose, text) in &texts {
+        // Outside code blocks (a command's output file is no citation).
+        let prose: String = (text.split("```").step_by(2)).collect::<Vec<_>>().join(" ");
+        for word in prose.split(|c: char| c.is_whitespace() || "()[]`,;|\"'".contains(c)) {
+            let word = word.trim_end_matches(['.', ':']);
+            let named = word.len() > ".md".len() && !word.contains('=');
+            if !named || !word.ends_with(".md") || word.starts_with("http") || word.contains("://")
+            {
+                continue;
+            }
+            // Relative to the repository, or to docs/ from a doc there.
+            let found = root().join(word).exists()
+                || root().join("docs").join(word).exists()
+                || word.contains('/') && !word.starts_with("docs/") && !word.starts_with("../");
+            if !found || word.starts_with("../") {
+                missing.push(format!("{whose}: {word}"));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "cited but not in the repository: {missing:#?}"
+    );
+}
+
 #[test]
 fn rules_doc_is_the_generated_one() {
     let doc = std::fs::read_to_string(root().join("docs/RULES.md")).unwrap_or_default();

@@ -61,18 +61,18 @@ fn graph_of(prog: &std::path::Path, args: &[&str], env: &[(&str, &str)], q2: &st
         let id = |i: usize| calls[i]["args"]["command"].as_u64().unwrap();
         let api: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
         let want_api = [
-            "clEnqueueWriteBuffer H2D zero-copy",
-            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueWriteBuffer H2D host-copy",
+            "clEnqueueWriteBuffer H2D host-copy",
             "clCreateUserEvent",
-            "clEnqueueReadBuffer D2H zero-copy",
+            "clEnqueueReadBuffer D2H host-copy",
             "clEnqueueMarkerWithWaitList",
             "clEnqueueBarrierWithWaitList",
-            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueWriteBuffer H2D host-copy",
             "clSetUserEventStatus",
             "clEnqueueBarrier",
-            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueWriteBuffer H2D host-copy",
             "clEnqueueMarker",
-            "clEnqueueWriteBuffer H2D zero-copy",
+            "clEnqueueWriteBuffer H2D host-copy",
         ];
         assert_eq!(api, want_api, "{load:?}");
         // Numbers: one series, in call order (the user event's setting names its own).

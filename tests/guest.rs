@@ -170,7 +170,7 @@ fn calls_from_exit_handlers_and_destructors_are_traced() {
     }
     // Summary mode reports the handler's transfers.
     assert!(
-        runs[3].stderr.contains("H2D  zero-copy        8"),
+        runs[3].stderr.contains("H2D  host-copy        8"),
         "{}",
         runs[3].stderr
     );

@@ -385,7 +385,7 @@ fn after_fork_each_process_reports_only_its_own_calls_once() {
             .collect();
         assert_eq!(summaries.len(), 1, "{load:?}\n{}", r.stderr);
         // Both reads in the parent's, the gated one included.
-        let reads = |l: &str| l.split_whitespace().take(3).eq(["D2H", "zero-copy", "2"]);
+        let reads = |l: &str| l.split_whitespace().take(3).eq(["D2H", "host-copy", "2"]);
         assert!(r.stderr.lines().any(reads), "{load:?}\n{}", r.stderr);
     }
 }

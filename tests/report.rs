@@ -505,9 +505,9 @@ fn svm_allocations_count_where_the_rules_put_them_and_copies_between_them_agree(
         let want: Vec<(&str, &str)> = match rules {
             "nvidia" => vec![("D2D", "device"), ("D2D", "device"), ("D2H", "pinned")],
             _ => vec![
-                ("D2D", "zero-copy"),
-                ("D2D", "zero-copy"),
-                ("D2D", "zero-copy"),
+                ("D2D", "host-copy"),
+                ("D2D", "host-copy"),
+                ("D2D", "host-copy"),
             ],
         };
         let got: Vec<(&str, &str)> = copies

@@ -342,7 +342,7 @@ fn device_timing_off_leaves_queues_alone_and_times_the_host_only() {
     );
     assert!(
         ev.iter()
-            .any(|e| e["name"] == "clEnqueueWriteBuffer H2D zero-copy")
+            .any(|e| e["name"] == "clEnqueueWriteBuffer H2D host-copy")
     );
 }
 

@@ -609,3 +609,43 @@ fn the_host_time_is_told_by_entry_point() {
         );
     }
 }
+
+/// Issue #56 item 7: a copy is never called zero-copy, and no cost model prices a device it does
+/// not describe. On PoCL's CPU device a write from malloc memory is a memcpy within host memory
+/// (`host-copy`), a map of host memory copies nothing (`zero-copy`, 0 bytes); small transfers on
+/// a device with no bus get no PCIe figure for their saving.
+#[test]
+fn a_memcpy_is_a_host_copy_and_no_bus_figure_prices_a_cpu_device() {
+    let r = live_report("demo", &["8", "2"], &[]);
+    let d = &r["devices"][0];
+    assert_eq!(d["rules"], "cpu");
+    for row in d["transfers"].as_array().unwrap() {
+        let (path, bytes) = (
+            row["path"].as_str().unwrap(),
+            row["bytes"].as_u64().unwrap(),
+        );
+        if path == "zero-copy" {
+            assert_eq!(bytes, 0, "a copy called zero-copy: {row}");
+        }
+    }
+    let copied = (d["transfers"].as_array().unwrap().iter())
+        .filter(|row| row["path"] == "host-copy")
+        .map(|row| row["bytes"].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(copied > 0, "{}", d["transfers"]);
+    let moved = r["verdict"]["moved"][0]["text"].as_str().unwrap();
+    assert!(
+        moved.contains("copied by the CPU within host memory"),
+        "{moved}"
+    );
+
+    // Only small transfers: no bus figure for their saving on a device whose memory is the host's.
+    let storm = live_report("storm", &["2000"], &[]);
+    let small = (storm["findings"].as_array().unwrap().iter())
+        .find(|f| f["kind"] == "small-transfers")
+        .unwrap();
+    let saves = small["saves"].as_str().unwrap();
+    assert!(saves.starts_with("not estimated"), "{saves}");
+    assert!(!saves.contains("GB/s"), "{saves}");
+    assert_eq!(small["saving_ns"], 0);
+}

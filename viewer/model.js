@@ -8,7 +8,7 @@ window.clxfer = window.clxfer || {};
 (function (ns) {
   // One colour per path (the same words as docs/RULES.md), then the other kinds of slice.
   const PATHS = {
-    'pinned': '#2e7d32', 'staged': '#c62828', 'zero-copy': '#1565c0', 'device': '#6a1b9a',
+    'pinned': '#2e7d32', 'staged': '#c62828', 'zero-copy': '#1565c0', 'host-copy': '#4e6cef', 'device': '#6a1b9a',
     'peer': '#00838f', 'via-host': '#ef6c00', 'none': '#757575', 'unknown': '#9e9e9e',
   };
   const KINDS = { kernel: '#f9a825', wait: '#78909c', call: '#cfd8dc' };

@@ -6,7 +6,7 @@
 //!   on the source's queue, buffers initialised twice).
 //! - `finding:KIND OP N`: how many findings of KIND (a name of `report::KINDS`, or its last
 //!   words: `held-host` for `nonblocking-held-host`); `findings OP N`: findings not minor.
-//! - `PATH_bytes OP VALUE`: bytes moved on a path (`staged_bytes`, `pinned_bytes`, `zero-copy_bytes`,
+//! - `PATH_bytes OP VALUE`: bytes moved on a path (`staged_bytes`, `pinned_bytes`, `zero-copy_bytes`, `host-copy_bytes`,
 //!   …) over every device and direction; VALUE in bytes (`0`, `64MiB`, `1GB`) or as a share of all
 //!   bytes moved (`1%`).
 //! - `DIR.PATH.FIELD OP VALUE`: one row of the transfers tables (`h2d.pinned.median_gbps>=40`;

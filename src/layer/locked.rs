@@ -1,6 +1,6 @@
 //! Whether host memory is locked with `mlock` (issue #26). A program porting `cudaMallocHost` often
 //! locks its buffers and expects them to count as pinned; no OpenCL driver is told of it, so they
-//! are staged like any pageable memory (transfer-rules.md §6 and Pitfall 10). clxfer says so in the
+//! are staged like any pageable memory (docs/sources/transfer-rules.md §6 and Pitfall 10). clxfer says so in the
 //! reason of a staged transfer from such memory.
 //!
 //! The kernel keeps the count: `VmLck` in /proc/self/status (the process's locked memory), and

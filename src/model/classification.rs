@@ -41,7 +41,8 @@ words! {
     Path {
         Pinned = "pinned": "DMA straight from or to page-locked (pinned or registered) host memory",
         Staged = "staged": "copied through a hidden driver bounce buffer, at a fraction of the speed",
-        ZeroCopy = "zero-copy": "the device uses host memory directly: a host memcpy or nothing, no bus transfer",
+        ZeroCopy = "zero-copy": "nothing is copied: the device uses the host memory in place",
+        HostCopy = "host-copy": "the CPU copies the bytes within host memory (a memcpy): no DMA, no bus transfer",
         Device = "device": "a copy or fill inside device memory",
         Peer = "peer": "device to device directly, peer-to-peer",
         ViaHost = "via-host": "device to device through host memory",

@@ -101,7 +101,7 @@ fn bus(dir: Direction) -> Option<usize> {
 
 impl Cost {
     /// The link a transfer of `dir` by `path` moves over; `None`: the model has none (peer,
-    /// zero-copy and unknown paths, and what it did not measure).
+    /// zero-copy, host-copy and unknown paths, and what it did not measure).
     pub fn link(&self, dir: Direction, path: Path) -> Option<Link> {
         match path {
             Path::Pinned => self.pinned[bus(dir)?],
@@ -109,7 +109,7 @@ impl Cost {
             Path::Device => self.device,
             // Two legs, not one link (`via_host_ns`).
             Path::ViaHost => None,
-            Path::ZeroCopy | Path::Peer | Path::None | Path::Unknown => None,
+            Path::ZeroCopy | Path::HostCopy | Path::Peer | Path::None | Path::Unknown => None,
         }
     }
 
@@ -216,6 +216,7 @@ mod tests {
             (D2D, Path::ViaHost, 1_000, Some(1_000)),
             (H2D, Path::None, 1 << 30, None),
             (H2D, Path::ZeroCopy, 1, None),
+            (H2D, Path::HostCopy, 1 << 20, None),
             (D2D, Path::Peer, 1, None),
             (H2D, Path::Unknown, 1, None),
             (H2H, Path::Pinned, 1, None),
@@ -239,6 +240,7 @@ mod tests {
             Path::Pinned,
             Path::Staged,
             Path::ZeroCopy,
+            Path::HostCopy,
             Path::None,
             Path::Unknown,
         ] {

@@ -608,9 +608,13 @@ fn small(e: &Enqueue) -> bool {
         && matches!(e.kind, Kind::Write | Kind::Read | Kind::Memcpy)
 }
 
-/// It moved bytes (not nothing, not a host copy in place, not unknown).
+/// It moved bytes between host and device memory (not nothing, not in place, not a memcpy within
+/// host memory, not unknown): what a held host, a map's copy or a migration to the host is about.
 fn moves(e: &Enqueue) -> bool {
-    !matches!(e.path, Path::None | Path::ZeroCopy | Path::Unknown) && e.bytes > 0
+    !matches!(
+        e.path,
+        Path::None | Path::ZeroCopy | Path::HostCopy | Path::Unknown
+    ) && e.bytes > 0
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ schema! {
     FINISHED_UP_TO = "finished_up_to" ["host"] "`clFinish`: the newest command of its queue (`queue`) when it returned; that command and every one before it on the queue are done (0: none was enqueued).",
     QUEUE = "queue" ["host"] "`device #D queue #Q`: the queue the command went to.",
     DIRECTION = "direction" ["host, device"] "`H2D`, `D2H`, `D2D` or `H2H`.",
-    PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",
+    PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `host-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",
     BYTES = "bytes" ["host, device, counters"] "Bytes the command moved (counters: the counter's value).",
     BLOCKING = "blocking" ["host"] "Whether the call was blocking.",
     RULES = "rules" ["host, device info"] "The vendor rule set that classified it (docs/RULES.md).",

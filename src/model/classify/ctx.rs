@@ -179,7 +179,7 @@ impl Ctx<'_> {
             }
             Pageable::HostCopy => {
                 self.cite(&rule, "the device works in host memory: one host memcpy");
-                Path::ZeroCopy
+                Path::HostCopy
             }
         }
     }

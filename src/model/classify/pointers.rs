@@ -39,7 +39,7 @@ impl Ctx<'_> {
         let path = match (direction, host_ptr) {
             (_, _) if unified.value => {
                 self.cite(&unified, "device memory is host memory: one host memcpy");
-                Path::ZeroCopy
+                Path::HostCopy
             }
             (Direction::D2D, _) => {
                 self.why(any::DEVICE_COPY.id, "both pointers are device allocations");
@@ -55,7 +55,7 @@ impl Ctx<'_> {
             }
             _ => {
                 self.why(any::HOST_COPY.id, "both pointers are host memory");
-                Path::ZeroCopy
+                Path::HostCopy
             }
         };
         self.set(direction, path, bytes);

@@ -1,4 +1,4 @@
-//! Every rule of every vendor set, and every pitfall of transfer-rules.md, as table rows.
+//! Every rule of every vendor set, and every pitfall of docs/sources/transfer-rules.md, as table rows.
 
 use super::*;
 use crate::model::kinds::{MemKind, RangeKind};
@@ -177,7 +177,7 @@ fn table() -> Vec<Case> {
         rect: true,
     };
     cases! {
-        // NVIDIA: ground-truth-h200.md, row by row.
+        // NVIDIA: docs/sources/ground-truth-h200.md, row by row.
         NVIDIA write(PLAIN, PAGEABLE, SZ), B => H2D Staged SZ; ["nvidia.pageable", "any.pageable"] not ["nvidia.nonblocking"];
         NVIDIA read(PLAIN, PAGEABLE, SZ), B => D2H Staged SZ; ["nvidia.pageable"];
         NVIDIA write(PLAIN, MIS, SZ), B => H2D Staged SZ; ["nvidia.pageable"] not ["nvidia.alignment"];
@@ -237,9 +237,9 @@ fn table() -> Vec<Case> {
         AMD Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["amd.svm", "any.device-copy"];
         INTEL_DGPU Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["intel-dgpu.svm", "any.device-copy"];
         GENERIC Op::PtrCopy { dst: USM_DEV, src: SVM, bytes: MIB }, B => D2D Device MIB; ["generic.svm", "any.device-copy"];
-        INTEL_IGPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["intel-igpu.svm", "intel-igpu.memory"];
-        INTEL_CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["intel-cpu.svm", "intel-cpu.memory"];
-        NVIDIA Op::PtrCopy { dst: PAGEABLE, src: MAPPED, bytes: MIB }, B => H2H ZeroCopy MIB; ["any.host-copy"];
+        INTEL_IGPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D HostCopy MIB; ["intel-igpu.svm", "intel-igpu.memory"];
+        INTEL_CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D HostCopy MIB; ["intel-cpu.svm", "intel-cpu.memory"];
+        NVIDIA Op::PtrCopy { dst: PAGEABLE, src: MAPPED, bytes: MIB }, B => H2H HostCopy MIB; ["any.host-copy"];
         NVIDIA Op::PtrFill { ptr: USM_DEV, bytes: MIB }, B => D2D Device MIB; ["any.fill"];
         NVIDIA Op::PtrMap { ptr: SVM, flags: CL_MAP_READ, bytes: MIB }, B => D2H Pinned MIB; ["nvidia.map"];
         NVIDIA Op::PtrMap { ptr: SVM_FINE, flags: CL_MAP_READ, bytes: MIB }, B => D2H ZeroCopy 0; ["any.svm"] not ["nvidia.memory"];
@@ -277,11 +277,11 @@ fn table() -> Vec<Case> {
         AMD write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["amd.pageable"];
         AMD write(PLAIN, PAGEABLE, MIB), NB => H2D Staged MIB; ["amd.pageable"] not ["amd.nonblocking", "amd.alignment"];
         AMD write(PLAIN, UHP_PTR, MIB), B => H2D Pinned MIB; ["amd.registered"];
-        AMD write(AHP, PAGEABLE, SZ), B => H2D ZeroCopy SZ; ["amd.alloc-host-ptr", "any.host-resident"] not ["amd.memory"];
-        AMD write(UHP, PAGEABLE, SZ), B => H2D ZeroCopy SZ; ["amd.use-host-ptr"];
+        AMD write(AHP, PAGEABLE, SZ), B => H2D HostCopy SZ; ["amd.alloc-host-ptr", "any.host-resident"] not ["amd.memory"];
+        AMD write(UHP, PAGEABLE, SZ), B => H2D HostCopy SZ; ["amd.use-host-ptr"];
         AMD Op::Copy { src: AHP, dst: PLAIN, bytes: SZ }, NB => H2D Pinned SZ; ["amd.alloc-host-ptr"];
         AMD Op::Copy { src: PLAIN, dst: AHP, bytes: SZ }, NB => D2H Pinned SZ; ["amd.alloc-host-ptr"];
-        AMD Op::Copy { src: AHP, dst: UHP, bytes: SZ }, NB => H2H ZeroCopy SZ; ["any.host-copy"];
+        AMD Op::Copy { src: AHP, dst: UHP, bytes: SZ }, NB => H2H HostCopy SZ; ["any.host-copy"];
         AMD map(AHP, CL_MAP_READ), B => D2H ZeroCopy 0; ["amd.alloc-host-ptr"];
         AMD map(PLAIN, CL_MAP_WRITE), B => D2H None 0; ["amd.map"];
         AMD Op::Unmap { mem: AHP, ptr: MAPPED }, B => H2D ZeroCopy 0; ["amd.alloc-host-ptr"];
@@ -303,9 +303,9 @@ fn table() -> Vec<Case> {
         INTEL_DGPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["intel-dgpu.migrate"];
         INTEL_DGPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D ViaHost SZ; ["any.first-use", "intel-dgpu.between-devices"];
         INTEL_IGPU write(PLAIN, PAGEABLE, SZ), B => H2D Pinned SZ; ["intel-igpu.pageable"] not ["intel-igpu.alignment"];
-        INTEL_IGPU write(PLAIN, MIS, SZ), B => H2D ZeroCopy SZ; ["intel-igpu.pageable"];
+        INTEL_IGPU write(PLAIN, MIS, SZ), B => H2D HostCopy SZ; ["intel-igpu.pageable"];
         INTEL_IGPU write(PLAIN, MIS, SZ), NB => H2D Pinned SZ; ["intel-igpu.pageable", "intel-igpu.alignment"] not ["intel-igpu.nonblocking"];
-        INTEL_IGPU write(AHP, PAGEABLE, SZ), B => H2D ZeroCopy SZ; ["intel-igpu.pageable"];
+        INTEL_IGPU write(AHP, PAGEABLE, SZ), B => H2D HostCopy SZ; ["intel-igpu.pageable"];
         INTEL_IGPU write(UHP, PAGEABLE, SZ), NB => H2D Pinned SZ; ["intel-igpu.pageable"];
         INTEL_IGPU write(PLAIN, UHP_PTR, MIB), NB => H2D Pinned MIB; ["intel-igpu.registered"];
         INTEL_IGPU map(PLAIN, CL_MAP_WRITE), B => D2H ZeroCopy 0; ["intel-igpu.memory"] not ["intel-igpu.map"];
@@ -315,19 +315,19 @@ fn table() -> Vec<Case> {
         INTEL_IGPU Op::Copy { src: AHP, dst: PLAIN, bytes: SZ }, NB => D2D Device SZ; ["intel-igpu.memory"] not ["intel-igpu.alloc-host-ptr", "intel-igpu.use-host-ptr"];
 
         // CPU devices: every transfer is a host memcpy, map moves nothing.
-        INTEL_CPU write(PLAIN, PAGEABLE, SZ), B => H2D ZeroCopy SZ; ["intel-cpu.memory"] not ["intel-cpu.pageable", "intel-cpu.alignment", "intel-cpu.nonblocking"];
-        INTEL_CPU write(PLAIN, UHP_PTR, SZ), NB => H2D ZeroCopy SZ; ["intel-cpu.registered"];
+        INTEL_CPU write(PLAIN, PAGEABLE, SZ), B => H2D HostCopy SZ; ["intel-cpu.memory"] not ["intel-cpu.pageable", "intel-cpu.alignment", "intel-cpu.nonblocking"];
+        INTEL_CPU write(PLAIN, UHP_PTR, SZ), NB => H2D HostCopy SZ; ["intel-cpu.registered"];
         INTEL_CPU map(UHP, CL_MAP_READ), B => D2H ZeroCopy 0; ["intel-cpu.memory"] not ["intel-cpu.map", "intel-cpu.use-host-ptr", "intel-cpu.alloc-host-ptr"];
         INTEL_CPU migrate(&[ON_D2], 0), NB => D2D None 0; ["intel-cpu.between-devices"] not ["intel-cpu.migrate"];
-        CPU write(PLAIN, PAGEABLE, SZ), NB => H2D ZeroCopy SZ; ["cpu.memory"] not ["cpu.pageable", "cpu.nonblocking", "cpu.alignment"];
-        CPU read(AHP, MIS, SZ), B => D2H ZeroCopy SZ; ["cpu.memory"] not ["cpu.alloc-host-ptr"];
-        CPU read(UHP, UHP_PTR, SZ), B => D2H ZeroCopy SZ; ["cpu.registered", "cpu.memory"] not ["cpu.use-host-ptr"];
+        CPU write(PLAIN, PAGEABLE, SZ), NB => H2D HostCopy SZ; ["cpu.memory"] not ["cpu.pageable", "cpu.nonblocking", "cpu.alignment"];
+        CPU read(AHP, MIS, SZ), B => D2H HostCopy SZ; ["cpu.memory"] not ["cpu.alloc-host-ptr"];
+        CPU read(UHP, UHP_PTR, SZ), B => D2H HostCopy SZ; ["cpu.registered", "cpu.memory"] not ["cpu.use-host-ptr"];
         CPU map(PLAIN, CL_MAP_WRITE), B => D2H ZeroCopy 0; ["cpu.memory"] not ["cpu.map"];
         CPU Op::Unmap { mem: AHP, ptr: MAPPED }, B => H2D ZeroCopy 0; ["cpu.memory"];
         CPU Op::Copy { src: PLAIN, dst: AHP, bytes: SZ }, NB => D2D Device SZ; ["cpu.memory"];
         CPU migrate(&[ON_D2], 0), NB => D2D None 0; ["cpu.between-devices"] not ["cpu.migrate"];
         CPU migrate(&[PLAIN], CL_MIGRATE_MEM_OBJECT_HOST), NB => D2H None 0; ["cpu.memory"];
-        CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D ZeroCopy MIB; ["cpu.svm", "cpu.memory"];
+        CPU Op::PtrCopy { dst: SVM, src: PAGEABLE, bytes: MIB }, B => H2D HostCopy MIB; ["cpu.svm", "cpu.memory"];
         CPU Op::PtrMigrate { ptrs: vec![(SVM, MIB)], flags: 0 }, B => H2D None 0; ["cpu.memory"];
         CPU Op::Kernel { mems: vec![ON_D2], reads: 0 }, NB => D2D None 0; [];
 

@@ -46,7 +46,7 @@ impl Ctx<'_> {
                 if self.out.blocking && (zero_copy_buffer || !(ptr as u64).is_multiple_of(a)) {
                     let rem = ptr as u64 % a;
                     self.cite(&rule, Why::CpuCopy { align: a, rem });
-                    Path::ZeroCopy
+                    Path::HostCopy
                 } else if host.pinned {
                     Path::Pinned
                 } else {
@@ -56,7 +56,7 @@ impl Ctx<'_> {
             }
             (Placement::Host, _) => {
                 self.host_resident("a host memcpy, nothing crosses the bus now");
-                Path::ZeroCopy
+                Path::HostCopy
             }
             (Placement::Device, _) if host.kind == RangeKind::UsmDevice.word() => {
                 self.set(Direction::D2D, Path::Device, bytes);
@@ -119,7 +119,7 @@ impl Ctx<'_> {
             }
             (Placement::Host, Placement::Host) => {
                 self.why(any::HOST_COPY.id, "both buffers live in host memory");
-                (Direction::H2H, Path::ZeroCopy)
+                (Direction::H2H, Path::HostCopy)
             }
             // The placement reasons above say which side is host memory: the copy is a DMA.
             (Placement::Host, Placement::Device) => (Direction::H2D, Path::Pinned),

@@ -139,7 +139,7 @@ pub struct Usage {
 }
 
 /// A device's memory taken by buffers: all of them, and those made with ALLOC_HOST_PTR (which
-/// some vendors place in device memory too, transfer-rules.md Q2).
+/// some vendors place in device memory too, docs/sources/transfer-rules.md Q2).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Resident {
     pub(super) all: Usage,

@@ -18,32 +18,32 @@ pub static AMD: RuleSet = RuleSet {
         value: Pageable::PinnedAbove(MIB),
         says: "pageable transfers of 1 MiB or less are staged; larger ones pin the pages on the fly \
                (about 2/3 of peak, pinning costs time)",
-        source: "transfer-rules.md AMD Q1 [S] rocsettings.cpp, rocblit.cpp; [D] guide 1.4.2.4",
+        source: "docs/sources/transfer-rules.md AMD Q1 [S] rocsettings.cpp, rocblit.cpp; [D] guide 1.4.2.4",
     },
     nonblocking_blocks: Rule {
         id: "amd.nonblocking",
         value: false,
         says: "staging presumably runs on a worker thread (AMD_DIRECT_DISPATCH=false)",
-        source: "transfer-rules.md Pitfall 6 [I]",
+        source: "docs/sources/transfer-rules.md Pitfall 6 [I]",
     },
     registered: Rule {
         id: "amd.registered",
         value: true,
         says: "a live USE_HOST_PTR range is locked in place (hsa_amd_memory_lock_to_pool)",
-        source: "transfer-rules.md AMD Q3 [S]",
+        source: "docs/sources/transfer-rules.md AMD Q3 [S]",
     },
     alloc_host_ptr: Rule {
         id: "amd.alloc-host-ptr",
         value: Placement::Host,
         says: "an ALLOC_HOST_PTR buffer lives in system memory and uses no device memory; kernels \
                reach it over PCIe",
-        source: "transfer-rules.md AMD Q2 [S] rocmemory.cpp",
+        source: "docs/sources/transfer-rules.md AMD Q2 [S] rocmemory.cpp",
     },
     use_host_ptr: Rule {
         id: "amd.use-host-ptr",
         value: UseHostPtr::ZeroCopy,
         says: "USE_HOST_PTR is locked in place: zero-copy, no device copy",
-        source: "transfer-rules.md AMD Q3 [S]",
+        source: "docs/sources/transfer-rules.md AMD Q3 [S]",
     },
     svm: Rule {
         id: "amd.svm",
@@ -56,7 +56,7 @@ pub static AMD: RuleSet = RuleSet {
         value: false,
         says: "map READ of a device buffer copies device→host; map WRITE copies nothing at map and \
                host→device at unmap; host-resident buffers map for free",
-        source: "transfer-rules.md AMD Q4 [D][S] rocvirtual.cpp",
+        source: "docs/sources/transfer-rules.md AMD Q4 [D][S] rocvirtual.cpp",
     },
     migrate: Rule {
         id: "amd.migrate",
@@ -68,13 +68,13 @@ pub static AMD: RuleSet = RuleSet {
         },
         says: "migration with flags 0 moves nothing (it happens at first use); CONTENT_UNDEFINED \
                still syncs the data",
-        source: "transfer-rules.md AMD Q5 [S] rocvirtual.cpp",
+        source: "docs/sources/transfer-rules.md AMD Q5 [S] rocvirtual.cpp",
     },
     between_devices: Rule {
         id: "amd.between-devices",
         value: CrossDevice::ViaHost,
         says: "multi-GPU data goes device → host backing store → device",
-        source: "transfer-rules.md AMD Q5 [S] rocmemory.cpp",
+        source: "docs/sources/transfer-rules.md AMD Q5 [S] rocmemory.cpp",
     },
     read_copy: Rule {
         id: "amd.read-copy",
@@ -86,7 +86,7 @@ pub static AMD: RuleSet = RuleSet {
         id: "amd.alignment",
         value: None,
         says: "pinning aligns down to 4 KiB itself: pointer alignment does not change the path",
-        source: "transfer-rules.md AMD Q1 [S] rocblit.cpp",
+        source: "docs/sources/transfer-rules.md AMD Q1 [S] rocblit.cpp",
     },
     cost: None,
     recipe: "put the host side in a CL_MEM_ALLOC_HOST_PTR buffer and map it (host memory the GPU reaches directly on ROCm), or allocate it with clSVMAlloc; ROCm pins only transfers above 1 MiB on the fly",

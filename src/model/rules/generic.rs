@@ -18,32 +18,32 @@ pub static GENERIC: RuleSet = RuleSet {
         id: "generic.pageable",
         value: Pageable::Staged,
         says: "pageable memory is assumed staged: no vendor promises DMA from malloc'd memory",
-        source: "transfer-rules.md spec baseline [D], section 7 [I]",
+        source: "docs/sources/transfer-rules.md spec baseline [D], section 7 [I]",
     },
     nonblocking_blocks: Rule {
         id: "generic.nonblocking",
         value: true,
         says: "a non-blocking transfer from pageable memory may hold the host while it is staged",
-        source: "transfer-rules.md Pitfall 6 [I]",
+        source: "docs/sources/transfer-rules.md Pitfall 6 [I]",
     },
     registered: Rule {
         id: "generic.registered",
         value: true,
         says: "a live USE_HOST_PTR range is registered on every driver measured or read",
-        source: "transfer-rules.md section 6 [X][S]",
+        source: "docs/sources/transfer-rules.md section 6 [X][S]",
     },
     alloc_host_ptr: Rule {
         id: "generic.alloc-host-ptr",
         value: Placement::Device,
         says: "an ALLOC_HOST_PTR buffer is assumed to take device memory (as on NVIDIA and Intel \
                discrete)",
-        source: "transfer-rules.md Pitfall 3 [I]",
+        source: "docs/sources/transfer-rules.md Pitfall 3 [I]",
     },
     use_host_ptr: Rule {
         id: "generic.use-host-ptr",
         value: UseHostPtr::DeviceCopy,
         says: "the spec lets the runtime cache USE_HOST_PTR contents in device memory",
-        source: "transfer-rules.md spec baseline [D]",
+        source: "docs/sources/transfer-rules.md spec baseline [D]",
     },
     svm: Rule {
         id: "generic.svm",
@@ -55,7 +55,7 @@ pub static GENERIC: RuleSet = RuleSet {
         id: "generic.map",
         value: true,
         says: "mapping a device buffer is assumed to copy at map (READ, WRITE) and at unmap (WRITE)",
-        source: "transfer-rules.md Q4 rows [I]",
+        source: "docs/sources/transfer-rules.md Q4 rows [I]",
     },
     migrate: Rule {
         id: "generic.migrate",
@@ -66,13 +66,13 @@ pub static GENERIC: RuleSet = RuleSet {
             store: Path::Staged,
         },
         says: "migration is assumed to copy at once; CONTENT_UNDEFINED skips the copy (spec)",
-        source: "transfer-rules.md spec baseline [D]",
+        source: "docs/sources/transfer-rules.md spec baseline [D]",
     },
     between_devices: Rule {
         id: "generic.between-devices",
         value: CrossDevice::ViaHost,
         says: "no driver measured moves buffers peer-to-peer: assumed through the host",
-        source: "transfer-rules.md Q5 rows [I]",
+        source: "docs/sources/transfer-rules.md Q5 rows [I]",
     },
     read_copy: Rule {
         id: "generic.read-copy",
@@ -84,7 +84,7 @@ pub static GENERIC: RuleSet = RuleSet {
         id: "generic.alignment",
         value: Some(64),
         says: "pointers not 64 B aligned are slow on some drivers",
-        source: "transfer-rules.md Intel GPU Q1 [I]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [I]",
     },
     cost: Some(Cost {
         on: "a PCIe Gen3 x16 GPU",
@@ -92,12 +92,12 @@ pub static GENERIC: RuleSet = RuleSet {
             link(
                 0.0,
                 &[(MIB, 12.0)],
-                "transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
+                "docs/sources/transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
             ),
             link(
                 0.0,
                 &[(MIB, 12.0)],
-                "transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
+                "docs/sources/transfer-rules.md §7: about 12 GB/s, CUDA Best Practices §9.1.1 [D]; no floor measured",
             ),
         ],
         staged: [None, None],

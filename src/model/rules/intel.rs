@@ -8,7 +8,7 @@ use crate::model::cost::Cost;
 pub(super) const INTEL_PAGEABLE: &str = "pageable memory is not bounced: the range becomes a userptr object \
     and the GPU copies directly (Xe2 and later stage first-seen pointers under 512 MB); a blocking \
     transfer to system memory with a pointer not 64 B aligned is a CPU memcpy";
-pub(super) const INTEL_PAGEABLE_SRC: &str = "transfer-rules.md Intel GPU Q1 [S] enqueue_read_buffer.h, \
+pub(super) const INTEL_PAGEABLE_SRC: &str = "docs/sources/transfer-rules.md Intel GPU Q1 [S] enqueue_read_buffer.h, \
     staging_buffer_manager.cpp, command_queue.cpp";
 pub(super) const INTEL_ALIGN: &str =
     "pointers should be 64 B aligned (4 KiB advised): unaligned reads ran at 1.6-8 GB/s against 21";
@@ -22,7 +22,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         id: "intel-igpu.memory",
         value: true,
         says: "device memory is system memory: buffers are host-resident and map without a copy",
-        source: "transfer-rules.md Intel GPU Q4 [S] mem_obj.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q4 [S] mem_obj.cpp",
     },
     pageable: Rule {
         id: "intel-igpu.pageable",
@@ -34,37 +34,37 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         id: "intel-igpu.nonblocking",
         value: false,
         says: "a non-blocking transfer never uses the CPU copy",
-        source: "transfer-rules.md Intel GPU Q1 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [S]",
     },
     registered: Rule {
         id: "intel-igpu.registered",
         value: true,
         says: "pointers into mapped regions and USM/SVM are used as they are",
-        source: "transfer-rules.md Intel GPU Q1 [S] context.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [S] context.cpp",
     },
     alloc_host_ptr: Rule {
         id: "intel-igpu.alloc-host-ptr",
         value: Placement::Host,
         says: "every buffer lives in system memory",
-        source: "transfer-rules.md Intel GPU Q2-Q3 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q2-Q3 [S]",
     },
     use_host_ptr: Rule {
         id: "intel-igpu.use-host-ptr",
         value: UseHostPtr::ZeroCopyIfAligned(64),
         says: "USE_HOST_PTR is zero-copy only when pointer and size are multiples of 64 B",
-        source: "transfer-rules.md Intel GPU Q3 [S] buffer.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q3 [S] buffer.cpp",
     },
     svm: Rule {
         id: "intel-igpu.svm",
         value: Placement::Host,
         says: "one memory: an SVM allocation is host memory the GPU shares",
-        source: "transfer-rules.md Intel GPU [D]",
+        source: "docs/sources/transfer-rules.md Intel GPU [D]",
     },
     map_write_copies: Rule {
         id: "intel-igpu.map",
         value: true,
         says: "system-memory buffers map on the CPU without a copy",
-        source: "transfer-rules.md Intel GPU Q4 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q4 [S]",
     },
     migrate: Rule {
         id: "intel-igpu.migrate",
@@ -75,13 +75,13 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
             store: Path::Staged,
         },
         says: INTEL_MIGRATE,
-        source: "transfer-rules.md Intel GPU Q5 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q5 [S]",
     },
     between_devices: Rule {
         id: "intel-igpu.between-devices",
         value: CrossDevice::ViaHost,
         says: "buffers move between root devices through host memory",
-        source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
     },
     read_copy: Rule {
         id: "intel-igpu.read-copy",
@@ -93,7 +93,7 @@ pub static INTEL_IGPU: RuleSet = RuleSet {
         id: "intel-igpu.alignment",
         value: Some(64),
         says: INTEL_ALIGN,
-        source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with 4096-byte aligned memory and size) and work in the mapped memory",
@@ -125,26 +125,26 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         id: "intel-dgpu.nonblocking",
         value: false,
         says: "a non-blocking transfer never uses the CPU copy",
-        source: "transfer-rules.md Intel GPU Q1 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [S]",
     },
     registered: Rule {
         id: "intel-dgpu.registered",
         value: true,
         says: "pointers into mapped regions and USM/SVM are used as they are",
-        source: "transfer-rules.md Intel GPU Q1 [S] context.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [S] context.cpp",
     },
     alloc_host_ptr: Rule {
         id: "intel-dgpu.alloc-host-ptr",
         value: Placement::Device,
         says: "ALLOC_HOST_PTR is ignored for placement: the buffer lives in device memory (use \
                CL_MEM_FORCE_HOST_MEMORY_INTEL or clHostMemAllocINTEL for host memory)",
-        source: "transfer-rules.md Intel GPU Q2 [S] buffer.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q2 [S] buffer.cpp",
     },
     use_host_ptr: Rule {
         id: "intel-dgpu.use-host-ptr",
         value: UseHostPtr::DeviceCopy,
         says: "on discrete GPUs USE_HOST_PTR gets device storage",
-        source: "transfer-rules.md Intel GPU Q3 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q3 [S]",
     },
     svm: Rule {
         id: "intel-dgpu.svm",
@@ -157,7 +157,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         value: true,
         says: "mapping a device-memory buffer reads it into a map allocation (skipped for \
                WRITE_INVALIDATE_REGION); unmap writes it back",
-        source: "transfer-rules.md Intel GPU Q4 [S] command_queue.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q4 [S] command_queue.cpp",
     },
     migrate: Rule {
         id: "intel-dgpu.migrate",
@@ -168,13 +168,13 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             store: Path::Staged,
         },
         says: INTEL_MIGRATE,
-        source: "transfer-rules.md Intel GPU Q5 [S]",
+        source: "docs/sources/transfer-rules.md Intel GPU Q5 [S]",
     },
     between_devices: Rule {
         id: "intel-dgpu.between-devices",
         value: CrossDevice::ViaHost,
         says: "buffers move between root devices through host memory",
-        source: "transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
+        source: "docs/sources/transfer-rules.md Intel GPU Q5 [S] migration_controller.cpp",
     },
     read_copy: Rule {
         id: "intel-dgpu.read-copy",
@@ -186,7 +186,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         id: "intel-dgpu.alignment",
         value: Some(64),
         says: INTEL_ALIGN,
-        source: "transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
+        source: "docs/sources/transfer-rules.md Intel GPU Q1 [M] compute-runtime#20, #775",
     },
     cost: Some(Cost {
         on: "an Intel Arc A770 on PCIe Gen4 x16",
@@ -199,7 +199,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             link(
                 0.0,
                 &[(MIB, 22.0)],
-                "transfer-rules.md §7: ReadBuffer with USM or a mapped pointer 22.1-22.3, compute-runtime#618 [M]; no floor measured",
+                "docs/sources/transfer-rules.md §7: ReadBuffer with USM or a mapped pointer 22.1-22.3, compute-runtime#618 [M]; no floor measured",
             ),
         ],
         staged: [
@@ -207,7 +207,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
             link(
                 0.0,
                 &[(MIB, 9.0)],
-                "transfer-rules.md §7: ReadBuffer from malloc 8.9-9.1, compute-runtime#618 [M]; no floor measured",
+                "docs/sources/transfer-rules.md §7: ReadBuffer from malloc 8.9-9.1, compute-runtime#618 [M]; no floor measured",
             ),
         ],
         device: None,
@@ -231,13 +231,13 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         id: "intel-cpu.memory",
         value: true,
         says: HOST_COPY,
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     pageable: Rule {
         id: "intel-cpu.pageable",
         value: Pageable::HostCopy,
         says: HOST_COPY,
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     nonblocking_blocks: Rule {
         id: "intel-cpu.nonblocking",
@@ -262,19 +262,19 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         value: UseHostPtr::ZeroCopyIfAligned(0),
         says: "USE_HOST_PTR is zero-copy if aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN, else the \
                framework may copy; prefer map/unmap over read/write",
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     svm: Rule {
         id: "intel-cpu.svm",
         value: Placement::Host,
         says: "one memory: an SVM allocation is host memory",
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     map_write_copies: Rule {
         id: "intel-cpu.map",
         value: false,
         says: "map returns host memory",
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     migrate: Rule {
         id: "intel-cpu.migrate",
@@ -297,13 +297,13 @@ pub static INTEL_CPU: RuleSet = RuleSet {
         id: "intel-cpu.read-copy",
         value: false,
         says: "one memory: there is no copy to keep",
-        source: "transfer-rules.md Intel CPU runtime [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU runtime [D]",
     },
     alignment: Rule {
         id: "intel-cpu.alignment",
         value: None,
         says: "alignment matters only for USE_HOST_PTR zero-copy",
-        source: "transfer-rules.md Intel CPU [D]",
+        source: "docs/sources/transfer-rules.md Intel CPU [D]",
     },
     cost: None,
     recipe: "skip the copy: map the buffer (CL_MEM_ALLOC_HOST_PTR, or USE_HOST_PTR with aligned memory) and work in the mapped memory",

@@ -1,6 +1,6 @@
 //! Vendor rules AS DATA: one [`RuleSet`] per driver family, each rule with the id that reasons
-//! cite, what it says, and its source (a row of `../shared/docs/transfer-rules.md` or
-//! `ground-truth-h200.md`; tags: \[X\] measured, \[S\] driver source, \[D\] vendor doc,
+//! cite, what it says, and its source (a row of `docs/sources/transfer-rules.md` or
+//! `docs/sources/ground-truth-h200.md`; tags: \[X\] measured, \[S\] driver source, \[D\] vendor doc,
 //! \[I\] inference).
 //! `docs/RULES.md` is generated from these tables (`clxfer doctor --rules-markdown`).
 //! The machinery is `set.rs`; each vendor's rules and cost model are a file of their own
@@ -83,14 +83,14 @@ pub fn for_device(dev: &DeviceProfile) -> &'static RuleSet {
 }
 
 /// Entry points programs are told to call that no OpenCL implementation has, with why
-/// (transfer-rules.md section 6).
+/// (docs/sources/transfer-rules.md section 6).
 pub const NO_SUCH_FUNCTIONS: &[(&str, &str)] = &[(
     "clEnqueueMemObjectRegisterKHR",
     "cl_khr_host_register does not exist: no such entry point in the Khronos registry's cl.xml \
-     or in CL/cl_ext.h (transfer-rules.md section 6 [S])",
+     or in CL/cl_ext.h (docs/sources/transfer-rules.md section 6 [S])",
 )];
 
-/// What registers host memory with an OpenCL driver in fact (transfer-rules.md section 6).
+/// What registers host memory with an OpenCL driver in fact (docs/sources/transfer-rules.md section 6).
 pub const HOST_REGISTRATION: &str = "a CL_MEM_ALLOC_HOST_PTR buffer mapped once and used as the \
     host side of transfers, CL_MEM_USE_HOST_PTR over the program's own memory (registered by \
     NVIDIA, ROCm and PoCL-CUDA), SVM or USM host allocations (clSVMAlloc, clHostMemAllocINTEL), \
@@ -120,8 +120,11 @@ pub fn markdown() -> String {
     let mut out = String::from(
         "# Transfer rules\n\nGenerated from `src/model/rules/` by `clxfer doctor --rules-markdown`; \
          do not edit. Every reason clxfer gives names one of these ids. Sources are rows of \
-         `transfer-rules.md` and `ground-truth-h200.md` (tags: [X] measured, [S] driver source, \
-         [D] vendor doc, [M] maintainer, [I] inference).\n\n## Paths and directions\n\n\
+         [docs/sources/transfer-rules.md](sources/transfer-rules.md) (each with its own public \
+         source: a driver repository at a commit, a vendor's guide, the specification) and \
+         [docs/sources/ground-truth-h200.md](sources/ground-truth-h200.md) (measured with \
+         [docs/sources/xferprobe.c](sources/xferprobe.c)); tags: [X] measured, [S] driver \
+         source, [D] vendor doc, [M] maintainer, [I] inference.\n\n## Paths and directions\n\n\
          | Word | Meaning |\n|---|---|\n",
     );
     use super::classification::{Direction, Path};

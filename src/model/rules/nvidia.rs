@@ -12,53 +12,53 @@ pub static NVIDIA: RuleSet = RuleSet {
         id: "nvidia.memory",
         value: false,
         says: DISCRETE,
-        source: "ground-truth-h200.md",
+        source: "docs/sources/ground-truth-h200.md",
     },
     pageable: Rule {
         id: "nvidia.pageable",
         value: Pageable::Staged,
         says: "pageable memory is staged through the driver's pinned bounce buffer (8.5 GB/s write, \
                15.2 read against 55.4 pinned on an H200); alignment and mlock do not help",
-        source: "transfer-rules.md NVIDIA Q1 [X]; ground-truth-h200.md rows 1-4",
+        source: "docs/sources/transfer-rules.md NVIDIA Q1 [X]; docs/sources/ground-truth-h200.md rows 1-4",
     },
     nonblocking_blocks: Rule {
         id: "nvidia.nonblocking",
         value: true,
         says: "a non-blocking write from pageable memory spends most of its time inside the call \
                (96% at 256 MiB): it is effectively synchronous",
-        source: "transfer-rules.md NVIDIA Q1 [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q1 [X]",
     },
     registered: Rule {
         id: "nvidia.registered",
         value: true,
         says: "the host range of a live USE_HOST_PTR buffer is registered (pinned) for any transfer",
-        source: "transfer-rules.md NVIDIA Q3, Pitfall 2 [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q3, Pitfall 2 [X]",
     },
     alloc_host_ptr: Rule {
         id: "nvidia.alloc-host-ptr",
         value: Placement::Device,
         says: "an ALLOC_HOST_PTR buffer has device storage (+256 MiB after map and use) and a \
                pinned host mirror; map its pointer and use that for transfers",
-        source: "transfer-rules.md NVIDIA Q2 [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q2 [X]",
     },
     use_host_ptr: Rule {
         id: "nvidia.use-host-ptr",
         value: UseHostPtr::DeviceCopy,
         says: "USE_HOST_PTR registers the program's pages and also gives the buffer device storage",
-        source: "transfer-rules.md NVIDIA Q3 [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q3 [X]",
     },
     svm: Rule {
         id: "nvidia.svm",
         value: Placement::Device,
         says: "a coarse-grain clSVMAlloc allocation takes device memory of its size at once (and its pointer is pinned for transfers, 55.4 GB/s): a copy between two allocations stays on the device",
-        source: "docs/ground-truth.md SVM and device memory (two 1 GiB allocations: +2,052 MiB at clSVMAlloc, back at clSVMFree); ground-truth-h200.md row 7 (pinned) [X]",
+        source: "docs/ground-truth.md SVM and device memory (two 1 GiB allocations: +2,052 MiB at clSVMAlloc, back at clSVMFree); docs/sources/ground-truth-h200.md row 7 (pinned) [X]",
     },
     map_write_copies: Rule {
         id: "nvidia.map",
         value: true,
         says: "mapping a device buffer copies device→host at map for READ and for WRITE, and unmap \
                after WRITE copies back (27.6 GB/s effective); an ALLOC_HOST_PTR buffer too",
-        source: "transfer-rules.md NVIDIA Q4 [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q4 [X]",
     },
     migrate: Rule {
         id: "nvidia.migrate",
@@ -72,7 +72,7 @@ pub static NVIDIA: RuleSet = RuleSet {
                backing store (64 MiB: 55.3-55.5 GB/s device time both ways), though the call holds \
                the host far longer (1.0-1.3 GB/s wall; 1 GiB to the host in ~700 ms) and device \
                profiling may report 0; CONTENT_UNDEFINED is honoured",
-        source: "transfer-rules.md NVIDIA Q5 [X]; ground-truth-h200.md migrate rows; \
+        source: "docs/sources/transfer-rules.md NVIDIA Q5 [X]; docs/sources/ground-truth-h200.md migrate rows; \
                  docs/ground-truth.md migrate rows (H200, 2026-11-30) [X]",
     },
     between_devices: Rule {
@@ -81,19 +81,19 @@ pub static NVIDIA: RuleSet = RuleSet {
         says: "data moves between two GPUs through the host, whatever the flags (NVLink-connected \
                H200s: 0.58 GB/s at 64 MiB, 0.8-1.3 at 16 and 256 MiB), as the two legs of a \
                migration to the host and back cost",
-        source: "transfer-rules.md NVIDIA Q5 [X]; docs/ground-truth.md migrate-between-devices [X]",
+        source: "docs/sources/transfer-rules.md NVIDIA Q5 [X]; docs/ground-truth.md migrate-between-devices [X]",
     },
     read_copy: Rule {
         id: "nvidia.read-copy",
         value: true,
         says: "a buffer a kernel on another GPU only read stays valid on the GPU that had it: a later use there moves nothing",
-        source: "[I] not yet measured (docs/ground-truth.md has no two-GPU kernel read); a migration moves the allocation instead (transfer-rules.md NVIDIA Q5 [X])",
+        source: "[I] not yet measured (docs/ground-truth.md has no two-GPU kernel read); a migration moves the allocation instead (docs/sources/transfer-rules.md NVIDIA Q5 [X])",
     },
     alignment: Rule {
         id: "nvidia.alignment",
         value: None,
         says: "pointer alignment does not change the path (pinned +1 byte: 55.1 GB/s)",
-        source: "ground-truth-h200.md rows 2, 6 [X]",
+        source: "docs/sources/ground-truth-h200.md rows 2, 6 [X]",
     },
     cost: Some(Cost {
         on: "an NVIDIA H200 on PCIe Gen5 x16, driver 580.159.04",
@@ -143,12 +143,12 @@ pub static NVIDIA: RuleSet = RuleSet {
             link(
                 0.0,
                 &[(64 * MIB, 1.13), (1024 * MIB, 6.7)],
-                "docs/ground-truth.md migrate-back-flags-0 host GB/s (64 MiB, two visits); ground-truth-h200.md migrate back (1 GiB) [X]",
+                "docs/ground-truth.md migrate-back-flags-0 host GB/s (64 MiB, two visits); docs/sources/ground-truth-h200.md migrate back (1 GiB) [X]",
             ),
             link(
                 0.0,
                 &[(64 * MIB, 1.15), (1024 * MIB, 1.5)],
-                "docs/ground-truth.md migrate-to-host host GB/s (64 MiB, two visits); ground-truth-h200.md migrate to host (1 GiB) [X]",
+                "docs/ground-truth.md migrate-to-host host GB/s (64 MiB, two visits); docs/sources/ground-truth-h200.md migrate to host (1 GiB) [X]",
             ),
         ],
         enqueue_us: fig(
@@ -182,7 +182,7 @@ pub static NVIDIA: RuleSet = RuleSet {
                host 670-730 ms; they are marked untrusted and not used. Unmaps, maps that copy, \
                writes, copies and fills keep their own",
         source: "docs/ground-truth.md borrowed times (tests/programs/borrowed.c, H200, \
-                 2026-12-03); ground-truth-h200.md (migrate rows) [X]",
+                 2026-12-03); docs/sources/ground-truth-h200.md (migrate rows) [X]",
     }),
     early_complete: Some(Rule {
         id: "nvidia.early-complete",

@@ -43,7 +43,7 @@ pub(super) const DRIVER_TIMED_NVIDIA: f64 = 3.45;
 /// No other vendor's has been measured: theirs are PoCL's.
 pub(super) const DRIVER_TIMED_CPU: f64 = 0.08;
 pub(super) const DRIVER_PROFILED_CPU: f64 = 0.03;
-pub(super) const TR: &str = "transfer-rules.md";
+pub(super) const TR: &str = "docs/sources/transfer-rules.md";
 
 pub(super) const DISCRETE: &str = "device memory is separate from host memory";
 

@@ -108,6 +108,10 @@ pub fn replayed(
     (ns, how): (u64, String),
     fix: Fix,
 ) -> (u64, String) {
+    // Nothing estimated: nothing to scale or replay.
+    if ns == 0 && how.starts_with("not estimated") {
+        return (0, how);
+    }
     if s.sampled > 0 && s.timed > 0 {
         return (
             s.extrapolated(ns),
@@ -186,6 +190,18 @@ pub fn pinned(d: &DeviceAcc, dir: Direction) -> (f64, String) {
                 "at this run's best {} bandwidth for a transfer of 1 MiB or more, {} GB/s",
                 dir.as_str(),
                 gbps(best)
+            ),
+        );
+    }
+    // A device whose memory is host memory has no bus: no bus figure describes it.
+    if set.unified.value && !forced {
+        return (
+            0.0,
+            format!(
+                "not estimated: the device's memory is host memory, so no bus figure applies, and \
+                 this run made no {} transfer of 1 MiB or more to measure what one large one \
+                 reaches",
+                dir.as_str()
             ),
         );
     }

@@ -264,9 +264,9 @@ pub(super) fn small(j: &mut Judge) {
                 ),
             ))
         });
-        let (saved, how) = one.unwrap_or_else(|| {
-            let (bw, how) = pinned(d, Direction::H2D);
-            (saving(s, bw), format!("{how}, as one large transfer"))
+        let (saved, how) = one.unwrap_or_else(|| match pinned(d, Direction::H2D) {
+            (bw, how) if bw > 0.0 => (saving(s, bw), format!("{how}, as one large transfer")),
+            (_, how) => (0, how),
         });
         let (saved, how) = replayed(d, graph, s, (saved, how), Fix::Batched);
         let half = d.small_sizes.values().sum::<u64>().div_ceil(2);
