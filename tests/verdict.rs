@@ -649,3 +649,66 @@ fn a_memcpy_is_a_host_copy_and_no_bus_figure_prices_a_cpu_device() {
     assert!(!saves.contains("GB/s"), "{saves}");
     assert_eq!(small["saving_ns"], 0);
 }
+
+/// Issue #56 item 7: each migration says when its bytes moved, by the memory model: at the call,
+/// at the first command that uses the objects (AMD's flag-0 migration only marks them), or not
+/// at all (the hand-off's migration on the source device's own queue); in its host slice, and in
+/// the report alike live and from the trace.
+#[test]
+fn each_migration_says_when_its_bytes_moved() {
+    let moved = |r: &Value| -> Vec<(u32, String, u64)> {
+        (r["devices"].as_array().unwrap().iter())
+            .flat_map(|d| {
+                let index = d["index"].as_u64().unwrap() as u32;
+                (d["migrations"].as_array().into_iter().flatten()).map(move |m| {
+                    let what = m["moved"].as_str().unwrap().to_string();
+                    (index, what, m["calls"].as_u64().unwrap())
+                })
+            })
+            .collect()
+    };
+    for (prog, args, rules, want) in [
+        (
+            "demo",
+            &["2", "1"][..],
+            "amd",
+            &["at the call", "at first use"][..],
+        ),
+        ("handoff", &["source"][..], "nvidia", &["not at all"][..]),
+    ] {
+        let env = [
+            ("POCL_DEVICES", "pthread pthread".to_string()),
+            ("CLXFER_RULES", rules.to_string()),
+        ];
+        let live = live_report(prog, args, &env);
+        let got = moved(&live);
+        for w in want {
+            assert!(got.iter().any(|m| m.1 == *w), "{prog}: {w} not in {got:?}");
+        }
+        // The trace says it per call, and its report the same.
+        let out = fresh_dir("verdict-migrations");
+        let mut cmd = command(program(prog), Load::Layer);
+        cmd.args(args)
+            .env("CLXFER_DIR", &out)
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+        let slices: Vec<&Value> = (events.iter())
+            .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clEnqueueMigrateMemObjects")
+            .collect();
+        assert!(!slices.is_empty());
+        for e in &slices {
+            let when = e["args"]["moved"].as_str().unwrap_or_else(|| panic!("{e}"));
+            let bytes = e["args"]["bytes"].as_u64().unwrap();
+            assert_eq!(when == "at the call", bytes > 0, "{e}");
+        }
+        let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+        assert_eq!(moved(&from_trace), got, "{prog}");
+        let text = report(&r.traces[0], "text");
+        assert!(
+            text.contains("when migrations moved their bytes:"),
+            "{text}"
+        );
+    }
+}

@@ -51,6 +51,36 @@ words! {
     }
 }
 
+words! {
+    /// When a migration's bytes moved, by the memory model (the brief's "does migrate copy at
+    /// call time?").
+    When {
+        AtCall = "at the call": "the migration copied the contents when it ran",
+        AtFirstUse = "at first use": "the migration only marked the objects: the first command that uses them on the device moves the contents",
+        NotAtAll = "not at all": "nothing needed moving (CONTENT_UNDEFINED, the contents already there, or none yet)",
+    }
+}
+
+impl When {
+    /// A migration that moved `bytes`, having cited the rules `rule_ids`.
+    pub fn of<'a>(bytes: u64, rule_ids: impl IntoIterator<Item = &'a str>) -> When {
+        const NOTHING: [&str; 4] = [
+            "any.content-undefined",
+            "any.already-there",
+            "any.no-contents",
+            "any.host-resident",
+        ];
+        if bytes > 0 {
+            return When::AtCall;
+        }
+        let mut ids = rule_ids.into_iter();
+        match ids.any(|id| NOTHING.contains(&id)) {
+            true => When::NotAtAll,
+            false => When::AtFirstUse,
+        }
+    }
+}
+
 /// What the report reads from the rules a classification cited: marked where the classifier
 /// cites them (every enqueue's facts ask, and matching ids as strings cost more than the rest
 /// of the fact), and read back from rule ids by [`Cited::of`] (a trace carries only the ids).

@@ -222,6 +222,8 @@ pub(super) struct DeviceAcc {
     pub implausible: Implausible,
     /// Commands that failed (an error status): they moved nothing and are in no row.
     pub failed: u64,
+    /// Migrations by when their bytes moved (`When` order): calls and bytes.
+    pub migrations: [(u64, u64); 3],
 }
 
 /// The device times a device reported that cannot be measurements.

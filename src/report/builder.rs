@@ -113,7 +113,9 @@ impl Builder {
                 cost: set.cost.as_ref(),
                 replaces,
             });
-        if replaces && projecting.is_some() {
+        // The run as projected, where a cost model gives the durations (AMD's and the
+        // host-memory sets have none: their runs stay this device's).
+        if replaces && projecting.is_some_and(|p| p.cost.is_some()) {
             self.graph.projects(index);
         }
         let d = self.device_mut(index);
@@ -474,6 +476,11 @@ impl Builder {
         if let Some(h) = e.hand_off {
             d.hand_offs[h as usize].add(e, time);
         }
+        if let Some(when) = e.when {
+            let m = &mut d.migrations[when as usize];
+            m.0 += n;
+            m.1 = m.1.saturating_add(e.total_bytes());
+        }
         if e.kind == Kind::Migrate {
             if e.direction == Direction::D2H && moves {
                 d.to_host_migrations.add(e, time);
@@ -642,6 +649,7 @@ mod tests {
             mapped: false,
             flags: None,
             sampled: false,
+            when: None,
         }
     }
 

@@ -112,6 +112,15 @@ pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         without_device_time: d.without_device_time,
         sampled_out: d.sampled,
         failed: d.failed,
+        migrations: (crate::model::classification::When::ALL.iter())
+            .zip(d.migrations)
+            .filter(|(_, (calls, _))| *calls > 0)
+            .map(|(when, (calls, bytes))| super::Migrations {
+                moved: when.as_str().into(),
+                calls,
+                bytes,
+            })
+            .collect(),
         clock_mapping: d.end.as_ref().map(|e| e.clock.clone()),
     }
 }

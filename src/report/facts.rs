@@ -5,7 +5,7 @@
 
 use super::kernels::KernelRun;
 use super::overhead::{OwnFacts, TimingFacts};
-use crate::model::classification::{Direction, HandOff, Path};
+use crate::model::classification::{Direction, HandOff, Path, When};
 use crate::model::rules;
 use smallvec::SmallVec;
 
@@ -118,6 +118,8 @@ pub struct Enqueue {
     /// Sampled device timing left it untimed (`timing::sample`): its device time is
     /// extrapolated, not missing.
     pub sampled: bool,
+    /// A migration's: when its bytes moved.
+    pub when: Option<When>,
 }
 
 /// What a command's completion says: its device time, and when it started after its enqueue call
@@ -261,6 +263,7 @@ impl Enqueue {
             mapped,
             flags,
             sampled,
+            when,
         } = *o;
         self.bytes == bytes
             && self.device == device
@@ -277,6 +280,7 @@ impl Enqueue {
             && self.mapped == mapped
             && self.flags == flags
             && self.sampled == sampled
+            && self.when == when
     }
 
     /// Its bytes, over all the calls it stands for.

@@ -5,7 +5,7 @@ use super::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, RaceFact,
     RaceSide, Ran, Report, Sync, Work, kind,
 };
-use crate::model::classification::{Cited, Direction, Path};
+use crate::model::classification::{Cited, Direction, Path, When};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::model::rules::RuleSet;
 use crate::trace::read::{self, ReadError, Trace};
@@ -73,6 +73,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         locked: cited.locked,
         flags,
         sampled: str_of(args, s::DEVICE_TIME) == "sampled",
+        when: word(When::ALL, When::as_str, str_of(args, s::MOVED)),
     })
 }
 

@@ -136,7 +136,18 @@ pub struct DeviceReport {
     /// are in no row.
     #[serde(default)]
     pub failed: u64,
+    /// The migrations by when their bytes moved, where there were some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub migrations: Vec<Migrations>,
     pub clock_mapping: Option<String>,
+}
+
+/// Migrations whose bytes moved at one time: `at the call`, `at first use`, `not at all`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Migrations {
+    pub moved: String,
+    pub calls: u64,
+    pub bytes: u64,
 }
 
 /// One queue's busy time.

@@ -21,6 +21,10 @@ pub struct Verdict {
     pub moved: Vec<Moved>,
     /// Where the run's time went, in one line.
     pub time: String,
+    /// When the migrations' bytes moved, where there were migrations: `migrations: 2 copied at
+    /// the call, 1 only marked its objects (moved at first use)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrated: Option<String>,
 }
 
 /// The bytes that moved one way on one device.
@@ -57,13 +61,14 @@ impl Verdict {
             finding,
             moved,
             time: time(r),
+            migrated: migrated(r),
         }
     }
 
     /// Its lines: the headline (without its `verdict:` label), how the bytes moved (`moved`:
     /// [`Verdict::moved`] or [`Verdict::by_direction`]; the first `keep` a line each, the rest
     /// summed in one line), where the time went.
-    pub fn lines(&self, moved: &[Moved], keep: usize) -> Vec<String> {
+    pub fn lines(&self, moved: &[Moved], keep: usize, migrated: bool) -> Vec<String> {
         let mut lines = vec![self.headline.clone()];
         lines.extend(moved.iter().take(keep).map(|m| m.text.clone()));
         if moved.len() > keep {
@@ -73,6 +78,9 @@ impl Verdict {
         }
         if moved.is_empty() {
             lines.push("no bytes moved between host and device".into());
+        }
+        if let Some(m) = self.migrated.as_ref().filter(|_| migrated) {
+            lines.push(m.clone());
         }
         lines.push(self.time.clone());
         lines
@@ -306,6 +314,25 @@ fn words(path: &str, direction: &str) -> &'static str {
     }
 }
 
+/// When the run's migrations moved their bytes, summed over its devices.
+fn migrated(r: &Report) -> Option<String> {
+    let mut by: Vec<(String, u64)> = Vec::new();
+    for m in r.devices.iter().flat_map(|d| &d.migrations) {
+        match by.iter_mut().find(|b| b.0 == m.moved) {
+            Some(b) => b.1 += m.calls,
+            None => by.push((m.moved.clone(), m.calls)),
+        }
+    }
+    let parts: Vec<String> = (by.iter())
+        .map(|(when, n)| match when.as_str() {
+            "at the call" => format!("{n} copied at the call"),
+            "at first use" => format!("{n} only marked (moved at first use)"),
+            _ => format!("{n} moved nothing"),
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("migrations: {}", parts.join(", ")))
+}
+
 /// `, 40% overlapped` (of the transfer time, with kernels, by the busy lines) where transfers and
 /// kernels ran: whether the program's pipeline overlapped.
 fn overlapped(r: &Report, kernel_ns: u64) -> String {
@@ -350,7 +377,14 @@ fn time(r: &Report) -> String {
         (true, Some(ns)) => format!("{} projected", duration(ns)),
         _ => format!("{} run", duration(r.wall_ns)),
     };
+    // Forced rules without a cost model (AMD's, the host-memory sets') project no time.
+    let no_model = (r.devices.iter())
+        .filter(|d| d.times_projected())
+        .find_map(|d| d.projection.as_ref().filter(|p| p.on.is_empty()));
     let transfers = match (projected, transfer_ns) {
+        (true, 0) if let Some(p) = no_model => {
+            format!("not projected (the {} rules have no cost model)", p.rules)
+        }
         (true, ns) => duration(ns),
         (false, 0) => "no device time".to_string(),
         (false, ns) => format!(

@@ -6,7 +6,7 @@ use super::buffer;
 use super::record::{CallFlags, DeviceTime, End, KINDS, QueueRef, Record};
 use super::trace_file;
 use super::writer::Output;
-use crate::model::classification::Classification;
+use crate::model::classification::{Classification, When};
 use crate::report::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Link, Ran,
     Report, Sync, Work,
@@ -48,6 +48,9 @@ pub fn facts(
             CallFlags::Map(f) | CallFlags::Migrate(f) => Some(crate::report::small_flags(f)),
         },
         sampled,
+        // A migration is a rare call: its reasons are read here.
+        when: matches!(flags, CallFlags::Migrate(_))
+            .then(|| When::of(c.bytes, c.reasons.iter().map(|r| r.rule))),
     }
 }
 

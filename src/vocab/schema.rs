@@ -59,6 +59,7 @@ schema! {
     MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`: `read` (READ_ONLY, or a `const` or `__constant` argument), `write` (WRITE_ONLY), or `read-write (assumed)` for the rest.",
     REGION = "region" ["host"] "Buffer maps: the region asked for, `{offset, size}` in bytes (`bytes` is what the map moved).",
     MAP_FLAGS = "map_flags" ["host"] "Map calls: the map flags, decoded (`READ`, `WRITE`, `WRITE_INVALIDATE_REGION`).",
+    MOVED = "moved" ["host"] "Migrate calls: when the contents moved, by the memory model: `at the call`, `at first use` (the migration only marked the objects; the first command that uses them on the device moves them) or `not at all` (CONTENT_UNDEFINED, already there, nothing yet).",
     MIGRATION_FLAGS = "migration_flags" ["host"] "Migrate calls: the migration flags, decoded (`HOST`, `CONTENT_UNDEFINED`, `0`).",
     ERROR = "error" ["host"] "The driver's error code, when it refused the call.",
     KERNEL = "kernel" ["host"] "The kernel's function name (also in the device slice's name).",

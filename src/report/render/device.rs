@@ -202,6 +202,41 @@ pub(super) fn sampled(d: &DeviceReport) -> Vec<String> {
     rows.chain(kernels).collect()
 }
 
+/// When the migrations' bytes moved (the brief's "does migrate copy at call time?"), where the
+/// device had migrations: `migrations: 2 moved their contents at the call (128 MiB), 1 only
+/// marked its objects (the first command that uses them on the device moves them)`.
+pub(super) fn migrations(d: &DeviceReport) -> Option<String> {
+    if d.migrations.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = (d.migrations.iter())
+        .map(|m| {
+            let calls = format!(
+                "{} migration{}",
+                m.calls,
+                if m.calls == 1 { "" } else { "s" }
+            );
+            match m.moved.as_str() {
+                "at the call" => format!(
+                    "{calls} copied the contents at the call ({})",
+                    bytes(m.bytes)
+                ),
+                "at first use" => format!(
+                    "{calls} only marked the objects: the first command that uses them on the \
+                     device moves the contents"
+                ),
+                _ => format!(
+                    "{calls} moved nothing (CONTENT_UNDEFINED, or the contents already there)"
+                ),
+            }
+        })
+        .collect();
+    Some(format!(
+        "when migrations moved their bytes: {}",
+        parts.join("; ")
+    ))
+}
+
 pub(super) fn timing(d: &DeviceReport) -> String {
     let clock = known(d.clock_mapping.clone().filter(|c| !c.is_empty()));
     let beyond = if d.clock_mapping.is_none() {

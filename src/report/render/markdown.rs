@@ -2,8 +2,8 @@
 
 use super::super::Report;
 use super::device::{
-    COMPARED, best, busy, compared, device_head, known, memory, projection_line, queue_busy,
-    replaced, sampled, timing,
+    COMPARED, best, busy, compared, device_head, known, memory, migrations, projection_line,
+    queue_busy, replaced, sampled, timing,
 };
 use super::tables::{md_kernels, md_table};
 use super::text::{bounds, header, minor, ranked};
@@ -12,7 +12,9 @@ use std::fmt::Write as _;
 
 pub(super) fn markdown(r: &Report) -> String {
     let mut out = format!("# {}\n\n", header(r));
-    let verdict = r.verdict.lines(&r.verdict.moved, r.verdict.moved.len());
+    let verdict = r
+        .verdict
+        .lines(&r.verdict.moved, r.verdict.moved.len(), true);
     if let Some((first, rest)) = verdict.split_first() {
         let _ = writeln!(out, "**Verdict: {first}**\n");
         for line in rest {
@@ -59,6 +61,9 @@ pub(super) fn markdown(r: &Report) -> String {
         }
         for line in lines {
             let _ = writeln!(out, "- {}", upper(&line));
+        }
+        if let Some(m) = migrations(d) {
+            let _ = writeln!(out, "\n{}.", upper(&m));
         }
         if let Some(b) = busy(d) {
             let _ = writeln!(out, "\n{}.", upper(&b));

@@ -2,8 +2,8 @@
 
 use super::super::{Finding, Report};
 use super::device::{
-    COMPARED, best, busy, compared, device_head, known, memory, projection_line, queue_busy,
-    replaced, sampled, timing,
+    COMPARED, best, busy, compared, device_head, known, memory, migrations, projection_line,
+    queue_busy, replaced, sampled, timing,
 };
 use super::tables::{aligned, kernels_table, table, wrapped};
 use crate::units::clip;
@@ -84,14 +84,18 @@ fn verdict(r: &Report) -> String {
     } else {
         tries.extend((0..v.moved.len()).rev().map(|keep| (&v.moved[..], keep)));
     }
+    // With when the migrations moved their bytes where that fits whole, else without.
     let mut out = String::new();
-    for (moved, keep) in tries {
-        out.clear();
-        for (i, line) in v.lines(moved, keep).iter().enumerate() {
-            wrapped(if i == 0 { "verdict: " } else { "  " }, line, &mut out);
-        }
-        if out.lines().count() <= VERDICT_LINES {
-            break;
+    for migrated in [true, false] {
+        for &(moved, keep) in &tries {
+            out.clear();
+            for (i, line) in v.lines(moved, keep, migrated).iter().enumerate() {
+                wrapped(if i == 0 { "verdict: " } else { "  " }, line, &mut out);
+            }
+            let fits = out.lines().count() <= VERDICT_LINES;
+            if fits && (!migrated || keep == moved.len()) {
+                return out;
+            }
         }
     }
     out
@@ -122,6 +126,9 @@ pub(super) fn text(r: &Report) -> String {
         if !d.operations.is_empty() {
             out.push_str("  map/unmap, migrate, fill and copy:\n");
             table(&d.operations, replaced(d), &mut out);
+        }
+        if let Some(m) = migrations(d) {
+            wrapped("  ", &m, &mut out);
         }
         if !d.kernels.is_empty() {
             kernels_table(&d.kernels, &mut out);

@@ -174,6 +174,11 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
                         f,
                         MIGRATION_FLAGS,
                     ));
+                    if let Some(cl) = &e.class {
+                        let ids = cl.reasons.iter().map(|r| r.rule);
+                        let when = crate::model::classification::When::of(cl.bytes, ids);
+                        j.field(s::MOVED).word(when.as_str());
+                    }
                 }
             }
             if !e.mems.is_empty() {
