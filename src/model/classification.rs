@@ -57,7 +57,7 @@ words! {
     When {
         AtCall = "at the call": "the migration copied the contents when it ran",
         AtFirstUse = "at first use": "the migration only marked the objects: the first command that uses them on the device moves the contents",
-        NotAtAll = "not at all": "nothing needed moving (CONTENT_UNDEFINED, the contents already there, or none yet)",
+        NotAtAll = "not at all": "nothing needed moving (CONTENT_UNDEFINED, the contents already there or none yet, or one memory for host and device)",
     }
 }
 
@@ -73,10 +73,16 @@ impl When {
         if bytes > 0 {
             return When::AtCall;
         }
-        let mut ids = rule_ids.into_iter();
-        match ids.any(|id| NOTHING.contains(&id)) {
-            true => When::NotAtAll,
-            false => When::AtFirstUse,
+        // Only a marker: the set's migration rule said so, and nothing said there was nothing
+        // to move (a device whose memory is the host's cites its memory rule instead).
+        let (mut marker, mut nothing) = (false, false);
+        for id in rule_ids {
+            marker |= id.ends_with(".migrate");
+            nothing |= NOTHING.contains(&id);
+        }
+        match marker && !nothing {
+            true => When::AtFirstUse,
+            false => When::NotAtAll,
         }
     }
 }

@@ -226,7 +226,8 @@ pub(super) fn migrations(d: &DeviceReport) -> Option<String> {
                      device moves the contents"
                 ),
                 _ => format!(
-                    "{calls} moved nothing (CONTENT_UNDEFINED, or the contents already there)"
+                    "{calls} moved nothing, as nothing needed moving (CONTENT_UNDEFINED, the \
+                     contents already there, or one memory for host and device)"
                 ),
             }
         })
