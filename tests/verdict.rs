@@ -714,3 +714,49 @@ fn each_migration_says_when_its_bytes_moved() {
         );
     }
 }
+
+/// Issue #56 item 7: the copy CL_MEM_COPY_HOST_PTR makes at a buffer's creation is a transfer of
+/// the creating call, classified by the device's rules and in its row (`Create`), live and from
+/// the trace alike: tests/programs/buffers.c makes two such 16 KiB buffers in a one-device
+/// context.
+#[test]
+fn a_copy_at_creation_is_a_transfer_of_the_creating_call() {
+    let created = |r: &Value| -> (u64, u64, Vec<String>) {
+        let ops = r["devices"][0]["operations"].as_array().unwrap();
+        let rows: Vec<&Value> = ops.iter().filter(|o| o["kind"] == "Create").collect();
+        let sum = |k: &str| rows.iter().map(|o| o[k].as_u64().unwrap()).sum::<u64>();
+        let mut paths: Vec<String> = (rows.iter())
+            .map(|o| o["path"].as_str().unwrap().to_string())
+            .collect();
+        paths.sort();
+        (sum("calls"), sum("bytes"), paths)
+    };
+    for (rules, paths) in [
+        ("auto", &["host-copy"][..]),
+        ("nvidia", &["pinned", "staged"]),
+    ] {
+        let env = [("CLXFER_RULES", rules.to_string())];
+        let live = live_report("buffers", &[], &env);
+        let (calls, bytes, got) = created(&live);
+        assert_eq!(
+            (calls, bytes),
+            (2, 2 * 16384),
+            "{rules}: {}",
+            live["devices"][0]
+        );
+        assert_eq!(got, paths, "{rules}");
+        let out = fresh_dir("verdict-created");
+        let mut cmd = command(program("buffers"), Load::Layer);
+        cmd.env("CLXFER_DIR", &out).env("CLXFER_RULES", rules);
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+        let uploads = (events.iter())
+            .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clCreateBuffer")
+            .filter(|e| e["args"]["bytes"] == 16384 && e["args"]["direction"] == "H2D")
+            .count();
+        assert_eq!(uploads, 2);
+        let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+        assert_eq!(created(&from_trace), (calls, bytes, got), "{rules}");
+    }
+}

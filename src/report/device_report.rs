@@ -9,7 +9,8 @@ use crate::model::classification::{Direction, Path};
 use std::collections::BTreeMap;
 
 /// Kinds of command shown in the operations table.
-const OPERATIONS: [Kind; 5] = [
+const OPERATIONS: [Kind; 6] = [
+    Kind::Create,
     Kind::Map,
     Kind::Unmap,
     Kind::Migrate,

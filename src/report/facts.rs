@@ -22,13 +22,15 @@ pub enum Kind {
     Migrate,
     Memcpy,
     Kernel,
+    /// The copy a buffer's creation made (`CL_MEM_COPY_HOST_PTR`).
+    Create,
     Other,
 }
 
 impl Kind {
     /// How many kinds there are.
     pub const COUNT: usize = Self::ALL.len();
-    pub(super) const ALL: [Kind; 10] = [
+    pub(super) const ALL: [Kind; 11] = [
         Kind::Write,
         Kind::Read,
         Kind::Copy,
@@ -38,6 +40,7 @@ impl Kind {
         Kind::Migrate,
         Kind::Memcpy,
         Kind::Kernel,
+        Kind::Create,
         Kind::Other,
     ];
 
@@ -52,6 +55,7 @@ impl Kind {
             Kind::Migrate => "Migrate",
             Kind::Memcpy => "Memcpy",
             Kind::Kernel => "Kernel",
+            Kind::Create => "Create",
             Kind::Other => "Other",
         }
     }

@@ -119,10 +119,12 @@ fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
 
 /// (D, Q) of `device #D queue #Q`.
 fn queue_of(args: &Value) -> Option<(u32, u32)> {
-    let (d, q) = str_of(args, s::QUEUE)
-        .strip_prefix("device #")?
-        .split_once(" queue #")?;
-    Some((d.parse().ok()?, q.parse().ok()?))
+    let on = str_of(args, s::QUEUE).strip_prefix("device #")?;
+    match on.split_once(" queue #") {
+        Some((d, q)) => Some((d.parse().ok()?, q.parse().ok()?)),
+        // On no queue (a creation's copy): queue 0.
+        None => Some((on.parse().ok()?, 0)),
+    }
 }
 
 /// Reads a trace's events one at a time into the report's facts.

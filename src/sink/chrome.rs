@@ -418,8 +418,14 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     }
 }
 
-/// `queue`: `device #D queue #Q`.
+/// `queue`: `device #D queue #Q`; `device #D` for a transfer on no queue (the copy a buffer's
+/// creation made).
 fn queue_field<E: Emit>(j: &mut E, q: QueueRef) {
+    if q.queue == 0 {
+        j.field(s::QUEUE)
+            .raw_parts(&[Part::Text("device #"), Part::Num(q.device as u64)]);
+        return;
+    }
     j.field(s::QUEUE).raw_parts(&[
         Part::Text("device #"),
         Part::Num(q.device as u64),

@@ -35,7 +35,7 @@ core {
     fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int;
     fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::QueueQueried;
     fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int => intercept::QueuePropertySet;
-    fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
+    fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::BufferCreated;
     fn clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: usize, image_height: usize, image_row_pitch: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: usize, image_height: usize, image_depth: usize, image_row_pitch: usize, image_slice_pitch: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clRetainMemObject(memobj: cl_mem) -> cl_int;
@@ -151,7 +151,7 @@ core {
     fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, command_queue: cl_command_queue) -> cl_int;
     fn clSetProgramReleaseCallback(program: cl_program, pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int;
     fn clSetProgramSpecializationConstant(program: cl_program, spec_id: cl_uint, spec_size: usize, spec_value: *const c_void) -> cl_int;
-    fn clCreateBufferWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
+    fn clCreateBufferWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::BufferCreated;
     fn clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::MemCreated;
     fn clSetContextDestructorCallback(context: cl_context, pfn_notify: Option<unsafe extern "C" fn(context: cl_context, user_data: *mut c_void)>, user_data: *mut c_void) -> cl_int;
 }
@@ -242,6 +242,10 @@ impl Api {
 
 /// [`Api::verb`] of an entry point's name (a trace gives names).
 pub fn verb_name(name: &str) -> &str {
+    // The copy COPY_HOST_PTR makes at a buffer's creation is a transfer of the creating call.
+    if name.starts_with("clCreateBuffer") {
+        return "Create";
+    }
     let bare = name.strip_prefix("clEnqueue").unwrap_or(name);
     let starts = |p: &str| bare.starts_with(p);
     if starts("Write") {

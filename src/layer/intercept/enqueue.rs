@@ -28,16 +28,15 @@ use std::sync::Arc;
 #[inline(always)]
 fn record(
     call: Call,
-    q: &QueueInfo,
+    (dev, device_handle): (&Device, usize),
     (blocking, op): (bool, Op),
     class: &mut Option<Classification>,
     flags: &mut CallFlags,
     trace: Option<(&mut SmallVec<[ObjRef; 2]>, u64)>,
 ) {
-    let dev = &q.device;
     let req = Request {
         op,
-        device: q.device_handle,
+        device: device_handle,
         blocking,
     };
     let (mems, now) = trace.unzip();
@@ -59,7 +58,7 @@ fn record(
         effects::apply(&req, &mut memory, dev.rules, &dev.profile);
         now.map(|now| {
             let pinned = memory.pinned_bytes().now;
-            (pinned, memory.device_bytes(q.device_handle).now, now)
+            (pinned, memory.device_bytes(device_handle).now, now)
         })
     };
     if let Some((pinned, resident, now)) = usage {
@@ -82,6 +81,54 @@ fn record(
         classify::locked(c);
     }
     report(call, Some(dev), c);
+}
+
+/// The copy a creation made (`CL_MEM_COPY_HOST_PTR` into a buffer of a one-device context): a
+/// transfer of the creating call, classified as the blocking write it is and reported as one of
+/// kind `Create` with no queue (`queue #0`) and no device time.
+pub(super) fn uploaded(call: Call, device_handle: usize, op: Op, span: &mut Span) {
+    let Some(dev) = super::device(device_handle) else {
+        return;
+    };
+    let (mut class, mut flags) = (None, CallFlags::None);
+    let queue = crate::sink::record::QueueRef {
+        device: dev.profile.index,
+        queue: 0,
+    };
+    if !crate::sink::records_every_call() {
+        record(
+            call,
+            (&dev, device_handle),
+            (true, op),
+            &mut class,
+            &mut flags,
+            None,
+        );
+        let host_ns = span.end.saturating_sub(span.begin);
+        span.facts = class.map(|c| crate::report::Fact {
+            work: crate::report::Work::Transfer(summary::facts(
+                call.api,
+                queue,
+                &c,
+                (flags, host_ns, false),
+            )),
+            link: crate::report::Link::default(),
+        });
+        return;
+    }
+    let mut e = buffer::boxed(queue, None);
+    let trace = Some((&mut e.mems, span.end));
+    record(
+        call,
+        (&dev, device_handle),
+        (true, op),
+        &mut e.class,
+        &mut e.flags,
+        trace,
+    );
+    if e.class.is_some() {
+        span.command = Some(e);
+    }
 }
 
 /// A command the driver refused; the queue is not queried (it may be invalid).
@@ -188,7 +235,8 @@ pub(super) unsafe fn enqueued(
             e.reads = *reads;
         }
         let trace = Some((&mut e.mems, span.end));
-        record(call, &q, transfer, &mut e.class, &mut e.flags, trace);
+        let on = (&*q.device, q.device_handle);
+        record(call, on, transfer, &mut e.class, &mut e.flags, trace);
         let class = e.class.as_ref().map(|c| (c.direction, c.path));
         unsafe { graph::classified(event, q.device.rules, call.api, class) };
         // A kernel names its arguments whether or not they move; another command that moves
@@ -245,7 +293,8 @@ unsafe fn summarized(
     let host_ns = span.end.saturating_sub(span.begin);
     let (mut class, mut flags) = (None, CallFlags::None);
     if let Some(transfer) = transfer {
-        record(call, q, transfer, &mut class, &mut flags, None);
+        let on = (&*q.device, q.device_handle);
+        record(call, on, transfer, &mut class, &mut flags, None);
         let c = class.as_ref().map(|c| (c.direction, c.path));
         unsafe { graph::classified(event, q.device.rules, call.api, c) };
     }

@@ -26,6 +26,82 @@ impl<A> Hook<A, cl_mem> for MemCreated {
     }
 }
 
+/// `clCreateBuffer` and `clCreateBufferWithProperties`: the object recorded, and the copy
+/// `CL_MEM_COPY_HOST_PTR` makes at creation reported as a transfer of the call (`CL_MEM_HOST_PTR`
+/// names no pointer for it: the argument does).
+pub struct BufferCreated;
+
+/// clCreateBuffer's arguments.
+type BufferArgs = (cl_context, cl_mem_flags, usize, *mut c_void, *mut cl_int);
+/// clCreateBufferWithProperties'.
+type BufferPropsArgs = (
+    cl_context,
+    *const cl_mem_properties,
+    cl_mem_flags,
+    usize,
+    *mut c_void,
+    *mut cl_int,
+);
+
+impl Hook<BufferArgs, cl_mem> for BufferCreated {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut BufferArgs) -> Call {
+        call
+    }
+    unsafe fn after(call: Call, a: &BufferArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
+        buffer_created(call, ret, (a.1, a.2, a.3), span);
+        ret
+    }
+}
+
+impl Hook<BufferPropsArgs, cl_mem> for BufferCreated {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut BufferPropsArgs) -> Call {
+        call
+    }
+    unsafe fn after(call: Call, a: &BufferPropsArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
+        buffer_created(call, ret, (a.2, a.3, a.4), span);
+        ret
+    }
+}
+
+/// A buffer made with `(flags, size, host_ptr)`: recorded, and its upload reported where
+/// COPY_HOST_PTR copied the program's bytes into it on its context's one device.
+fn buffer_created(
+    call: Call,
+    mem: cl_mem,
+    (flags, size, host_ptr): (u64, usize, *mut c_void),
+    span: &mut Span,
+) {
+    if mem.is_null() || register(mem).is_none() {
+        return;
+    }
+    if flags & CL_MEM_COPY_HOST_PTR == 0 || host_ptr.is_null() || size == 0 {
+        return;
+    }
+    let on = match WORLD
+        .memory
+        .lock()
+        .object(mem as usize)
+        .map(|o| o.residence)
+    {
+        Some(crate::model::memory::Place::Device(d)) => d,
+        // Several devices: the bytes stay on the host until a command uses the buffer.
+        _ => return,
+    };
+    let op = crate::model::classify::Op::Host {
+        mem: mem as usize,
+        to_device: true,
+        ptr: host_ptr as usize,
+        bytes: size as u64,
+        span: size as u64,
+        rect: false,
+    };
+    super::enqueue::uploaded(call, on, op, span);
+}
+
 /// Records a memory object the driver just created; returns its id.
 fn register(mem: cl_mem) -> Option<u64> {
     if !driver::plausible(mem) {

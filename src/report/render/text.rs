@@ -124,7 +124,14 @@ pub(super) fn text(r: &Report) -> String {
             aligned(&COMPARED, &against, 0, 2, &mut out);
         }
         if !d.operations.is_empty() {
-            out.push_str("  map/unmap, migrate, fill and copy:\n");
+            let created = d
+                .operations
+                .iter()
+                .any(|o| o.kind.as_deref() == Some("Create"));
+            out.push_str(match created {
+                true => "  uploads at creation, map/unmap, migrate, fill and copy:\n",
+                false => "  map/unmap, migrate, fill and copy:\n",
+            });
             table(&d.operations, replaced(d), &mut out);
         }
         if let Some(m) = migrations(d) {
