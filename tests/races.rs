@@ -42,6 +42,8 @@ fn unordered_conflicting_commands_are_said_and_ordered_ones_are_not() {
             ]),
         ),
         ("finish", None),
+        // The host waited for a flag the write's completion callback set (issue #56).
+        ("callback", None),
         ("halves", None),
         ("subs", None),
         (

@@ -25,6 +25,9 @@
  *              source says only that it may write (declared)
  *   kernel-binary  as kernel-noinfo, the program made again from its binary: nothing tells
  *              how the kernel uses the buffer (assumed, and not said)
+ *   callback   the first queue writes the buffer; the write's CL_COMPLETE callback sets a flag,
+ *              the host waits for the flag, and the second device reads with no wait: no race
+ *              (the host learnt of the completion from the callback)
  *   poll-migration  the first queue writes the buffer, then migrates it to its own device (moves
  *              nothing) waiting for the write; the host polls the migration's status until
  *              complete and the second device reads the buffer with no wait: no race by the
@@ -34,6 +37,15 @@
  * It prints a checksum of what it read back (but for the racing read), so that runs with and
  * without clxfer compare. */
 #include "common.h"
+#include <sched.h>
+#include <stdatomic.h>
+
+static atomic_int g_done;
+
+static void CL_CALLBACK written(cl_event e, cl_int status, void *user) {
+    (void)e;
+    if (status == CL_COMPLETE) atomic_store((atomic_int *)user, 1);
+}
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "correct";
@@ -58,6 +70,12 @@ int main(int argc, char **argv) {
         int wait = !strcmp(mode, "correct");
         CHECK(clEnqueueReadBuffer(q2, buf, CL_FALSE, 0, sizeof back, back, wait, wait ? &e : NULL, NULL));
         CHECK(clWaitForEvents(1, &e));
+    } else if (!strcmp(mode, "callback")) {
+        CHECK(clEnqueueWriteBuffer(q1, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &e));
+        CHECK(clSetEventCallback(e, CL_COMPLETE, written, &g_done));
+        CHECK(clFlush(q1));
+        while (!atomic_load(&g_done)) sched_yield();
+        CHECK(clEnqueueReadBuffer(q2, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
     } else if (!strcmp(mode, "poll-migration")) {
         cl_event m;
         CHECK(clEnqueueWriteBuffer(q1, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &e));

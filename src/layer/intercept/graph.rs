@@ -184,6 +184,64 @@ impl Hook<InfoArgs, cl_int> for EventAsked {
     }
 }
 
+/// `clSetEventCallback` for `CL_COMPLETE`: the program's callback, when it runs on the command's
+/// completion, tells the host the command is done (a program waits on a flag its callback sets
+/// as often as on the event), so the race check orders what the host enqueues after it. The
+/// driver gets a trampoline that says so and then calls the program's function with the
+/// program's own arguments; where the driver refuses, nothing is left behind.
+pub struct CallbackSet;
+
+/// The program's callback, and the command its event stands for where its completion proves it
+/// done (not NVIDIA's early-completing migrations).
+pub struct Wrapped {
+    notify: Notify,
+    user: *mut std::ffi::c_void,
+    id: Option<Id>,
+}
+
+type Notify = unsafe extern "C" fn(cl_event, cl_int, *mut std::ffi::c_void);
+type CallbackArgs = (cl_event, cl_int, Option<Notify>, *mut std::ffi::c_void);
+
+impl Hook<CallbackArgs, cl_int> for CallbackSet {
+    /// The wrapper the driver was given, to take back if it refused.
+    type State = Option<*mut Wrapped>;
+    unsafe fn before(_: Call, args: &mut CallbackArgs) -> Option<*mut Wrapped> {
+        let (event, status, notify, user) = *args;
+        let notify = notify.filter(|_| status == CL_COMPLETE)?;
+        let id = WORLD.events.lock().completed_by_status(event as usize)?;
+        let wrapped = Box::into_raw(Box::new(Wrapped {
+            notify,
+            user,
+            id: Some(id),
+        }));
+        (args.2, args.3) = (Some(trampoline as Notify), wrapped.cast());
+        Some(wrapped)
+    }
+    unsafe fn after(wrapped: Self::State, _: &CallbackArgs, ret: cl_int, _: &mut Span) -> cl_int {
+        if let Some(w) = wrapped.filter(|_| ret != CL_SUCCESS) {
+            // SAFETY: the driver refused it, so it will never call the trampoline with it.
+            drop(unsafe { Box::from_raw(w) });
+        }
+        ret
+    }
+}
+
+/// What the driver calls once, on the command's completion: the race check learns it, then the
+/// program's own callback runs with its own arguments.
+unsafe extern "C" fn trampoline(event: cl_event, status: cl_int, data: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the wrapper [`CallbackSet`] made for this one call.
+    let w = unsafe { Box::from_raw(data.cast::<Wrapped>()) };
+    if status == CL_COMPLETE
+        && let Some(id) = w.id
+    {
+        let _ = std::panic::catch_unwind(|| {
+            super::host_synced(&On::Commands([id].into_iter().collect()));
+        });
+    }
+    // SAFETY: the program's function, with the arguments it asked for.
+    unsafe { (w.notify)(event, status, w.user) };
+}
+
 /// `clRetainEvent` (`RETAIN`) and `clReleaseEvent`: the program's references to its events.
 pub struct EventHeld<const RETAIN: bool>;
 

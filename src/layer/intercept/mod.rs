@@ -28,7 +28,7 @@ pub use races::synced as host_synced;
 pub use commands::*;
 pub use enqueue::{Command, Enqueue, Marker, Timed};
 pub use events::{EnqueueArgs, forget_after_fork};
-pub use graph::{EventAsked, EventHeld, UserEventCreated, UserEventSet, WaitList};
+pub use graph::{CallbackSet, EventAsked, EventHeld, UserEventCreated, UserEventSet, WaitList};
 pub use hidden::{
     ContextQueried, EventQueried, MemQueried, ProfilingQueried, QueuePropertySet, QueueQueried,
 };
