@@ -371,6 +371,11 @@ fn under_forced_rules_busy_and_the_path_are_the_projected_runs() {
             .map(|o| o["projected_ns"].as_u64().unwrap_or(0))
             .sum();
         migrations += migrate;
+        // A migration's or a kernel's pull is priced as both legs of the move (~1.1 GB/s): no
+        // "best pinned" figure a read or a write reaches comes from them.
+        for best in d["best_pinned_gbps"].as_array().unwrap() {
+            assert!(best[1].as_f64() > Some(10.0), "{}", d["best_pinned_gbps"]);
+        }
         let busy = &d["busy"];
         assert!(
             busy["transfer_ns"].as_u64().unwrap() >= migrate && migrate > 0,

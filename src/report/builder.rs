@@ -434,7 +434,10 @@ impl Builder {
             }
         }
         let dir = e.direction as usize;
-        if let Some(g) = gbps.filter(|_| e.bytes >= BANDWIDTH_BOUND && on_device) {
+        // What a transfer reaches: a migration's or a kernel's pull is priced as the move it
+        // is (both legs of NVIDIA's, ~1.1 GB/s), not as the link a read or write gets.
+        let a_transfer = !matches!(e.kind, Kind::Migrate | Kind::Kernel);
+        if let Some(g) = gbps.filter(|_| e.bytes >= BANDWIDTH_BOUND && on_device && a_transfer) {
             let keep = |best: &mut Option<f64>| *best = Some(best.map_or(g, |b| b.max(g)));
             keep(&mut d.best_any[dir]);
             if e.path == Path::Pinned {

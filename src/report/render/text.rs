@@ -212,7 +212,7 @@ pub(super) fn minor(r: &Report) -> Option<String> {
     let first = minor.first()?;
     let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
     Some(format!(
-        "{} save under {:.0}% of {} ({}): {} (the largest {}); --format json lists {}",
+        "{} save under {:.0}% of {} ({}): {} (the largest {}); the JSON report lists {} (`--format json`, `CLXFER_REPORT=*.json`)",
         match minor.len() {
             1 => "1 more finding would".to_string(),
             n => format!("{n} more findings would each"),
