@@ -444,7 +444,7 @@ impl Builder {
                 keep(&mut d.best_pinned[dir]);
             }
         }
-        let moves = moves(e);
+        let moves = e.moves();
         if e.mapped && e.bytes > 0 {
             d.from_mapped.add(e, time);
         }
@@ -605,7 +605,7 @@ fn map_write(e: &Enqueue) -> bool {
     const READ_OR_INVALIDATE: u32 =
         (opencl_sys::CL_MAP_READ | opencl_sys::CL_MAP_WRITE_INVALIDATE_REGION) as u32;
     e.kind == Kind::Map
-        && moves(e)
+        && e.moves()
         && e.flags
             .is_some_and(|f| f & WRITE != 0 && f & READ_OR_INVALIDATE == 0)
 }
@@ -616,15 +616,6 @@ fn small(e: &Enqueue) -> bool {
         && e.bytes < SMALL
         && matches!(e.direction, Direction::H2D | Direction::D2H)
         && matches!(e.kind, Kind::Write | Kind::Read | Kind::Memcpy)
-}
-
-/// It moved bytes between host and device memory (not nothing, not in place, not a memcpy within
-/// host memory, not unknown): what a held host, a map's copy or a migration to the host is about.
-fn moves(e: &Enqueue) -> bool {
-    !matches!(
-        e.path,
-        Path::None | Path::ZeroCopy | Path::HostCopy | Path::Unknown
-    ) && e.bytes > 0
 }
 
 #[cfg(test)]

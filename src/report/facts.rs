@@ -287,6 +287,16 @@ impl Enqueue {
             && self.when == when
     }
 
+    /// It moved bytes between host and device memory (not nothing, not in place, not a memcpy
+    /// within host memory, not unknown): what a held host, a map's copy or a migration to the
+    /// host is about.
+    pub fn moves(&self) -> bool {
+        !matches!(
+            self.path,
+            Path::None | Path::ZeroCopy | Path::HostCopy | Path::Unknown
+        ) && self.bytes > 0
+    }
+
     /// Its bytes, over all the calls it stands for.
     pub(super) fn total_bytes(&self) -> u64 {
         self.bytes.saturating_mul(self.calls.into())
