@@ -129,18 +129,19 @@ fn finding(r: &RaceFact) -> Finding {
     let (a, b) = (&r.first, &r.second);
     let declared = r.confidence == "declared";
     let one_queue = (a.device, a.queue) == (b.device, b.queue);
+    // A queue belongs to one device: commands on two devices can share none.
+    let other = match (one_queue, a.device == b.device) {
+        (true, _) => {
+            ", or put a barrier (clEnqueueBarrierWithWaitList) between them on their \
+                      out-of-order queue"
+        }
+        (false, true) => ", or enqueue both on one in-order queue",
+        (false, false) => "",
+    };
     let mut fix = format!(
         "order them: pass command #{}'s event in the wait list of command #{} (or wait for it \
-         on the host before enqueueing #{}), or {}",
-        a.command,
-        b.command,
-        b.command,
-        match one_queue {
-            true =>
-                "put a barrier (clEnqueueBarrierWithWaitList) between them on their \
-                     out-of-order queue",
-            false => "enqueue both on one in-order queue",
-        }
+         on the host before enqueueing #{}){other}",
+        a.command, b.command, b.command,
     );
     if declared {
         fix.push_str(
@@ -233,7 +234,18 @@ mod tests {
                 .all(|f| f.kind == "possible-race" && f.saving_ns == 0)
         );
         assert_eq!(f[0].confidence.as_deref(), Some("known"));
-        assert!(f[0].fix.contains("one in-order queue"), "{}", f[0].fix);
+        // Two devices: no queue holds both, so none is offered.
+        assert!(!f[0].fix.contains("in-order queue"), "{}", f[0].fix);
+        // Two queues of one device: one in-order queue would order them.
+        let same_device = RaceFact {
+            second: RaceSide {
+                device: 1,
+                ..side(2, 3, "reads", (0, 8))
+            },
+            ..race(1, 1, "known")
+        };
+        let (g, _) = findings(&[same_device], 0);
+        assert!(g[0].fix.contains("one in-order queue"), "{}", g[0].fix);
         assert!(!f[0].fix.contains("`const`"), "{}", f[0].fix);
         // One out-of-order queue: a barrier; a declared write: how to say it is only read.
         assert!(f[1].fix.contains("barrier") && f[1].fix.contains("`const`"));
