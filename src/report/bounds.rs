@@ -81,6 +81,18 @@ struct Held {
     fresh: bool,
 }
 
+impl Held {
+    /// Thread `tid`'s synchronisation point as the replay takes it.
+    fn item(&self, tid: u32) -> Item {
+        Item::Sync {
+            tid,
+            begin: self.begin,
+            end: self.end,
+            ids: self.ids.clone(),
+        }
+    }
+}
+
 /// A command as the walk needs it: copied into the window (no allocation, nothing to drop),
 /// its label interned. `id` 0: an empty slot.
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,6 +115,21 @@ struct Node {
     fresh: bool,
 }
 
+impl Node {
+    /// The command as the replay takes it.
+    fn item(&self) -> Item {
+        Item::Command {
+            id: self.id,
+            device: self.device,
+            tid: self.tid,
+            begin: self.begin,
+            ran: self.ran,
+            before: self.before,
+            dur: self.dur,
+        }
+    }
+}
+
 /// Items in the order of their call's start; a command before a synchronisation point that starts
 /// with it (a blocking call's own command comes first).
 fn order(i: &Item) -> (u64, u8) {
@@ -117,6 +144,16 @@ fn order(i: &Item) -> (u64, u8) {
 enum At {
     Host(u32),
     Command(u64),
+}
+
+impl At {
+    /// Where a stretch walked back from here at `t` ends, for its replay.
+    fn end(self, t: u64) -> End {
+        match self {
+            At::Host(tid) => End::Host(tid, t),
+            At::Command(id) => End::Command(id),
+        }
+    }
 }
 
 /// The command graph's window, and the charges of the stretches walked so far.
@@ -374,35 +411,18 @@ impl Graph {
             return;
         }
         let stop = self.walked_to;
-        let mut items: Vec<Item> = Vec::new();
-        for n in
-            (self.nodes.iter()).filter(|n| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t)
-        {
-            items.push(Item::Command {
-                id: n.id,
-                device: n.device,
-                tid: n.tid,
-                begin: n.begin,
-                ran: n.ran,
-                before: n.before,
-                dur: n.dur,
-            });
-        }
+        let mut items: Vec<Item> = (self.nodes.iter())
+            .filter(|n| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t)
+            .map(Node::item)
+            .collect();
         for (&tid, syncs) in &self.threads {
-            for s in (syncs.iter()).filter(|s| !s.fresh && s.end > stop && s.end <= t) {
-                items.push(Item::Sync {
-                    tid,
-                    begin: s.begin,
-                    end: s.end,
-                    ids: s.ids.clone(),
-                });
-            }
+            let held = syncs
+                .iter()
+                .filter(|s| !s.fresh && s.end > stop && s.end <= t);
+            items.extend(held.map(|s| s.item(tid)));
         }
         items.sort_by_key(order);
-        let end = match at {
-            At::Host(tid) => End::Host(tid, t),
-            At::Command(id) => End::Command(id),
-        };
+        let end = at.end(t);
         let older = |id: u64| self.node(id).map(|n| n.ran.1);
         for (device, saved) in replay::savings(&items, end, &older) {
             if let Some(s) = self.saved.iter_mut().find(|s| s.0 == device) {

@@ -2,7 +2,7 @@
 //! stretch is replayed with the projected durations, its items moved to the times they take
 //! there, and the projected devices' busy time taken from them.
 
-use super::super::replay::{self, End, Item};
+use super::super::replay::{self, Item};
 use super::super::timeline::{Busy, Class, Timeline};
 use super::{At, Graph, Kind, Label, WINDOW, order};
 use rustc_hash::FxHashMap;
@@ -53,39 +53,19 @@ impl Graph {
     /// the times they take there (and each thread's later items with it), and adds the projected
     /// devices' commands to their busy time. Returns where the stretch ends, projected.
     pub(super) fn project(&mut self, at: At, t: u64) -> u64 {
-        let mut items: Vec<(Item, Whose)> = Vec::new();
-        for n in (self.nodes.iter()).filter(|n| n.id != 0 && n.fresh && n.begin <= t) {
-            let item = Item::Command {
-                id: n.id,
-                device: n.device,
-                tid: n.tid,
-                begin: n.begin,
-                ran: n.ran,
-                before: n.before,
-                dur: n.dur,
-            };
-            items.push((item, Whose::Node(n.id)));
-        }
+        let mut items: Vec<(Item, Whose)> = (self.nodes.iter())
+            .filter(|n| n.id != 0 && n.fresh && n.begin <= t)
+            .map(|n| (n.item(), Whose::Node(n.id)))
+            .collect();
         for (&tid, syncs) in &self.threads {
-            for (i, s) in syncs
+            let held = syncs
                 .iter()
                 .enumerate()
-                .filter(|s| s.1.fresh && s.1.end <= t)
-            {
-                let item = Item::Sync {
-                    tid,
-                    begin: s.begin,
-                    end: s.end,
-                    ids: s.ids.clone(),
-                };
-                items.push((item, Whose::Sync(tid, i)));
-            }
+                .filter(|s| s.1.fresh && s.1.end <= t);
+            items.extend(held.map(|(i, s)| (s.item(tid), Whose::Sync(tid, i))));
         }
         items.sort_by_key(|i| order(&i.0));
-        let end = match at {
-            At::Host(tid) => End::Host(tid, t),
-            At::Command(id) => End::Command(id),
-        };
+        let end = at.end(t);
         let (items, whose): (Vec<Item>, Vec<Whose>) = items.into_iter().unzip();
         let older = |id: u64| self.node(id).map(|n| n.ran.1);
         let r = replay::replayed(&items, end, &older);
