@@ -172,22 +172,16 @@ pub fn pair_diff(before: &[&Report], after: &[&Report]) -> PairDiff {
 /// after side only when it is a misuse: a new opportunity is not a regression, and the time it
 /// names is in the transfer time judged beside it.
 fn overall(findings: &[FindingDiff], devices: &[DeviceDiff], wall: &Figure) -> Verdict {
-    let better = findings.iter().any(|f| f.state == Verdict::Gone)
-        || wall.verdict == Verdict::Better
-        || devices.iter().any(|d| {
-            d.transfer_ns.verdict == Verdict::Better
-                || d.kernels
-                    .iter()
-                    .any(|k| k.device_ns.verdict == Verdict::Better)
-        });
-    let worse = findings.iter().any(|f| f.state == Verdict::New && f.misuse)
-        || wall.verdict == Verdict::Worse
-        || devices.iter().any(|d| {
-            d.transfer_ns.verdict == Verdict::Worse
-                || d.kernels
-                    .iter()
-                    .any(|k| k.device_ns.verdict == Verdict::Worse)
-        });
+    // The wall time, a device's transfer time or a kernel's, judged `v`.
+    let figures = |v: Verdict| {
+        wall.verdict == v
+            || (devices.iter()).any(|d| {
+                d.transfer_ns.verdict == v || d.kernels.iter().any(|k| k.device_ns.verdict == v)
+            })
+    };
+    let better = findings.iter().any(|f| f.state == Verdict::Gone) || figures(Verdict::Better);
+    let worse =
+        findings.iter().any(|f| f.state == Verdict::New && f.misuse) || figures(Verdict::Worse);
     match (better, worse) {
         (true, false) => Verdict::Better,
         (false, true) => Verdict::Worse,

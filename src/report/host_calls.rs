@@ -21,6 +21,11 @@ pub struct HostCall {
 }
 
 impl HostCall {
+    /// The table's order: most total time first, then by name.
+    pub fn sort(rows: &mut [HostCall]) {
+        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.api.cmp(&b.api)));
+    }
+
     /// The time of its calls that did not wait: the host's own.
     pub fn own_ns(&self) -> u64 {
         self.total_ns.saturating_sub(self.wait_ns)
@@ -57,12 +62,7 @@ impl FromSlices {
                 ..c
             })
             .collect();
-        sorted(&mut rows);
+        HostCall::sort(&mut rows);
         rows
     }
-}
-
-/// Most total time first, then by name.
-pub fn sorted(rows: &mut [HostCall]) {
-    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.api.cmp(&b.api)));
 }

@@ -190,7 +190,7 @@ pub fn snapshot() -> Vec<HostCall> {
             max_ns: max,
         });
     }
-    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.api.cmp(&b.api)));
+    HostCall::sort(&mut out);
     out
 }
 
