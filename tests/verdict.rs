@@ -213,6 +213,18 @@ fn live_report_text(prog: &str, args: &[&str], env: &[(&str, String)]) -> String
     live(prog, args, env, "report.txt")
 }
 
+/// The trace of a run of `prog args` under `env` (trace mode, the default).
+fn live_trace(prog: &str, args: &[&str], env: &[(&str, String)]) -> PathBuf {
+    let out = fresh_dir("verdict-trace");
+    let mut cmd = command(program(prog), Load::Layer);
+    cmd.args(args)
+        .env("CLXFER_DIR", &out)
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.traces[0].clone()
+}
+
 /// The report, written as `file` says (its extension the format), of a summary-mode run.
 fn live(prog: &str, args: &[&str], env: &[(&str, String)], file: &str) -> String {
     let dir = fresh_dir("verdict-live");
@@ -505,20 +517,27 @@ fn the_host_time_is_told_by_entry_point() {
             }
         }
     }
+    // A report's host-call table as (entry point, calls), and one entry point's row.
+    let calls_by_api = |r: &Value| -> std::collections::BTreeMap<String, u64> {
+        (r["host_calls"].as_array().unwrap().iter())
+            .map(|c| {
+                (
+                    c["api"].as_str().unwrap().into(),
+                    c["calls"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let row = |r: &Value, api: &str| -> Value {
+        (r["host_calls"].as_array().unwrap().iter())
+            .find(|c| c["api"] == api)
+            .unwrap_or_else(|| panic!("no {api} in {}", r["host_calls"]))
+            .clone()
+    };
     let r: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
-    let table: std::collections::BTreeMap<String, u64> = (r["host_calls"].as_array().unwrap())
-        .iter()
-        .map(|c| {
-            (
-                c["api"].as_str().unwrap().to_string(),
-                c["calls"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let table = calls_by_api(&r);
     assert_eq!(table, slices);
-    let build = (r["host_calls"].as_array().unwrap().iter())
-        .find(|c| c["api"] == "clBuildProgram")
-        .unwrap();
+    let build = row(&r, "clBuildProgram");
     assert_eq!(build["calls"], 1);
     assert!(build["total_ns"].as_u64() > Some(0));
     assert_eq!(build["max_ns"], build["total_ns"]);
@@ -531,9 +550,7 @@ fn the_host_time_is_told_by_entry_point() {
         assert!(n("max_ns") <= n("total_ns"), "{c}");
     }
     // Blocking reads waited for their commands; clBuildProgram waited for none.
-    let read = (r["host_calls"].as_array().unwrap().iter())
-        .find(|c| c["api"] == "clEnqueueReadBuffer")
-        .unwrap();
+    let read = row(&r, "clEnqueueReadBuffer");
     assert_eq!(read["wait_ns"], read["total_ns"], "{read}");
     assert_eq!(build["wait_ns"], 0);
 
@@ -543,10 +560,7 @@ fn the_host_time_is_told_by_entry_point() {
     std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
     let c: Value = serde_json::from_str(&report(&cut, "json")).unwrap();
     assert_eq!(c["cut_short"], true);
-    let cut_build = (c["host_calls"].as_array().unwrap().iter())
-        .find(|x| x["api"] == "clBuildProgram")
-        .unwrap();
-    assert_eq!(cut_build["calls"], 1);
+    assert_eq!(row(&c, "clBuildProgram")["calls"], 1);
 
     // Text, Markdown, CSV.
     let text = report(&trace, "text");
@@ -578,17 +592,7 @@ fn the_host_time_is_told_by_entry_point() {
     // Summary mode: the same entry points, counted without a record per call; the host line of
     // the critical path names the largest, where it is large.
     let live = live_report("demo", &["8", "2"], &[]);
-    let live_table: std::collections::BTreeMap<String, u64> =
-        (live["host_calls"].as_array().unwrap())
-            .iter()
-            .map(|c| {
-                (
-                    c["api"].as_str().unwrap().to_string(),
-                    c["calls"].as_u64().unwrap(),
-                )
-            })
-            .collect();
-    assert_eq!(live_table, table);
+    assert_eq!(calls_by_api(&live), table);
     let text = live_report_text("demo", &["8", "2"], &[]);
     let host = text
         .lines()
@@ -693,14 +697,8 @@ fn each_migration_says_when_its_bytes_moved() {
             assert!(got.iter().any(|m| m.1 == *w), "{prog}: {w} not in {got:?}");
         }
         // The trace says it per call, and its report the same.
-        let out = fresh_dir("verdict-migrations");
-        let mut cmd = command(program(prog), Load::Layer);
-        cmd.args(args)
-            .env("CLXFER_DIR", &out)
-            .envs(env.iter().map(|(k, v)| (k, v)));
-        let r = run_cmd(cmd, Duration::from_secs(180));
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+        let trace = live_trace(prog, args, &env);
+        let events = clxfer::trace::read::read_file(&trace).unwrap().events;
         let slices: Vec<&Value> = (events.iter())
             .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clEnqueueMigrateMemObjects")
             .collect();
@@ -710,9 +708,9 @@ fn each_migration_says_when_its_bytes_moved() {
             let bytes = e["args"]["bytes"].as_u64().unwrap();
             assert_eq!(when == "at the call", bytes > 0, "{e}");
         }
-        let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+        let from_trace: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
         assert_eq!(moved(&from_trace), got, "{prog}");
-        let text = report(&r.traces[0], "text");
+        let text = report(&trace, "text");
         assert!(
             text.contains("when migrations moved their bytes:"),
             "{text}"
@@ -750,18 +748,14 @@ fn a_copy_at_creation_is_a_transfer_of_the_creating_call() {
             live["devices"][0]
         );
         assert_eq!(got, paths, "{rules}");
-        let out = fresh_dir("verdict-created");
-        let mut cmd = command(program("buffers"), Load::Layer);
-        cmd.env("CLXFER_DIR", &out).env("CLXFER_RULES", rules);
-        let r = run_cmd(cmd, Duration::from_secs(180));
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let events = clxfer::trace::read::read_file(&r.traces[0]).unwrap().events;
+        let trace = live_trace("buffers", &[], &env);
+        let events = clxfer::trace::read::read_file(&trace).unwrap().events;
         let uploads = (events.iter())
             .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clCreateBuffer")
             .filter(|e| e["args"]["bytes"] == 16384 && e["args"]["direction"] == "H2D")
             .count();
         assert_eq!(uploads, 2);
-        let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+        let from_trace: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
         assert_eq!(created(&from_trace), (calls, bytes, got), "{rules}");
     }
 }
