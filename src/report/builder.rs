@@ -542,25 +542,13 @@ impl Builder {
         findings.extend(findings::missing(&self.missing));
         // What the program does wrong before what costs time (stable: races stay first).
         findings.sort_by_key(|f| !f.misuse);
-        let mut devices: Vec<DeviceReport> = (self.devices.iter_mut())
-            .map(|d| device_report(&mut d.1))
-            .collect();
         // Under forced rules the busy line is the projected run's, as the tables are.
-        for d in &mut devices {
-            if let Some((busy, queues)) = self.graph.projected_busy(d.index) {
-                let estimated =
-                    |s: Option<super::Sampled>| s.and_then(|s| s.estimated_ns).unwrap_or(0);
-                d.busy = Some(busy.with_estimate(
-                    d.transfers.iter().map(|r| estimated(r.sampled)).sum(),
-                    d.kernels.iter().map(|k| estimated(k.sampled)).sum(),
-                ));
-                d.queues = (queues.into_iter())
-                    .map(|(queue, busy)| super::QueueBusy { queue, busy })
-                    .collect();
-                d.queues.sort_by_key(|q| q.queue);
-                d.busy_projected = true;
-            }
-        }
+        let devices: Vec<DeviceReport> = (self.devices.iter_mut())
+            .map(|(_, d)| {
+                let projected = self.graph.projected_busy(d.facts.index);
+                device_report(d, projected)
+            })
+            .collect();
         let weighed_against = super::Scale::of_run(wall_ns, &devices);
         let minor = (weighed_against.ns as f64 * super::MINOR) as u64;
         for f in &mut findings {

@@ -4,6 +4,7 @@
 
 use super::acc::{Acc, DeviceAcc};
 use super::facts::Kind;
+use super::timeline::Busy;
 use super::{DeviceReport, QueueBusy, Row};
 use crate::model::classification::{Direction, Path};
 use std::collections::BTreeMap;
@@ -18,7 +19,12 @@ const OPERATIONS: [Kind; 6] = [
     Kind::Copy,
 ];
 
-pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
+/// The device's report; its busy time and queues' are `projected` where the run was projected
+/// (forced rules with a cost model), else this device's timeline.
+pub(super) fn device_report(
+    d: &mut DeviceAcc,
+    projected_busy: Option<(Busy, Vec<(u32, Busy)>)>,
+) -> DeviceReport {
     let projected = d.projecting.is_some();
     let row = |kind: Option<Kind>, dir: Direction, path: Path, acc: &Acc| Row {
         kind: kind.map(|k| k.as_str().to_string()),
@@ -63,7 +69,12 @@ pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
         .collect();
     let kernels = d.kernels.rows();
     let estimated = |s: Option<super::Sampled>| s.and_then(|s| s.estimated_ns).unwrap_or(0);
-    let busy = d.timeline.busy().map(|b| {
+    let busy_projected = projected_busy.is_some();
+    let (busy, queues) = match projected_busy {
+        Some((busy, queues)) => (Some(busy), queues),
+        None => (d.timeline.busy(), d.timeline.queues()),
+    };
+    let busy = busy.map(|b| {
         b.with_estimate(
             transfers.iter().map(|r| estimated(r.sampled)).sum(),
             kernels.iter().map(|k| estimated(k.sampled)).sum(),
@@ -96,14 +107,11 @@ pub(super) fn device_report(d: &mut DeviceAcc) -> DeviceReport {
             .collect(),
         kernels,
         busy,
-        busy_projected: false,
+        busy_projected,
         queues: {
             // By queue number, whichever completed first.
-            let mut queues: Vec<QueueBusy> = d
-                .timeline
-                .queues()
-                .iter()
-                .map(|&(queue, busy)| QueueBusy { queue, busy })
+            let mut queues: Vec<QueueBusy> = (queues.into_iter())
+                .map(|(queue, busy)| QueueBusy { queue, busy })
                 .collect();
             queues.sort_by_key(|q| q.queue);
             queues
