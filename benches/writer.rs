@@ -105,7 +105,7 @@ fn records() -> Vec<Record> {
                 queue,
                 class: Some(class),
                 mems: Default::default(),
-                reads: 0,
+                uses: Default::default(),
                 kernel: None,
                 timed: true,
                 deps: Default::default(),

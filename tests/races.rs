@@ -574,7 +574,7 @@ fn a_buffer_only_read_elsewhere_stays_valid_where_the_vendor_keeps_a_copy() {
             "{rules}: {on1}"
         );
         // The argument is `const`: the trace says it is only read.
-        assert_eq!(on1["mem_objects"][0]["access"], "read", "{on1}");
+        assert_eq!(on1["mem_objects"][0]["access"], "reads", "{on1}");
         // A kernel that moves nothing carries no classification; one that moves cites why.
         if path != "none" {
             let cited = on1["rule_ids"].to_string();

@@ -231,3 +231,96 @@ fn pyopencl_s_own_tests_pass_with_no_race_warning() {
         checked_traces(&out);
     }
 }
+
+/// Issue #56: pyopencl's elementwise kernels read their arrays through local pointers made from
+/// the arguments; two that only read one array, unordered on an out-of-order queue, are no race.
+/// Built from source, clxfer follows the copies: no race anywhere, each argument labelled as
+/// judged, `no race` holds. From pyopencl's binary cache (no source), the pair is the report's
+/// only, and never its verdict's lead.
+#[test]
+fn pyopencl_elementwise_kernels_that_only_read_are_no_race() {
+    let script = root().join("tests/programs/pyopencl_elementwise.py");
+    let cache = fresh_dir("pyopencl-cache");
+    let clxfer = env!("CARGO_BIN_EXE_clxfer");
+    // The first run fills the cache (a build from source), the second takes binaries from it.
+    for (round, from_source) in [("source", true), ("cache", true), ("binary", false)] {
+        let mut cmd = command("/usr/bin/python3", Load::Layer);
+        cmd.arg(&script).env("XDG_CACHE_HOME", &cache);
+        if round == "source" {
+            cmd.env("PYOPENCL_NO_CACHE", "1");
+        }
+        let r = run_cmd(cmd, Duration::from_secs(120));
+        assert_eq!(r.code, Some(0), "{round}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("results right: True"),
+            "{round}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stderr.contains("possible data race"),
+            "{round}: {}",
+            r.stderr
+        );
+        let trace = &r.traces[0];
+        let ev = clxfer::trace::read::read_file(trace).unwrap().events;
+        let launches: Vec<&serde_json::Value> = (ev.iter())
+            .filter(|e| e["args"]["api"] == "clEnqueueNDRangeKernel")
+            .collect();
+        assert_eq!(launches.len(), 2, "{round}");
+        for l in &launches {
+            let access = |i: usize| l["args"]["mem_objects"][i]["access"].clone();
+            let want = if from_source {
+                ("reads", "writes")
+            } else {
+                ("may write (assumed)", "may write (assumed)")
+            };
+            assert_eq!(
+                (access(0), access(1)),
+                (want.0.into(), want.1.into()),
+                "{round}: {l}"
+            );
+        }
+        let report = run_cmd(
+            {
+                let mut c = command(clxfer, Load::None);
+                c.args(["report", "--format", "json"]).arg(trace);
+                c
+            },
+            Duration::from_secs(60),
+        );
+        let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+        let headline = report["verdict"]["headline"].as_str().unwrap();
+        let races = (report["findings"].as_array().unwrap().iter())
+            .filter(|f| f["kind"].as_str().unwrap().contains("race"))
+            .count();
+        if from_source {
+            assert_eq!(races, 0, "{round}: {}", report["findings"]);
+            assert!(
+                headline.starts_with("nothing to change"),
+                "{round}: {headline}"
+            );
+        } else {
+            assert_eq!(races, 1, "{round}: {}", report["findings"]);
+            assert!(
+                headline.starts_with("nothing certain to change")
+                    && headline.contains("source clxfer does not have"),
+                "{round}: {headline}"
+            );
+        }
+        let check = run_cmd(
+            {
+                let mut c = command(clxfer, Load::None);
+                c.args(["check", "--require", "no race"]).arg(trace);
+                c
+            },
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            check.code,
+            Some(0),
+            "{round}: {}{}",
+            check.stdout,
+            check.stderr
+        );
+    }
+}

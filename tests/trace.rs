@@ -744,8 +744,9 @@ fn untrusted_migration_times_are_marked_and_never_drawn_over_another_command() {
 }
 
 /// Issue #24: a kernel's host slice names the memory objects bound to it at the launch, with
-/// their sizes and the access their flags tell; a migration names each object with its size; a
-/// map, the region it asked for.
+/// their sizes and access: as its races are judged, from the kernel's source (issue #56: one
+/// label everywhere); a migration names each object with its size; a map, the region it asked
+/// for.
 #[test]
 fn kernels_and_migrations_name_their_objects_with_sizes_and_access() {
     let r = run(program("kernels"), Load::Layer, &[]);
@@ -761,7 +762,7 @@ fn kernels_and_migrations_name_their_objects_with_sizes_and_access() {
         (
             &Value::from("buffer"),
             &Value::from(65536),
-            &Value::from("read-write (assumed)")
+            &Value::from("writes")
         ),
         "{launch}"
     );

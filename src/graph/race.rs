@@ -36,6 +36,60 @@ pub enum Certainty {
     Known,
 }
 
+impl Certainty {
+    /// How a use reads to a user, the same in the trace's arguments and in a race's sides.
+    pub fn label(self, use_: Use) -> &'static str {
+        match (use_, self) {
+            (Use::Read, _) => "reads",
+            (Use::Write, Certainty::Known) => "writes",
+            (Use::Write, Certainty::Declared) => "may write",
+            (Use::Write, Certainty::Assumed) => "may write (assumed)",
+        }
+    }
+}
+
+/// A kernel's uses of its memory arguments, bit `i` for argument `i` (past 64: taken as
+/// assumed writes): what the trace labels each with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Uses {
+    /// Only read.
+    pub reads: u64,
+    /// Written, known.
+    pub writes: u64,
+    /// Taken as written because declared writable ([`Certainty::Declared`]).
+    pub declared: u64,
+}
+
+impl Uses {
+    /// Argument `i`'s use and how it is known.
+    pub fn of(&self, i: usize) -> (Use, Certainty) {
+        let bit = |m: u64| i < 64 && m & (1 << i) != 0;
+        if bit(self.reads) {
+            (Use::Read, Certainty::Known)
+        } else if bit(self.writes) {
+            (Use::Write, Certainty::Known)
+        } else if bit(self.declared) {
+            (Use::Write, Certainty::Declared)
+        } else {
+            (Use::Write, Certainty::Assumed)
+        }
+    }
+
+    /// Notes argument `i`'s use.
+    pub fn set(&mut self, i: usize, use_: Use, how: Certainty) {
+        if i >= 64 {
+            return;
+        }
+        let mask = match (use_, how) {
+            (Use::Read, _) => &mut self.reads,
+            (Use::Write, Certainty::Known) => &mut self.writes,
+            (Use::Write, Certainty::Declared) => &mut self.declared,
+            (Use::Write, Certainty::Assumed) => return,
+        };
+        *mask |= 1 << i;
+    }
+}
+
 /// One command's access to an object: bytes `range` (start, end), and how clxfer knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {

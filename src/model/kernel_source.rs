@@ -414,9 +414,34 @@ const BUILTINS: [(&str, Option<usize>, bool); 13] = [
 
 /// What the body does with what `name` points to.
 fn judge_body(b: &[Token], name: &str, kernel: &str) -> Access {
-    let declared = |why: String| Access::MayWrite(format!("not `const`; {why}"));
+    match judge_pointer(b, name, kernel, 0) {
+        Ok(Some(w)) => Access::Writes(format!("`{kernel}` stores through `{name}`: {w}")),
+        Ok(None) => Access::Reads(format!("`{kernel}` only loads from `{name}`")),
+        Err(why) => Access::MayWrite(format!("not `const`; {why}")),
+    }
+}
+
+/// How many copies of a copy of a pointer are followed.
+const COPIES: usize = 4;
+
+/// What `b` does with what `name` points to: `Ok(Some(how))` stores through it, `Ok(None)` only
+/// loads, `Err(why)` a use not followed. A local pointer declared from `name` (through casts and
+/// offsets, as pyopencl's `x = (__global T *)((__global char *) x__base + x__offset)`) is judged
+/// as `name`, and so is `name` moved within its object (`p += n`, `p++`, `p = p + n`).
+fn judge_pointer(
+    b: &[Token],
+    name: &str,
+    kernel: &str,
+    copies: usize,
+) -> Result<Option<String>, String> {
+    let declared = |why: String| Err(why);
     let mut write: Option<String> = None;
+    // Past `name = name + n;`: the `name` on its right is the same move.
+    let mut past = 0;
     for i in (0..b.len()).filter(|&i| b[i].is(name)) {
+        if i < past {
+            continue;
+        }
         let prev = i.checked_sub(1).map(|j| b[j].text.as_str());
         if matches!(prev, Some("." | "->")) {
             continue; // a member of something else
@@ -429,13 +454,25 @@ fn judge_body(b: &[Token], name: &str, kernel: &str) -> Access {
         let type_before =
             |j: usize| plain_type(&b[j].text) || ADDRESS.contains(&b[j].text.as_str());
         let deref = prev == Some("*") && unary(b, i - 1);
-        if (!deref && next.is_some_and(|n| ASSIGN.contains(&n) || n == "++" || n == "--"))
-            || (matches!(prev, Some("++" | "--")) && next != Some("["))
-            || (i >= 1 && type_before(i - 1))
-            || (prev == Some("*") && i >= 2 && type_before(i - 2))
-        {
+        if (i >= 1 && type_before(i - 1)) || (prev == Some("*") && i >= 2 && type_before(i - 2)) {
             return declared(format!(
-                "`{kernel}` changes or redeclares `{name}`, which clxfer does not follow"
+                "`{kernel}` redeclares `{name}`, which clxfer does not follow"
+            ));
+        }
+        // The pointer moved within its object: what it points to is still the argument's.
+        let moved_to = statement_rest(b, i + 2);
+        let moved = matches!(next, Some("+=" | "-=" | "++" | "--"))
+            || (matches!(prev, Some("++" | "--")) && next != Some("["))
+            || (next == Some("=") && offset_of(moved_to, name));
+        if !deref && moved {
+            if next == Some("=") {
+                past = i + 2 + moved_to.len();
+            }
+            continue;
+        }
+        if !deref && next.is_some_and(|n| ASSIGN.contains(&n)) {
+            return declared(format!(
+                "`{kernel}` changes `{name}`, which clxfer does not follow"
             ));
         }
         // `name[…]`, `*name`, `*(name + …)`: where the lvalue starts and ends.
@@ -502,17 +539,73 @@ fn judge_body(b: &[Token], name: &str, kernel: &str) -> Access {
                     ));
                 }
             },
-            None => {
-                return declared(format!(
-                    "`{kernel}` copies or converts the pointer `{name}`, which clxfer does not follow"
-                ));
-            }
+            None => match copy_at(b, i, name).filter(|_| copies < COPIES) {
+                Some((copy, after)) => {
+                    if let Some(w) = judge_pointer(&b[after..], &copy, kernel, copies + 1)? {
+                        write.get_or_insert(format!("{w} (`{copy}` is a copy of `{name}`)"));
+                    }
+                }
+                None => {
+                    return declared(format!(
+                        "`{kernel}` copies or converts the pointer `{name}`, which clxfer does \
+                         not follow"
+                    ));
+                }
+            },
         }
     }
-    match write {
-        Some(w) => Access::Writes(format!("`{kernel}` stores through `{name}`: {w}")),
-        None => Access::Reads(format!("`{kernel}` only loads from `{name}`")),
+    Ok(write)
+}
+
+/// The tokens from `at` to the end of their statement (its `;`), or none where a block opens
+/// or closes first.
+fn statement_rest(b: &[Token], at: usize) -> &[Token] {
+    let rest = b.get(at..).unwrap_or_default();
+    match rest
+        .iter()
+        .position(|x| x.is(";") || x.is("{") || x.is("}"))
+    {
+        Some(end) if rest[end].is(";") => &rest[..end],
+        _ => &[],
     }
+}
+
+/// Whether `e` is `name` cast and offset, and nothing else: `name` once, not loaded from, no
+/// call, subscript, address or member, no second expression.
+fn offset_of(e: &[Token], name: &str) -> bool {
+    let once = e.iter().filter(|x| x.is(name)).count() == 1;
+    let plain = e.iter().enumerate().all(|(j, x)| {
+        let call = x.is_word() && e.get(j + 1).is_some_and(|n| n.is("("));
+        let op = matches!(x.text.as_str(), "(" | ")" | "*" | "+" | "-");
+        x.unsure.is_none() && !call && (op || x.is_word())
+    });
+    let loaded = e.iter().position(|x| x.is(name)).is_some_and(|j| {
+        j >= 1 && e[j - 1].is("*") && (j == 1 || matches!(e[j - 2].text.as_str(), "(" | "+" | "-"))
+    });
+    once && plain && !loaded
+}
+
+/// Where `name` at `i` initialises a local pointer (`T *copy = (T *)(name + off);`): the
+/// copy's name and where the tokens after that statement begin.
+fn copy_at(b: &[Token], i: usize, name: &str) -> Option<(String, usize)> {
+    let start = (0..i)
+        .rev()
+        .find(|&j| b[j].is(";") || b[j].is("{") || b[j].is("}"))
+        .map_or(0, |j| j + 1);
+    let stmt = statement_rest(b, start);
+    let end = start + stmt.len();
+    if end <= i {
+        return None;
+    }
+    let eq = stmt.iter().position(|x| x.is("="))?;
+    let (lhs, rhs) = (&stmt[..eq], &stmt[eq + 1..]);
+    let copy = lhs.last().filter(|c| c.is_word())?;
+    let typed = lhs.len() >= 3
+        && lhs[lhs.len() - 2].is("*")
+        && lhs[..lhs.len() - 2]
+            .iter()
+            .all(|x| x.is_word() || x.is("*"));
+    (typed && start + eq < i && offset_of(rhs, name)).then(|| (copy.text.clone(), end + 1))
 }
 
 fn is_operator_word(w: &str) -> bool {

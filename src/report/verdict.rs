@@ -107,20 +107,13 @@ impl Verdict {
 /// certain), else the first finding a reader is shown (it saves most, or is about memory or
 /// accuracy), else nothing to change.
 fn headline(r: &Report) -> (String, Option<usize>) {
-    let first = r
-        .findings
-        .iter()
-        .position(|f| f.misuse && f.confidence.as_deref() != Some("declared"))
-        .or_else(|| {
-            r.findings
-                .iter()
-                .position(|f| !f.minor && f.confidence.as_deref() != Some("declared"))
-        });
-    let declared = r
-        .findings
-        .iter()
-        .position(|f| f.confidence.as_deref() == Some("declared"));
-    match (first, declared) {
+    let first = (r.findings.iter())
+        .position(|f| f.misuse && unsure(f).is_none())
+        .or_else(|| (r.findings.iter()).position(|f| !f.minor && unsure(f).is_none()));
+    let uncertain = (r.findings.iter())
+        .enumerate()
+        .find_map(|(i, f)| Some((i, unsure(f)?)));
+    match (first, uncertain) {
         (Some(i), _) => {
             let f = &r.findings[i];
             let number = shown_number(r, i);
@@ -136,15 +129,23 @@ fn headline(r: &Report) -> (String, Option<usize>) {
             (format!("{}; {}{more}", f.title, gain(f, number)), Some(i))
         }
         // A race clxfer could not judge for certain leads nothing, and is not hidden either.
-        (None, Some(i)) => (
+        (None, Some((i, rests_on))) => (
             format!(
-                "nothing certain to change; finding {} is a possible race that rests on a kernel \
-                 argument clxfer could not follow",
+                "nothing certain to change; finding {} is a possible race that rests on {rests_on}",
                 shown_number(r, i)
             ),
             Some(i),
         ),
         (None, None) => (nothing_to_change(r), None),
+    }
+}
+
+/// What a race finding clxfer could not judge for certain rests on; `None` for any other.
+fn unsure(f: &Finding) -> Option<&'static str> {
+    match f.confidence.as_deref() {
+        Some("declared") => Some("a kernel argument clxfer could not follow"),
+        Some("assumed") => Some("kernels whose source clxfer does not have"),
+        _ => None,
     }
 }
 

@@ -94,7 +94,7 @@ pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
             queue,
             class: None,
             mems: SmallVec::new(),
-            reads: 0,
+            uses: Default::default(),
             kernel,
             flags: CallFlags::None,
             region: None,

@@ -68,7 +68,7 @@ type ClassKey = (
     Option<std::sync::Arc<str>>,
     CallFlags,
     smallvec::SmallVec<[crate::model::classification::ObjRef; 2]>,
-    u64,
+    crate::graph::race::Uses,
     Option<crate::model::classification::Classification>,
 );
 
@@ -150,20 +150,6 @@ fn flag_names<E: Emit>(
         j.display(&flags::decode(flags, names));
         j.bytes().into()
     })
-}
-
-/// What a kernel does to a memory-object argument, as far as its flags tell: a `READ_ONLY` one is
-/// read, a `WRITE_ONLY` one written; the rest are assumed to be read and written (clxfer does not
-/// read the kernel's code).
-fn access(flags: u64, only_read: bool) -> &'static str {
-    use opencl_sys::{CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY};
-    if only_read || flags & CL_MEM_READ_ONLY != 0 {
-        "read"
-    } else if flags & CL_MEM_WRITE_ONLY != 0 {
-        "write"
-    } else {
-        "read-write (assumed)"
-    }
 }
 
 /// Starts the trace: the opening bracket, the start event, the host process's name.

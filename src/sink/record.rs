@@ -88,9 +88,8 @@ pub struct Enqueued {
     pub class: Option<Classification>,
     /// The memory objects the command names.
     pub mems: SmallVec<[ObjRef; 2]>,
-    /// A kernel's: bit `i` set when it only reads `mems[i]` (a `const` or `__constant`
-    /// argument, a READ_ONLY buffer).
-    pub reads: u64,
+    /// A kernel's uses of `mems`, as judged for races: what the trace labels each with.
+    pub uses: crate::graph::race::Uses,
     /// The kernel's function name, for kernel launches.
     pub kernel: Option<std::sync::Arc<str>>,
     pub flags: CallFlags,

@@ -56,7 +56,7 @@ schema! {
     HOST_PINNED = "host_pinned" ["host"] "Whether the host memory is pinned or registered.",
     PROVENANCE = "provenance" ["host"] "Which pinned or registered range the pointer is in, and where (absent for pageable memory).",
     HOST_SPAN = "host_span" ["host"] "Rect transfers: first to last host byte touched.",
-    MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`: `read` (READ_ONLY, or a `const` or `__constant` argument), `write` (WRITE_ONLY), or `read-write (assumed)` for the rest.",
+    MEM_OBJECTS = "mem_objects" ["host"] "The memory objects named: `{id, kind, size, flags}` with the flags decoded; a kernel's also `access`, as its races are judged (the words of a race's `access`): `reads` (READ_ONLY, a `const` or `__constant` argument, or one the kernel's source only loads from), `writes` (WRITE_ONLY, or stored through in the source), `may write` (declared writable, its use not followed) or `may write (assumed)` (nothing to go by).",
     REGION = "region" ["host"] "Buffer maps: the region asked for, `{offset, size}` in bytes (`bytes` is what the map moved).",
     MAP_FLAGS = "map_flags" ["host"] "Map calls: the map flags, decoded (`READ`, `WRITE`, `WRITE_INVALIDATE_REGION`).",
     MOVED = "moved" ["host"] "Migrate calls: when the contents moved, by the memory model: `at the call`, `at first use` (the migration only marked the objects; the first command that uses them on the device moves them) or `not at all` (CONTENT_UNDEFINED, already there, nothing yet).",

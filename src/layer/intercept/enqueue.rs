@@ -231,8 +231,10 @@ pub(super) unsafe fn enqueued(
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
     if let Some(transfer) = transfer {
-        if let (_, Op::Kernel { reads, .. }) = &transfer {
-            e.reads = *reads;
+        if let (_, Op::Kernel { .. }) = &transfer {
+            for (i, t) in touches.iter().enumerate() {
+                e.uses.set(i, t.use_, t.how);
+            }
         }
         let trace = Some((&mut e.mems, span.end));
         let on = (&*q.device, q.device_handle);

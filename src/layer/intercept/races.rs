@@ -171,13 +171,7 @@ fn fact(r: &Race, first: (Site, From), second: (Site, From)) -> RaceFact {
         device: site.device,
         queue: site.queue,
         thread: from.thread,
-        access: match (a.use_, a.how) {
-            (Use::Read, _) => "reads",
-            (Use::Write, Certainty::Known) => "writes",
-            (Use::Write, Certainty::Declared) => "may write",
-            (Use::Write, Certainty::Assumed) => "may write (assumed)",
-        }
-        .into(),
+        access: a.how.label(a.use_).into(),
         bytes: a.range,
     };
     RaceFact {

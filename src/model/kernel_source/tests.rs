@@ -135,13 +135,14 @@ fn bodies() {
     check(
         "void helper(__global int *p) { p[0] = 1; }
          __kernel void k(__global int *a, __global int *b, __global int *c, __global int *d,
-                         __global int *e) {
+                         __global int *e, __global int *f) {
             helper(a);
-            __global int *q = b; q[0] = 2;
-            c += 4;
+            __global int *q = cond ? b : d; q[0] = 2;
+            c = f;
             int x = d[0] * 2;
             int y = x * e[1];
             foo(&e[0]);
+            int n = f - d;
         }",
         "",
         &[(
@@ -149,9 +150,54 @@ fn bodies() {
             &[
                 ("a", "may-write", "passes `a` to `helper`"),
                 ("b", "may-write", "copies or converts"),
-                ("c", "may-write", "changes"),
-                ("d", "reads", ""),
+                ("c", "may-write", "changes `c`"),
+                ("d", "may-write", "copies or converts"),
                 ("e", "may-write", "&e[…]"),
+                ("f", "may-write", "copies or converts"),
+            ],
+        )],
+    );
+    // A local pointer made from an argument by casts and offsets is the argument (issue #56):
+    // pyopencl's elementwise kernels read every array through one.
+    check(
+        "__kernel void twice(__global float *x__base, long x__offset,
+                             __global float *y__base, long y__offset, long n) {
+            int lid = get_local_id(0);
+            long i;
+            __global float *x = (__global float *) ((__global char *) x__base + x__offset);
+__global float *y = (__global float *) ((__global char *) y__base + y__offset);;
+            for (i = lid; i < n; i += 1) { y[i] = x[i] * 2; }
+        }",
+        "",
+        &[(
+            "twice",
+            &[
+                ("x__base", "reads", "only loads"),
+                ("x__offset", "-", ""),
+                ("y__base", "writes", "`y[…] =` (`y` is a copy of `y__base`)"),
+                ("y__offset", "-", ""),
+                ("n", "-", ""),
+            ],
+        )],
+    );
+    // A copy of a copy, and pointers moved within their object, are followed; a copy changed to
+    // point elsewhere is not.
+    check(
+        "__kernel void k(__global int *a, __global int *b, __global int *c, __global int *d) {
+            __global int *p = a + 4; __global int *r = p; int v = r[0];
+            b += 4; b++; b = b + 1; v += b[0]; ++b;
+            c[2] = 1;
+            __global const int *s = c; s++; v += *s;
+            __global int *t = d; t = 0; t[0] = v;
+        }",
+        "",
+        &[(
+            "k",
+            &[
+                ("a", "reads", "only loads"),
+                ("b", "reads", "only loads"),
+                ("c", "writes", "`c[…] =`"),
+                ("d", "may-write", "changes `t`"),
             ],
         )],
     );

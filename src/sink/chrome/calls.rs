@@ -112,12 +112,12 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let last = &mut self.last_class[slot];
         let same = self.classes.current(last)
             && last.as_ref().is_some_and(|l| {
-                let (queue, kernel, flags, mems, reads, class) = &l.key;
+                let (queue, kernel, flags, mems, uses, class) = &l.key;
                 *queue == e.queue
                     && *kernel == e.kernel
                     && *flags == e.flags
                     && *mems == e.mems
-                    && *reads == e.reads
+                    && *uses == e.uses
                     && *class == e.class
             });
         if let Some(l) = last.as_ref().filter(|_| same) {
@@ -190,10 +190,10 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
                     j.qkey(quoted!("size")).u64(m.size);
                     j.qkey(quoted!("flags"))
                         .raw_bytes(flag_names::<E>(flag_cache, m.flags, MEM_FLAGS));
-                    // A kernel's access to its arguments, as far as their flags tell.
+                    // A kernel's use of its arguments, as its races are judged.
                     if e.kernel.is_some() {
-                        let only_read = crate::model::classify::only_reads(e.reads, i);
-                        j.qkey(quoted!("access")).word(access(m.flags, only_read));
+                        let (use_, how) = e.uses.of(i);
+                        j.qkey(quoted!("access")).word(how.label(use_));
                     }
                     j.close();
                 }
@@ -205,7 +205,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             e.kernel.clone(),
             e.flags,
             e.mems.clone(),
-            e.reads,
+            e.uses,
             e.class.clone(),
         );
         self.last_class[slot] = Some(self.classes.remember(key));

@@ -45,7 +45,7 @@ fn host(id: u64, start: u64) -> Record {
             },
             class: None,
             mems: Default::default(),
-            reads: 0,
+            uses: Default::default(),
             kernel: None,
             timed: true,
             deps: Default::default(),
