@@ -447,6 +447,45 @@ fn commands_waited_for_through_another_queue_have_their_device_time() {
     }
 }
 
+/// Issue #56 item 10: on sub-devices, commands waited for only through another sub-device's
+/// queue are timed too, in summary mode and in the trace alike: none incomplete, none without
+/// device time, each write and kernel timed or estimated.
+#[test]
+fn commands_on_sub_devices_have_their_device_time() {
+    let prog = program("sub_devices");
+    let out = fresh_dir("verdict-sub-devices");
+    let mut cmd = command(&prog, Load::Layer);
+    cmd.arg("10").env("CLXFER_DIR", &out);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("first 10 last 10"), "{}", r.stdout);
+    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    let live = live_report("sub_devices", &["10"], &[]);
+    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+        assert_eq!(rep["incomplete_at_exit"], 0, "{what}");
+        let (mut writes, mut launches) = (0, 0);
+        for d in rep["devices"].as_array().unwrap() {
+            assert_eq!(d["without_device_time"], 0, "{what}: {d}");
+            for t in d["transfers"].as_array().unwrap() {
+                let sampled = t["sampled"]["calls"].as_u64().unwrap_or(0);
+                assert_eq!(
+                    t["timed"].as_u64().unwrap() + sampled,
+                    t["calls"].as_u64().unwrap(),
+                    "{what}: {t}"
+                );
+                if t["direction"] == "H2D" {
+                    writes += t["calls"].as_u64().unwrap();
+                }
+            }
+            for k in d["kernels"].as_array().unwrap() {
+                launches += k["calls"].as_u64().unwrap();
+                assert!(k["device_ns"].as_u64().unwrap() > 0, "{what}: {k}");
+            }
+        }
+        assert_eq!((writes, launches), (10, 10), "{what}: {}", rep["devices"]);
+    }
+}
+
 /// The verdict's time line says how much of the transfer time ran beside kernels (the
 /// question of a pipeline ported from cudaMemcpyAsync), as the busy line measured it.
 #[test]
