@@ -757,10 +757,10 @@ fn each_migration_says_when_its_bytes_moved() {
     }
 }
 
-/// Issue #56 item 7: the copy CL_MEM_COPY_HOST_PTR makes at a buffer's creation is a transfer of
-/// the creating call, classified by the device's rules and in its row (`Create`), live and from
-/// the trace alike: tests/programs/buffers.c makes two such 16 KiB buffers in a one-device
-/// context.
+/// Issue #56 item 7: the copy CL_MEM_COPY_HOST_PTR makes at a buffer's or an image's creation is
+/// a transfer of the creating call, classified by the device's rules and in its row (`Create`),
+/// live and from the trace alike: tests/programs/buffers.c makes two such 16 KiB buffers and a
+/// 4 KiB image in a one-device context.
 #[test]
 fn a_copy_at_creation_is_a_transfer_of_the_creating_call() {
     let created = |r: &Value| -> (u64, u64, Vec<String>) {
@@ -782,7 +782,7 @@ fn a_copy_at_creation_is_a_transfer_of_the_creating_call() {
         let (calls, bytes, got) = created(&live);
         assert_eq!(
             (calls, bytes),
-            (2, 2 * 16384),
+            (3, 2 * 16384 + 4096),
             "{rules}: {}",
             live["devices"][0]
         );
@@ -794,6 +794,11 @@ fn a_copy_at_creation_is_a_transfer_of_the_creating_call() {
             .filter(|e| e["args"]["bytes"] == 16384 && e["args"]["direction"] == "H2D")
             .count();
         assert_eq!(uploads, 2);
+        let image = (events.iter())
+            .filter(|e| e["ph"] == "X" && e["args"]["api"] == "clCreateImage")
+            .filter(|e| e["args"]["bytes"] == 4096 && e["args"]["direction"] == "H2D")
+            .count();
+        assert_eq!(image, 1);
         let from_trace: Value = serde_json::from_str(&report(&trace, "json")).unwrap();
         assert_eq!(created(&from_trace), (calls, bytes, got), "{rules}");
     }

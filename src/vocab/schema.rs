@@ -43,7 +43,7 @@ schema! {
     AFTER_ALL = "after_all" ["host"] "`true`: a marker or barrier without a wait list on an out-of-order queue, which waits for every earlier command of its queue.",
     WAITED_FOR = "waited_for" ["host"] "A host synchronisation point (`clWaitForEvents`, or a status query that saw `CL_COMPLETE`: a polling loop's end): the commands (or user events) it waited for or learnt were done, by number.",
     FINISHED_UP_TO = "finished_up_to" ["host"] "`clFinish`: the newest command of its queue (`queue`) when it returned; that command and every one before it on the queue are done (0: none was enqueued).",
-    QUEUE = "queue" ["host"] "`device #D queue #Q`: the queue the command went to; `device #D` alone for the copy `CL_MEM_COPY_HOST_PTR` made at a buffer's creation (`clCreateBuffer`'s slice, which then carries a transfer's keys), on no queue.",
+    QUEUE = "queue" ["host"] "`device #D queue #Q`: the queue the command went to; `device #D` alone for the copy `CL_MEM_COPY_HOST_PTR` made at a buffer's or image's creation (`clCreateBuffer`'s or `clCreateImage`'s slice, which then carries a transfer's keys), on no queue.",
     DIRECTION = "direction" ["host, device"] "`H2D`, `D2H`, `D2D` or `H2H`.",
     PATH = "path" ["host, device"] "How the bytes moved: `pinned`, `staged`, `zero-copy`, `host-copy`, `device`, `peer`, `via-host`, `none`, `unknown`.",
     BYTES = "bytes" ["host, device, counters"] "Bytes the command moved (counters: the counter's value).",

@@ -134,6 +134,12 @@ int main(void) {
     CHECK(clEnqueueWriteImage(q, img, CL_TRUE, iorigin, iregion, 0, 0, host, 0, NULL, NULL));
     CHECK(clEnqueueReadImage(q, img, CL_TRUE, iorigin, iregion, 0, 0, back, 0, NULL, NULL));
     mix(back, 16 * 16 * 4 * sizeof(float));
+    /* An image made from the program's bytes: CL_MEM_COPY_HOST_PTR copies them at creation. */
+    cl_mem copied = clCreateImage(g_ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc, host, &err);
+    CHECK_ERR(err);
+    CHECK(clEnqueueReadImage(q, copied, CL_TRUE, iorigin, iregion, 0, 0, back, 0, NULL, NULL));
+    mix(back, 16 * 16 * 4 * sizeof(float));
+    CHECK(clReleaseMemObject(copied));
 
     /* A kernel on the buffer. */
     cl_program prog = build(SRC);

@@ -50,7 +50,7 @@ impl Hook<BufferArgs, cl_mem> for BufferCreated {
         call
     }
     unsafe fn after(call: Call, a: &BufferArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
-        buffer_created(call, ret, (a.1, a.2, a.3), span);
+        buffer_created(call, ret, (a.1, Some(a.2), a.3), span);
         ret
     }
 }
@@ -62,35 +62,129 @@ impl Hook<BufferPropsArgs, cl_mem> for BufferCreated {
         call
     }
     unsafe fn after(call: Call, a: &BufferPropsArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
-        buffer_created(call, ret, (a.2, a.3, a.4), span);
+        buffer_created(call, ret, (a.2, Some(a.3), a.4), span);
         ret
     }
 }
 
-/// A buffer made with `(flags, size, host_ptr)`: recorded, and its upload reported where
-/// COPY_HOST_PTR copied the program's bytes into it on its context's one device.
+/// `clCreateImage`, `clCreateImage2D`, `clCreateImage3D`, `clCreateImageWithProperties`: as
+/// buffers, an image's `CL_MEM_COPY_HOST_PTR` copy is a transfer of the call.
+pub struct ImageCreated;
+
+/// An image-creating call's flags and host pointer.
+pub trait ImageArgs {
+    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void);
+}
+
+impl ImageArgs
+    for (
+        cl_context,
+        cl_mem_flags,
+        *const cl_image_format,
+        usize,
+        usize,
+        usize,
+        *mut c_void,
+        *mut cl_int,
+    )
+{
+    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
+        (self.1, self.6)
+    }
+}
+
+impl ImageArgs
+    for (
+        cl_context,
+        cl_mem_flags,
+        *const cl_image_format,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        *mut c_void,
+        *mut cl_int,
+    )
+{
+    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
+        (self.1, self.8)
+    }
+}
+
+impl ImageArgs
+    for (
+        cl_context,
+        cl_mem_flags,
+        *const cl_image_format,
+        *const cl_image_desc,
+        *mut c_void,
+        *mut cl_int,
+    )
+{
+    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
+        (self.1, self.4)
+    }
+}
+
+impl ImageArgs
+    for (
+        cl_context,
+        *const cl_mem_properties,
+        cl_mem_flags,
+        *const cl_image_format,
+        *const cl_image_desc,
+        *mut c_void,
+        *mut cl_int,
+    )
+{
+    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
+        (self.2, self.5)
+    }
+}
+
+impl<A: ImageArgs> Hook<A, cl_mem> for ImageCreated {
+    type State = Call;
+    const ENQUEUES: bool = true;
+    unsafe fn before(call: Call, _: &mut A) -> Call {
+        call
+    }
+    unsafe fn after(call: Call, a: &A, ret: cl_mem, span: &mut Span) -> cl_mem {
+        let (flags, host_ptr) = a.flags_and_ptr();
+        buffer_created(call, ret, (flags, None, host_ptr), span);
+        ret
+    }
+}
+
+/// A memory object made with `(flags, size, host_ptr)` (`None`: the object's size, an image's):
+/// recorded, and its upload reported where COPY_HOST_PTR copied the program's bytes into it on
+/// its context's one device.
 fn buffer_created(
     call: Call,
     mem: cl_mem,
-    (flags, size, host_ptr): (u64, usize, *mut c_void),
+    (flags, size, host_ptr): (u64, Option<usize>, *mut c_void),
     span: &mut Span,
 ) {
     if mem.is_null() || register(mem).is_none() {
         return;
     }
-    if flags & CL_MEM_COPY_HOST_PTR == 0 || host_ptr.is_null() || size == 0 {
+    if flags & CL_MEM_COPY_HOST_PTR == 0 || host_ptr.is_null() {
         return;
     }
-    let on = match WORLD
+    let (on, size) = match WORLD
         .memory
         .lock()
         .object(mem as usize)
-        .map(|o| o.residence)
+        .map(|o| (o.residence, o.size))
     {
-        Some(crate::model::memory::Place::Device(d)) => d,
+        Some((crate::model::memory::Place::Device(d), s)) => (d, size.map_or(s, |n| n as u64)),
         // Several devices: the bytes stay on the host until a command uses the buffer.
         _ => return,
     };
+    if size == 0 {
+        return;
+    }
+    let size = size as usize;
     let op = crate::model::classify::Op::Host {
         mem: mem as usize,
         to_device: true,
