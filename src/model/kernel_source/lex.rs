@@ -486,3 +486,21 @@ pub fn lex(src: &str, defines: &[(String, String)]) -> Lexed {
     flush(&mut pre, &mut pending, &pending_unsure);
     pre.out
 }
+
+/// The index after the `)` or `]` matching the opener at `open`.
+pub fn matching(t: &[Token], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, x) in t.iter().enumerate().skip(open) {
+        match x.text.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    t.len()
+}
