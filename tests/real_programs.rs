@@ -280,14 +280,12 @@ fn pyopencl_elementwise_kernels_that_only_read_are_no_race() {
                 "{round}: {l}"
             );
         }
-        let report = run_cmd(
-            {
-                let mut c = command(clxfer, Load::None);
-                c.args(["report", "--format", "json"]).arg(trace);
-                c
-            },
-            Duration::from_secs(60),
-        );
+        let cli = |args: &[&str]| {
+            let mut c = command(clxfer, Load::None);
+            c.args(args).arg(trace);
+            run_cmd(c, Duration::from_secs(60))
+        };
+        let report = cli(&["report", "--format", "json"]);
         let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
         let headline = report["verdict"]["headline"].as_str().unwrap();
         let races = (report["findings"].as_array().unwrap().iter())
@@ -307,14 +305,7 @@ fn pyopencl_elementwise_kernels_that_only_read_are_no_race() {
                 "{round}: {headline}"
             );
         }
-        let check = run_cmd(
-            {
-                let mut c = command(clxfer, Load::None);
-                c.args(["check", "--require", "no race"]).arg(trace);
-                c
-            },
-            Duration::from_secs(60),
-        );
+        let check = cli(&["check", "--require", "no race"]);
         assert_eq!(
             check.code,
             Some(0),

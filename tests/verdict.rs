@@ -225,6 +225,19 @@ fn live_trace(prog: &str, args: &[&str], env: &[(&str, String)]) -> PathBuf {
     r.traces[0].clone()
 }
 
+/// A run of `prog args` traced, its stdout, and its JSON reports: from the trace and from the
+/// same run in summary mode.
+fn reports_both_ways(prog: &str, args: &[&str]) -> (String, [(&'static str, Value); 2]) {
+    let out = fresh_dir("verdict-both");
+    let mut cmd = command(program(prog), Load::Layer);
+    cmd.args(args).env("CLXFER_DIR", &out);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
+    let live = live_report(prog, args, &[]);
+    (r.stdout, [("trace", from_trace), ("summary", live)])
+}
+
 /// The report, written as `file` says (its extension the format), of a summary-mode run.
 fn live(prog: &str, args: &[&str], env: &[(&str, String)], file: &str) -> String {
     let dir = fresh_dir("verdict-live");
@@ -421,15 +434,8 @@ fn under_forced_rules_busy_and_the_path_are_the_projected_runs() {
 /// with their device time, in summary mode and in the trace alike.
 #[test]
 fn commands_waited_for_through_another_queue_have_their_device_time() {
-    let prog = program("two_queues");
-    let out = fresh_dir("verdict-two-queues");
-    let mut cmd = command(&prog, Load::Layer);
-    cmd.arg("10").env("CLXFER_DIR", &out);
-    let r = run_cmd(cmd, Duration::from_secs(180));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
-    let live = live_report("two_queues", &["10"], &[]);
-    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+    let (_, reports) = reports_both_ways("two_queues", &["10"]);
+    for (what, rep) in &reports {
         assert_eq!(rep["incomplete_at_exit"], 0, "{what}");
         let d = &rep["devices"][0];
         assert_eq!(d["without_device_time"], 0, "{what}: {d}");
@@ -452,16 +458,9 @@ fn commands_waited_for_through_another_queue_have_their_device_time() {
 /// device time, each write and kernel timed or estimated.
 #[test]
 fn commands_on_sub_devices_have_their_device_time() {
-    let prog = program("sub_devices");
-    let out = fresh_dir("verdict-sub-devices");
-    let mut cmd = command(&prog, Load::Layer);
-    cmd.arg("10").env("CLXFER_DIR", &out);
-    let r = run_cmd(cmd, Duration::from_secs(180));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(r.stdout.contains("first 10 last 10"), "{}", r.stdout);
-    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
-    let live = live_report("sub_devices", &["10"], &[]);
-    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+    let (stdout, reports) = reports_both_ways("sub_devices", &["10"]);
+    assert!(stdout.contains("first 10 last 10"), "{stdout}");
+    for (what, rep) in &reports {
         assert_eq!(rep["incomplete_at_exit"], 0, "{what}");
         let (mut writes, mut launches) = (0, 0);
         for d in rep["devices"].as_array().unwrap() {
@@ -516,15 +515,9 @@ fn the_verdict_says_how_much_transfers_overlapped_kernels() {
 /// the trace alike.
 #[test]
 fn failed_commands_move_nothing_and_are_counted() {
-    let out = fresh_dir("verdict-failed");
-    let mut cmd = command(program("failed"), Load::Layer);
-    cmd.env("CLXFER_DIR", &out);
-    let r = run_cmd(cmd, Duration::from_secs(180));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(r.stdout.contains("statuses error error"), "{}", r.stdout);
-    let from_trace: Value = serde_json::from_str(&report(&r.traces[0], "json")).unwrap();
-    let live = live_report("failed", &[], &[]);
-    for (what, rep) in [("trace", &from_trace), ("summary", &live)] {
+    let (stdout, reports) = reports_both_ways("failed", &[]);
+    assert!(stdout.contains("statuses error error"), "{stdout}");
+    for (what, rep) in &reports {
         let d = &rep["devices"][0];
         assert_eq!(d["failed"], 2, "{what}: {d}");
         let moved: u64 = (d["transfers"].as_array().unwrap().iter())

@@ -26,57 +26,41 @@ impl<A> Hook<A, cl_mem> for MemCreated {
     }
 }
 
-/// `clCreateBuffer` and `clCreateBufferWithProperties`: the object recorded, and the copy
-/// `CL_MEM_COPY_HOST_PTR` makes at creation reported as a transfer of the call (`CL_MEM_HOST_PTR`
-/// names no pointer for it: the argument does).
-pub struct BufferCreated;
+/// `clCreateBuffer`, `clCreateBufferWithProperties` and the four image-creating calls: the object
+/// recorded, and the copy `CL_MEM_COPY_HOST_PTR` makes at creation reported as a transfer of the
+/// call (`CL_MEM_HOST_PTR` names no pointer for it: the argument does).
+pub struct CopyHostPtr;
 
-/// clCreateBuffer's arguments.
-type BufferArgs = (cl_context, cl_mem_flags, usize, *mut c_void, *mut cl_int);
-/// clCreateBufferWithProperties'.
-type BufferPropsArgs = (
-    cl_context,
-    *const cl_mem_properties,
-    cl_mem_flags,
-    usize,
-    *mut c_void,
-    *mut cl_int,
-);
+/// A creating call's flags, size (`None`: an image's, taken from the object) and host pointer.
+pub trait CreateArgs {
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void);
+}
 
-impl Hook<BufferArgs, cl_mem> for BufferCreated {
-    type State = Call;
-    const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, _: &mut BufferArgs) -> Call {
-        call
-    }
-    unsafe fn after(call: Call, a: &BufferArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
-        buffer_created(call, ret, (a.1, Some(a.2), a.3), span);
-        ret
+/// clCreateBuffer.
+impl CreateArgs for (cl_context, cl_mem_flags, usize, *mut c_void, *mut cl_int) {
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.1, Some(self.2), self.3)
     }
 }
 
-impl Hook<BufferPropsArgs, cl_mem> for BufferCreated {
-    type State = Call;
-    const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, _: &mut BufferPropsArgs) -> Call {
-        call
-    }
-    unsafe fn after(call: Call, a: &BufferPropsArgs, ret: cl_mem, span: &mut Span) -> cl_mem {
-        buffer_created(call, ret, (a.2, Some(a.3), a.4), span);
-        ret
+/// clCreateBufferWithProperties.
+impl CreateArgs
+    for (
+        cl_context,
+        *const cl_mem_properties,
+        cl_mem_flags,
+        usize,
+        *mut c_void,
+        *mut cl_int,
+    )
+{
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.2, Some(self.3), self.4)
     }
 }
 
-/// `clCreateImage`, `clCreateImage2D`, `clCreateImage3D`, `clCreateImageWithProperties`: as
-/// buffers, an image's `CL_MEM_COPY_HOST_PTR` copy is a transfer of the call.
-pub struct ImageCreated;
-
-/// An image-creating call's flags and host pointer.
-pub trait ImageArgs {
-    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void);
-}
-
-impl ImageArgs
+/// clCreateImage2D.
+impl CreateArgs
     for (
         cl_context,
         cl_mem_flags,
@@ -88,12 +72,13 @@ impl ImageArgs
         *mut cl_int,
     )
 {
-    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
-        (self.1, self.6)
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.1, None, self.6)
     }
 }
 
-impl ImageArgs
+/// clCreateImage3D.
+impl CreateArgs
     for (
         cl_context,
         cl_mem_flags,
@@ -107,12 +92,13 @@ impl ImageArgs
         *mut cl_int,
     )
 {
-    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
-        (self.1, self.8)
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.1, None, self.8)
     }
 }
 
-impl ImageArgs
+/// clCreateImage.
+impl CreateArgs
     for (
         cl_context,
         cl_mem_flags,
@@ -122,12 +108,13 @@ impl ImageArgs
         *mut cl_int,
     )
 {
-    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
-        (self.1, self.4)
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.1, None, self.4)
     }
 }
 
-impl ImageArgs
+/// clCreateImageWithProperties.
+impl CreateArgs
     for (
         cl_context,
         *const cl_mem_properties,
@@ -138,20 +125,19 @@ impl ImageArgs
         *mut cl_int,
     )
 {
-    fn flags_and_ptr(&self) -> (cl_mem_flags, *mut c_void) {
-        (self.2, self.5)
+    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
+        (self.2, None, self.5)
     }
 }
 
-impl<A: ImageArgs> Hook<A, cl_mem> for ImageCreated {
+impl<A: CreateArgs> Hook<A, cl_mem> for CopyHostPtr {
     type State = Call;
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, _: &mut A) -> Call {
         call
     }
     unsafe fn after(call: Call, a: &A, ret: cl_mem, span: &mut Span) -> cl_mem {
-        let (flags, host_ptr) = a.flags_and_ptr();
-        buffer_created(call, ret, (flags, None, host_ptr), span);
+        created(call, ret, a.copied(), span);
         ret
     }
 }
@@ -159,7 +145,7 @@ impl<A: ImageArgs> Hook<A, cl_mem> for ImageCreated {
 /// A memory object made with `(flags, size, host_ptr)` (`None`: the object's size, an image's):
 /// recorded, and its upload reported where COPY_HOST_PTR copied the program's bytes into it on
 /// its context's one device.
-fn buffer_created(
+fn created(
     call: Call,
     mem: cl_mem,
     (flags, size, host_ptr): (u64, Option<usize>, *mut c_void),

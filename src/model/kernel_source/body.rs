@@ -40,7 +40,6 @@ pub(super) fn judge_pointer(
     kernel: &str,
     copies: usize,
 ) -> Result<Option<String>, String> {
-    let declared = |why: String| Err(why);
     let mut write: Option<String> = None;
     // Past `name = name + n;`: the `name` on its right is the same move.
     let mut past = 0;
@@ -53,7 +52,7 @@ pub(super) fn judge_pointer(
             continue; // a member of something else
         }
         if let Some(why) = &b[i].unsure {
-            return declared(format!("`{kernel}` uses `{name}` {why}"));
+            return Err(format!("`{kernel}` uses `{name}` {why}"));
         }
         let next = b.get(i + 1).map(|x| x.text.as_str());
         // The pointer itself changed or redeclared: what it points to after is not followed.
@@ -61,23 +60,23 @@ pub(super) fn judge_pointer(
             |j: usize| plain_type(&b[j].text) || ADDRESS.contains(&b[j].text.as_str());
         let deref = prev == Some("*") && unary(b, i - 1);
         if (i >= 1 && type_before(i - 1)) || (prev == Some("*") && i >= 2 && type_before(i - 2)) {
-            return declared(format!(
+            return Err(format!(
                 "`{kernel}` redeclares `{name}`, which clxfer does not follow"
             ));
         }
         // The pointer moved within its object: what it points to is still the argument's.
-        let moved_to = statement_rest(b, i + 2);
+        let moved_to = (next == Some("=")).then(|| statement_rest(b, i + 2));
         let moved = matches!(next, Some("+=" | "-=" | "++" | "--"))
             || (matches!(prev, Some("++" | "--")) && next != Some("["))
-            || (next == Some("=") && offset_of(moved_to, name));
+            || moved_to.is_some_and(|e| offset_of(e, name));
         if !deref && moved {
-            if next == Some("=") {
-                past = i + 2 + moved_to.len();
+            if let Some(e) = moved_to {
+                past = i + 2 + e.len();
             }
             continue;
         }
         if !deref && next.is_some_and(|n| ASSIGN.contains(&n)) {
-            return declared(format!(
+            return Err(format!(
                 "`{kernel}` changes `{name}`, which clxfer does not follow"
             ));
         }
@@ -105,12 +104,12 @@ pub(super) fn judge_pointer(
                     }
                     Some((Some(false), _)) => {}
                     Some((None, f)) => {
-                        return declared(format!(
+                        return Err(format!(
                             "`{kernel}` passes `&{name}[…]` to `{f}`, which clxfer does not follow"
                         ));
                     }
                     None => {
-                        return declared(format!(
+                        return Err(format!(
                             "`{kernel}` takes the address `&{name}[…]`, which clxfer does not follow"
                         ));
                     }
@@ -140,7 +139,7 @@ pub(super) fn judge_pointer(
                 }
                 Some(false) => {}
                 None => {
-                    return declared(format!(
+                    return Err(format!(
                         "`{kernel}` passes `{name}` to `{f}`, which clxfer does not follow"
                     ));
                 }
@@ -152,7 +151,7 @@ pub(super) fn judge_pointer(
                     }
                 }
                 None => {
-                    return declared(format!(
+                    return Err(format!(
                         "`{kernel}` copies or converts the pointer `{name}`, which clxfer does \
                          not follow"
                     ));
@@ -163,14 +162,16 @@ pub(super) fn judge_pointer(
     Ok(write)
 }
 
+/// Whether a statement ends (or a block opens or closes) at `x`.
+fn boundary(x: &Token) -> bool {
+    x.is(";") || x.is("{") || x.is("}")
+}
+
 /// The tokens from `at` to the end of their statement (its `;`), or none where a block opens
 /// or closes first.
 fn statement_rest(b: &[Token], at: usize) -> &[Token] {
     let rest = b.get(at..).unwrap_or_default();
-    match rest
-        .iter()
-        .position(|x| x.is(";") || x.is("{") || x.is("}"))
-    {
+    match rest.iter().position(boundary) {
         Some(end) if rest[end].is(";") => &rest[..end],
         _ => &[],
     }
@@ -194,10 +195,7 @@ fn offset_of(e: &[Token], name: &str) -> bool {
 /// Where `name` at `i` initialises a local pointer (`T *copy = (T *)(name + off);`): the
 /// copy's name and where the tokens after that statement begin.
 fn copy_at(b: &[Token], i: usize, name: &str) -> Option<(String, usize)> {
-    let start = (0..i)
-        .rev()
-        .find(|&j| b[j].is(";") || b[j].is("{") || b[j].is("}"))
-        .map_or(0, |j| j + 1);
+    let start = (0..i).rev().find(|&j| boundary(&b[j])).map_or(0, |j| j + 1);
     let stmt = statement_rest(b, start);
     let end = start + stmt.len();
     if end <= i {
