@@ -588,16 +588,21 @@ fn findings_diff(b: &[Finding], a: &[Finding], devices: &[DeviceDiff]) -> Vec<Fi
     out
 }
 
-/// The time saved in the direction finding `f` names on its device: the drop in the time of its
-/// reads and writes (the transfers table less the operations).
+/// The time saved in the direction finding `f` names on its device (both, for the host side
+/// pinned: one finding for both directions, issue #57): the drop in the time of its reads and
+/// writes (the transfers table less the operations).
 fn realised(f: &Finding, devices: &[DeviceDiff]) -> Option<Realised> {
-    let dir = direction_of(&f.title)?;
+    let dir = direction_of(&f.title);
+    if dir.is_none() && f.kind != "staged-pageable" {
+        return None;
+    }
     let d = devices.iter().find(|d| d.index == f.device)?;
+    let ours = |r: &&RowDiff| dir.is_none_or(|dir| r.direction == dir) && r.direction != "D2D";
     let side = |pick: fn(&Figure) -> Option<f64>| -> f64 {
-        let all: f64 = (d.transfers.iter().filter(|r| r.direction == dir))
+        let all: f64 = (d.transfers.iter().filter(ours))
             .filter_map(|r| pick(&r.time_ns))
             .sum();
-        let ops: f64 = (d.operations.iter().filter(|r| r.direction == dir))
+        let ops: f64 = (d.operations.iter().filter(ours))
             .filter_map(|r| pick(&r.time_ns))
             .sum();
         all - ops

@@ -22,7 +22,7 @@
 //! its commands are covered by, for the findings' savings.
 
 use super::facts::{Kind, Link, On, Sync};
-use super::replay::{self, Durations, End, FIXES, Fix, Item};
+use super::replay::{self, Durations, End, FIXES, Fix, Item, Release};
 use project::Projection;
 
 mod labels;
@@ -77,6 +77,8 @@ struct Held {
     begin: u64,
     end: u64,
     ids: SmallVec<[u64; 2]>,
+    /// A call that held the host only for what a fix removes (`replay.rs`).
+    released: Option<Release>,
     /// As for [`Node::fresh`].
     fresh: bool,
 }
@@ -89,6 +91,7 @@ impl Held {
             begin: self.begin,
             end: self.end,
             ids: self.ids.clone(),
+            released: self.released,
         }
     }
 }
@@ -250,7 +253,13 @@ impl Graph {
 
     /// A host synchronisation point. One on a queue is resolved now, to the queue's last command
     /// and the one of it seen to end last (on an out-of-order queue they may differ).
-    pub fn sync(&mut self, mut s: Sync) {
+    pub fn sync(&mut self, s: Sync) {
+        self.hold(s, None);
+    }
+
+    /// A synchronisation point, and whether a fix would let it return at once (a non-blocking
+    /// call that held the host for its own command, [`Release`]).
+    pub fn hold(&mut self, mut s: Sync, released: Option<Release>) {
         let by = self.carried(s.tid);
         (s.begin, s.end) = (
             s.begin.saturating_add_signed(by),
@@ -295,6 +304,7 @@ impl Graph {
                 begin,
                 end,
                 ids,
+                released,
                 fresh,
             },
         );
@@ -401,7 +411,7 @@ impl Graph {
     /// graph was covered by it (they had no device time, or none was seen).
     pub fn saved(&self, device: u32, fix: Fix) -> Option<u64> {
         let s = self.saved.iter().find(|s| s.0 == device)?;
-        (s.2 & (1 << fix as u8) != 0).then_some(s.1[fix as usize])
+        (s.2 & fix.mask() != 0).then_some(s.1[fix as usize])
     }
 
     /// Replays the stretch from where the last walk began to `t`, ending at `at`, with each fix

@@ -20,16 +20,30 @@ pub enum Fix {
     MapInvalidate = 2,
     /// Small transfers batched into one large one: each takes its bytes' share of it.
     Batched = 3,
+    /// The host side pinned: staged transfers of both directions pinned, and the calls they
+    /// held the host in return at once (one fix: one saving, issue #57).
+    Pinned = 4,
 }
 
-pub const FIXES: usize = 4;
+pub const FIXES: usize = 5;
+
+/// What each fix covers, in [`Durations::covered`]'s bits.
+const MASKS: [u8; FIXES] = [1, 2, 4, 8, 3];
+
+impl Fix {
+    /// The bits of [`Durations::covered`] the fix applies to.
+    pub fn mask(self) -> u8 {
+        MASKS[self as usize]
+    }
+}
 
 /// What a command takes in each replay, ns (u32: a single command of over 4 s is held at 4 s).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Durations {
     /// As it is (measured, or projected under forced rules).
     pub base: u32,
-    /// Bit `Fix as u8`: the fix covers it.
+    /// Bit `Fix as u8` of the single fixes (H2D and D2H pinned, map, batched): the fix covers
+    /// it; [`Fix::Pinned`] covers both pinned bits.
     pub covered: u8,
     /// Its time with a pinned host side, and its share of one batched transfer.
     pub pinned: u32,
@@ -39,13 +53,15 @@ pub struct Durations {
 impl Durations {
     /// The command's duration with `fix` applied (`None`: as it is).
     pub fn under(&self, fix: Option<usize>) -> u64 {
-        let d = match fix {
-            Some(f) if self.covered & (1 << f) != 0 => match f {
-                0 | 1 => self.pinned,
-                2 => 0,
-                _ => self.batched,
-            },
-            _ => self.base,
+        let hit = fix.map_or(0, |f| self.covered & MASKS[f]);
+        let d = if hit & 3 != 0 {
+            self.pinned
+        } else if hit & 4 != 0 {
+            0
+        } else if hit & 8 != 0 {
+            self.batched
+        } else {
+            self.base
         };
         u64::from(d)
     }
@@ -77,7 +93,21 @@ pub enum Item {
         end: u64,
         /// The commands it waited for (those known).
         ids: SmallVec<[u64; 2]>,
+        /// A non-blocking call that held the host for its own command (staged from pageable
+        /// memory): the device, the fixes' bits under which it returns at once, and its own
+        /// time then.
+        released: Option<Release>,
     },
+}
+
+/// A call that waits only because of what a fix removes ([`Item::Sync::released`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub device: u32,
+    /// Bits of [`Durations::covered`].
+    pub bits: u8,
+    /// The call's time had it not waited.
+    pub own: u64,
 }
 
 /// Where the stretch ends: on a host thread at a time, or at a command's end.
@@ -185,6 +215,7 @@ fn run(
                 begin,
                 end,
                 ids,
+                released,
             } => {
                 let at = thread(*tid, &mut shift);
                 // The awaited command that ended last, as it was.
@@ -196,7 +227,14 @@ fn run(
                     .max();
                 for k in 0..w {
                     let by = shift[at + k];
+                    let freed = released.filter(|r| {
+                        scenarios[k].is_some_and(|(d, f)| d == r.device && MASKS[f] & r.bits != 0)
+                    });
                     let new_end = match awaited {
+                        // The fix lets the call return at once.
+                        _ if freed.is_some() => {
+                            moved(*begin, by).saturating_add(freed.map_or(0, |r| r.own))
+                        }
                         // It waited: it ends when that one ends, after its own tail.
                         Some((e, s)) if e > *begin => {
                             let e2 = s.map_or(e, |s| ends[s + 1 + k]);
@@ -283,7 +321,7 @@ pub fn savings(items: &[Item], end: End, older: Older) -> Vec<(u32, [u64; FIXES]
     }
     let mut scenarios = vec![None];
     for &(device, bits) in &covered {
-        for f in (0..FIXES).filter(|f| bits & (1 << f) != 0) {
+        for f in (0..FIXES).filter(|&f| bits & MASKS[f] != 0) {
             scenarios.push(Some((device, f)));
         }
     }
@@ -326,6 +364,7 @@ mod tests {
             begin,
             end,
             ids: ids.iter().copied().collect(),
+            released: None,
         }
     }
 
@@ -401,8 +440,42 @@ mod tests {
         ];
         for (what, items, end, want) in cases {
             let s = savings(&items, end, NONE);
-            assert_eq!(s, vec![(1, [want, 0, 0, 0])], "{what}");
+            // The host side pinned covers it as its direction's fix does.
+            assert_eq!(s, vec![(1, [want, 0, 0, 0, want])], "{what}");
         }
+    }
+
+    /// A non-blocking staged write whose call held the host until it ended (issue #57): pinned,
+    /// the call returns at once, so the host's next work (here a kernel it waits for) starts
+    /// sooner by the whole hold, not only by the transfer's shorter time.
+    #[test]
+    fn a_call_that_held_the_host_returns_at_once_when_pinned() {
+        let held = Item::Sync {
+            tid: 1,
+            begin: 0,
+            end: 1_000,
+            ids: [1].into_iter().collect(),
+            released: Some(Release {
+                device: 1,
+                bits: H2D,
+                own: 10,
+            }),
+        };
+        let items = vec![
+            command(1, 0, (100, 1_000), 0, H2D, 100),
+            held,
+            command(2, 1_000, (1_010, 2_000), 0, 0, 0),
+            sync(1_010, 2_000, &[2]),
+        ];
+        let s = savings(&items, End::Host(1, 2_000), NONE);
+        // Pinned: the call ends at 10, the kernel runs 20..1_010; the write's 100 beside it.
+        assert_eq!(s, vec![(1, [990, 0, 0, 0, 990])]);
+        // The same call had it not held (a blocking one keeps its wait): the transfer's
+        // shorter time only.
+        let mut blocking = items.clone();
+        blocking[1] = sync(0, 1_000, &[1]);
+        let s = savings(&blocking, End::Host(1, 2_000), NONE);
+        assert_eq!(s, vec![(1, [800, 0, 0, 0, 800])]);
     }
 
     #[test]
@@ -438,6 +511,6 @@ mod tests {
             },
         };
         let saved = savings(&[map, sync(0, 700, &[1])], End::Host(1, 800), NONE);
-        assert_eq!(saved, vec![(2, [0, 0, 700, 0])]);
+        assert_eq!(saved, vec![(2, [0, 0, 700, 0, 0])]);
     }
 }

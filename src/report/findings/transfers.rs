@@ -7,188 +7,264 @@ use super::judge::*;
 use crate::model::classification::{Direction, Path};
 use crate::units::{bytes, duration};
 
-/// Staged transfers from pageable memory.
+/// Staged transfers from pageable memory, and the non-blocking calls among them that held the
+/// host: one fix (pin the host side), so one finding with one saving (issue #57): the replay of
+/// the run with both directions pinned and the held calls returning at once.
 pub(super) fn staged(j: &mut Judge) {
     let (d, graph, set) = (j.d, j.graph, j.set);
     let on = j.on.clone();
     let measured = |s: &Sum| shown(s, replacing(d).is_some());
-    let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
-        j.push(kind, title, evidence, fix, (saving_ns, estimate))
-    };
-    for dir in [Direction::H2D, Direction::D2H] {
-        let s = &d.staged_pageable[dir as usize];
-        if s.count == 0 {
-            continue;
-        }
+    let dirs: Vec<(Direction, &Sum)> = [Direction::H2D, Direction::D2H]
+        .into_iter()
+        .map(|dir| (dir, &d.staged_pageable[dir as usize]))
+        .filter(|(_, s)| s.count > 0)
+        .collect();
+    if dirs.is_empty() {
+        return;
+    }
+    let mut all = Sum::default();
+    let mut evidence = Vec::new();
+    let (mut own, mut hows, mut links) = (0u64, Vec::new(), Vec::new());
+    let two = dirs.len() > 1;
+    let projected = replacing(d).filter(|_| dirs.iter().all(|(_, s)| s.pinned_ns > 0));
+    for &(dir, s) in &dirs {
+        all.merge(s);
         // Projected: the same calls over the pinned link, each with its floor (a small call
         // saves little); measured: the bytes at this run's best pinned bandwidth.
-        let (saved, how) = match replacing(d).filter(|_| s.pinned_ns > 0) {
-            Some(p) => (
-                s.ns.saturating_sub(s.pinned_ns),
-                format!(
-                    "projected: the same calls over the pinned {} link of {}, {}",
-                    dir.as_str(),
-                    model(&p),
-                    duration(s.pinned_ns)
-                ),
-            ),
+        let saved = match projected {
+            Some(_) => {
+                links.push(format!("{} {}", dir.as_str(), duration(s.pinned_ns)));
+                s.ns.saturating_sub(s.pinned_ns)
+            }
             None => {
                 let (bw, how) = pinned(d, dir);
-                (saving(s, bw), how)
+                hows.push(match two {
+                    true => format!("{} {how}", dir.as_str()),
+                    false => how,
+                });
+                saving(s, bw)
             }
         };
-        let fix = match dir {
-            Direction::H2D => Fix::PinnedH2D,
-            _ => Fix::PinnedD2H,
-        };
-        let (saved, how) = replayed(d, graph, s, (saved, how), fix);
-        let mut evidence = vec![
-            measured(s),
-            format!(
-                "the host side is malloc'd (pageable) memory, which {} copies through a bounce \
-                 buffer ({}.pageable)",
-                set.title, set.name
+        own = own.saturating_add(saved);
+        evidence.push(match two {
+            true => format!("{}: {}", dir.as_str(), measured(s)),
+            false => measured(s),
+        });
+    }
+    if let Some(p) = projected {
+        hows.push(match dirs.as_slice() {
+            [(dir, s)] => format!(
+                "projected: the same calls over the pinned {} link of {}, {}",
+                dir.as_str(),
+                model(&p),
+                duration(s.pinned_ns)
             ),
-        ];
-        let mut fix = format!("Make the host side pinned: {}.", set.recipe);
-        // The porting question: "is my mlock'd memory pinned?"
-        let locked = &d.staged_locked[dir as usize];
-        if locked.count > 0 {
-            evidence.push(format!(
-                "of them, {} ({}) from memory locked with mlock, which the driver is not told \
-                 of: locked is not pinned (any.mlocked)",
-                counted(locked.count, "transfer"),
-                bytes(locked.bytes)
-            ));
-            fix.push_str(
-                " mlock does not help (and OpenCL has no call to register host memory: \
-                 clEnqueueMemObjectRegisterKHR exists in no implementation); the driver pins \
-                 only memory it allocates or is given as a buffer's own.",
-            );
-        }
-        push(
-            "staged-pageable",
-            format!(
-                "{} from pageable memory {} staged on {on}",
-                counted(s.count, &format!("{} transfer", dir.as_str())),
-                if s.count == 1 { "was" } else { "were" }
+            _ => format!(
+                "projected: the same calls over the pinned links of {}: {}",
+                model(&p),
+                links.join(", ")
             ),
-            evidence,
-            fix,
-            saved,
-            how,
+        });
+    }
+    evidence.push(format!(
+        "the host side is malloc'd (pageable) memory, which {} copies through a bounce buffer \
+         ({}.pageable)",
+        set.title, set.name
+    ));
+    let mut fix = format!("Make the host side pinned: {}.", set.recipe);
+    // The porting question: "is my mlock'd memory pinned?"
+    let mut locked = Sum::default();
+    for (dir, _) in &dirs {
+        locked.merge(&d.staged_locked[*dir as usize]);
+    }
+    if locked.count > 0 {
+        evidence.push(format!(
+            "of them, {} ({}) from memory locked with mlock, which the driver is not told of: \
+             locked is not pinned (any.mlocked)",
+            counted(locked.count, "transfer"),
+            bytes(locked.bytes)
+        ));
+        fix.push_str(
+            " mlock does not help (and OpenCL has no call to register host memory: \
+             clEnqueueMemObjectRegisterKHR exists in no implementation); the driver pins only \
+             memory it allocates or is given as a buffer's own.",
         );
     }
+    // The non-blocking calls among them that held the host: the same fix frees them.
+    let held = held(j);
+    let mut own_how = hows.join("; ");
+    if let Some(h) = &held {
+        evidence.extend(h.evidence.iter().cloned());
+        fix.push_str(
+            " Pinned memory lets a non-blocking call return at once: then do other work and \
+             wait on the transfer's event.",
+        );
+        // Without a replay the two parts overlap (a held call's time is its transfer's):
+        // the larger stands.
+        if h.saving > own {
+            own = h.saving;
+            own_how = h.estimate.clone();
+        }
+    }
+    let (saved, how) = replayed(d, graph, &all, (own, own_how), Fix::Pinned);
+    let count = all.count;
+    let mut title = match dirs.as_slice() {
+        [(dir, _)] => format!(
+            "{} from pageable memory {} staged on {on}",
+            counted(count, &format!("{} transfer", dir.as_str())),
+            if count == 1 { "was" } else { "were" }
+        ),
+        // The directions' counts are in the evidence, and the verdict's lines.
+        _ => format!(
+            "{} from pageable memory were staged on {on}",
+            counted(count, "transfer"),
+        ),
+    };
+    if let Some(h) = &held {
+        title += &format!(
+            ", {} of them non-blocking calls that held the host",
+            h.count
+        );
+    }
+    j.push("staged-pageable", title, evidence, fix, (saved, how));
 }
 
-/// Non-blocking transfers from pageable memory that held the host anyway.
+/// What non-blocking calls from pageable memory that held the host anyway say and would save.
+struct Held {
+    count: u64,
+    evidence: Vec<String>,
+    saving: u64,
+    estimate: String,
+}
+
+/// Non-blocking transfers from pageable memory that held the host anyway, where no staged
+/// transfer's finding holds them (`staged`).
 pub(super) fn held_host(j: &mut Judge) {
-    let (d, set) = (j.d, j.set);
-    let on = j.on.clone();
-    let measured = |s: &Sum| shown(s, replacing(d).is_some());
-    let mut push = |kind, title, evidence, fix, saving_ns, estimate| {
-        j.push(kind, title, evidence, fix, (saving_ns, estimate))
+    let d = j.d;
+    if d.staged_pageable.iter().any(|s| s.count > 0) {
+        return;
+    }
+    let Some(h) = held(j) else {
+        return;
     };
+    let title = format!(
+        "{} from pageable memory held the host anyway on {}",
+        counted(h.count, "non-blocking transfer"),
+        j.on
+    );
+    let mut evidence = vec![shown(&d.held_host, replacing(d).is_some())];
+    evidence.extend(h.evidence);
+    let fix = format!(
+        "Pinned memory lets a non-blocking call return at once: {}; then do other work and \
+         wait on the transfer's event.",
+        j.set.recipe
+    );
+    j.push(
+        "nonblocking-held-host",
+        title,
+        evidence,
+        fix,
+        (h.saving, h.estimate),
+    );
+}
+
+/// The calls that held the host, if any: their evidence and what pinned memory would save.
+fn held(j: &Judge) -> Option<Held> {
+    let (d, set) = (j.d, j.set);
     let s = &d.held_host;
-    if s.count > 0 {
-        let mut evidence = vec![measured(s)];
-        // This device's time in the calls, where it says something of the rules' devices.
-        if replacing(d).is_none() {
-            let share = if s.ns > 0 {
-                format!(
-                    ", {:.0}% of their transfer time",
-                    100.0 * s.host_ns as f64 / s.ns as f64
-                )
-            } else {
-                String::new()
-            };
-            evidence.push(format!("{} inside the calls{share}", duration(s.host_ns)));
-        }
-        // The ported pipeline's question: does it overlap? Not while the calls hold the thread.
-        if set.nonblocking_blocks.value {
-            evidence.push(
-                "while a call holds the program's thread, the program enqueues nothing else: \
-                 such transfers cannot overlap its kernels or its other transfers (the device's \
-                 busy line says how much did)"
-                    .into(),
-            );
-        }
-        // What pinned memory would save: the time inside the calls, less the enqueue's own cost
-        // (which a pinned call pays too), as this run's non-blocking calls that stage nothing
-        // measured it, or the cost model where the run has none or its times are not the
-        // vendor's. Under forced rules the calls' time is projected: the rule says they hold
-        // the thread for their transfer.
-        let floor = &d.enqueue_floor;
-        let rules_floor = set
-            .cost
-            .and_then(|c| c.enqueue_us)
-            .map(|f| ((f.value * 1e3) as u64, f.source));
-        let (held, per_call) = match replacing(d) {
-            Some(p) => {
-                evidence.push(format!(
-                    "{} ({}.nonblocking)",
-                    set.nonblocking_blocks.says, set.name
-                ));
-                let own = rules_floor.map(|(ns, _)| (ns, format!("by {}", model(&p))));
-                (s.ns, own)
-            }
-            None => {
-                let own = match floor.host_ns.checked_div(floor.count) {
-                    Some(ns) => Some((
-                        ns,
-                        format!(
-                            "the mean of this run's {} that stage nothing",
-                            counted(floor.count, "non-blocking call")
-                        ),
-                    )),
-                    None => rules_floor
-                        // Its source is listed in docs/RULES.md, which a user can open.
-                        .map(|(ns, _)| {
-                            (ns, format!("the {} rules' figure, docs/RULES.md", set.name))
-                        }),
-                };
-                (s.host_ns, own)
-            }
-        };
-        let what = match replacing(d) {
-            Some(_) => "projected: the transfers' device time, which the calls hold the thread for",
-            None => "the time the calls held the program's thread",
-        };
-        let (saving, estimate) = match per_call {
-            Some((per_call, whose)) => {
-                let own = per_call.saturating_mul(s.count).min(held);
-                evidence.push(format!(
-                    "of that, {} is the enqueue's own cost ({} per call, {whose}), which a \
-                     pinned call pays too",
-                    duration(own),
-                    duration(per_call),
-                ));
-                (held - own, format!("{what}, less the enqueue's own cost"))
-            }
-            None => (
-                held,
-                format!(
-                    "{what} (no call here staged nothing and the rules have no figure, so the \
-                     enqueue's own cost, which a pinned call pays too, is in it)"
-                ),
-            ),
-        };
-        push(
-            "nonblocking-held-host",
+    if s.count == 0 {
+        return None;
+    }
+    let mut evidence = Vec::new();
+    // This device's time in the calls, where it says something of the rules' devices.
+    if replacing(d).is_none() {
+        let share = if s.ns > 0 {
             format!(
-                "{} from pageable memory held the host anyway on {on}",
-                counted(s.count, "non-blocking transfer")
-            ),
-            evidence,
-            format!(
-                "Pinned memory lets a non-blocking call return at once: {}; then do other work \
-                 and wait on the transfer's event.",
-                set.recipe
-            ),
-            saving,
-            estimate,
+                ", {:.0}% of their transfer time",
+                100.0 * s.host_ns as f64 / s.ns as f64
+            )
+        } else {
+            String::new()
+        };
+        evidence.push(format!(
+            "{} non-blocking: {} inside the calls{share}",
+            s.count,
+            duration(s.host_ns)
+        ));
+    }
+    // The ported pipeline's question: does it overlap? Not while the calls hold the thread.
+    if set.nonblocking_blocks.value {
+        evidence.push(
+            "while a call holds the program's thread, the program enqueues nothing else: such \
+             transfers cannot overlap its kernels or its other transfers (the device's busy \
+             line says how much did)"
+                .into(),
         );
     }
+    // What pinned memory would save: the time inside the calls, less the enqueue's own cost
+    // (which a pinned call pays too), as this run's non-blocking calls that stage nothing
+    // measured it, or the cost model where the run has none or its times are not the vendor's.
+    // Under forced rules the calls' time is projected: the rule says they hold the thread for
+    // their transfer.
+    let floor = &d.enqueue_floor;
+    let rules_floor = set
+        .cost
+        .and_then(|c| c.enqueue_us)
+        .map(|f| ((f.value * 1e3) as u64, f.source));
+    let (held, per_call) = match replacing(d) {
+        Some(p) => {
+            evidence.push(format!(
+                "{} ({}.nonblocking)",
+                set.nonblocking_blocks.says, set.name
+            ));
+            let own = rules_floor.map(|(ns, _)| (ns, format!("by {}", model(&p))));
+            (s.ns, own)
+        }
+        None => {
+            let own = match floor.host_ns.checked_div(floor.count) {
+                Some(ns) => Some((
+                    ns,
+                    format!(
+                        "the mean of this run's {} that stage nothing",
+                        counted(floor.count, "non-blocking call")
+                    ),
+                )),
+                None => rules_floor
+                    // Its source is listed in docs/RULES.md, which a user can open.
+                    .map(|(ns, _)| (ns, format!("the {} rules' figure, docs/RULES.md", set.name))),
+            };
+            (s.host_ns, own)
+        }
+    };
+    let what = match replacing(d) {
+        Some(_) => "projected: the transfers' device time, which the calls hold the thread for",
+        None => "the time the calls held the program's thread",
+    };
+    let (saving, estimate) = match per_call {
+        Some((per_call, whose)) => {
+            let own = per_call.saturating_mul(s.count).min(held);
+            evidence.push(format!(
+                "of the time in those calls, {} is the enqueue's own cost ({} per call, \
+                 {whose}), which a pinned call pays too",
+                duration(own),
+                duration(per_call),
+            ));
+            (held - own, format!("{what}, less the enqueue's own cost"))
+        }
+        None => (
+            held,
+            format!(
+                "{what} (no call here staged nothing and the rules have no figure, so the \
+                 enqueue's own cost, which a pinned call pays too, is in it)"
+            ),
+        ),
+    };
+    Some(Held {
+        count: s.count,
+        evidence,
+        saving,
+        estimate,
+    })
 }
 
 /// Map for WRITE that copied data first.
