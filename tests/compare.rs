@@ -111,31 +111,14 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
     {
         assert_eq!(r["bytes"]["verdict"], "gone", "{r}");
     }
-    // The staged finding went (one for both directions and the held calls, issue #57), saving
-    // what it promised within the stated tolerance (a
-    // promise is the replay's: 0 for a transfer off the run's critical path, as the kernels'
-    // measured times on PoCL may leave it; then there is nothing to check against).
+    // The staged finding went: one for both directions and the held calls (issue #57).
     let findings = pair["findings"].as_array().unwrap();
-    let gone: Vec<&Value> = findings.iter().filter(|f| f["state"] == "gone").collect();
-    let staged: Vec<&&Value> = gone
-        .iter()
-        .filter(|f| f["kind"] == "staged-pageable")
-        .collect();
-    assert_eq!(staged.len(), 1, "{findings:?}");
-    for f in staged {
-        let promised = f["saving_before_ns"].as_f64().unwrap();
-        let r = &f["realised"];
-        assert_eq!(r.is_null(), promised == 0.0, "{f}");
-        if promised > 0.0 {
-            let saved = r["saved_ns"].as_f64().unwrap();
-            assert_eq!(r["promised_ns"].as_f64(), Some(promised), "{f}");
-            assert!(r["as_promised"] == true, "{f}");
-            assert!(
-                saved >= promised * (1.0 - clxfer::compare::diff::PROMISE_TOLERANCE),
-                "{f}"
-            );
-        }
-    }
+    let gone = |kind: &str| {
+        (findings.iter())
+            .filter(|f| f["state"] == "gone" && f["kind"] == kind)
+            .count()
+    };
+    assert_eq!(gone("staged-pageable"), 1, "{findings:?}");
     // What the fix costs: the ALLOC_HOST_PTR region's device memory.
     assert!(
         findings
@@ -155,8 +138,7 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
     assert!(verdict < table, "{text}");
     let head = &text[verdict..table];
     for says in [
-        "gone: 8 H2D transfers from pageable memory were staged",
-        "gone: 8 D2H transfers from pageable memory were staged",
+        "gone: 16 transfers from pageable memory were staged",
         "moved on device #1: D2H 8.00 MiB staged → pinned; H2D 8.00 MiB staged → pinned",
         "new: ALLOC_HOST_PTR buffers also took 16.0 MiB of device memory",
         "transfer time on device #1 (projected: the nvidia cost model)",
@@ -227,6 +209,37 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
 /// the target's queue), two PoCL devices under NVIDIA's rules. Both move the buffer through the
 /// host at the same projected cost; the fix removes the two misuses and the diff calls it better,
 /// not worse for the move that came in place of the two legs that went.
+/// Issue #57, item 6: the promise is kept. The port as written (8 chunks of 16 MiB each way
+/// from mlock'd memory, under NVIDIA's rules) against the same program with the first fix its
+/// finding offers (a USE_HOST_PTR buffer over its own region): the staged finding goes, and what
+/// its transfers take off the critical path is what the finding promised, within 10%. Chunks of
+/// 16 MiB: what the fix saves there is the transfers' (11 against 54 GB/s), not PoCL's host time.
+#[test]
+fn the_first_fix_saves_what_its_finding_promised() {
+    let dir = fresh_dir("promise");
+    let run = |variant: &str| {
+        let name = format!("{variant}.report.json");
+        report_of("pipeline", &[variant, "8", "16"], "nvidia", &dir, &name)
+    };
+    let (before, after) = (run("staged"), run("uhp"));
+    let d = diff_json(&before, &after, &[]);
+    let findings = d["pairs"][0]["findings"].as_array().unwrap().clone();
+    let staged: Vec<&Value> = (findings.iter())
+        .filter(|f| f["kind"] == "staged-pageable")
+        .collect();
+    assert_eq!(staged.len(), 1, "{findings:?}");
+    let f = staged[0];
+    assert_eq!(f["state"], "gone", "{f}");
+    let promised = f["saving_before_ns"].as_f64().unwrap();
+    let saved = f["realised"]["saved_ns"].as_f64().unwrap();
+    assert!(promised > 1e6, "{f}");
+    let off = (saved - promised).abs() / promised;
+    assert!(off <= clxfer::compare::diff::PROMISE_TOLERANCE, "{f}");
+    assert_eq!(f["realised"]["as_promised"], true, "{f}");
+    // The fix made nothing new to find.
+    assert!(findings.iter().all(|f| f["state"] != "new"), "{findings:?}");
+}
+
 #[test]
 fn diff_of_the_host_hand_off_against_the_fixed_one_says_better() {
     let dir = fresh_dir("diff-handoff");
@@ -463,7 +476,7 @@ fn each_rule_of_the_guard_passes_and_fails_and_a_malformed_one_is_exit_2() {
             "--require",
             "no race,staged_bytes<=1%",
             "--require",
-            "finding:held-host=0",
+            "finding:staged-pageable=0",
             s,
         ],
         &[],

@@ -97,7 +97,7 @@ fn finding_line(f: &FindingDiff) -> String {
         (Verdict::Gone, Some(r)) => {
             let _ = write!(
                 s,
-                ": promised ~{}, saved {} ({})",
+                ": promised ~{}, saved {} on the critical path ({})",
                 duration(r.promised_ns),
                 if r.saved_ns < 0 {
                     format!("-{}", duration(r.saved_ns.unsigned_abs()))

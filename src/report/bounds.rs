@@ -45,7 +45,7 @@ pub const EPOCH: usize = WINDOW / 2;
 /// shortcut, do not).
 pub const QUEUES: usize = 1 << 12;
 pub const THREADS: usize = 1 << 10;
-/// Contributors the report lists; the rest are summed as one.
+/// Contributors the text report lists; the rest are summed as one line (`others`).
 pub const TOP: usize = 6;
 
 /// One contributor to the wall time.
@@ -60,7 +60,8 @@ pub struct Contributor {
 pub struct Bounds {
     /// The time the path covers: the run's wall time.
     pub wall_ns: u64,
-    /// The largest contributors, largest first; the last one sums the rest (`others`).
+    /// Every contributor, largest first (the text lists [`TOP`] and sums the rest; `clxfer
+    /// diff` weighs a fix by the time its transfers take on the path).
     pub top: Vec<Contributor>,
     /// The path is through the run as the cost model projects it (some device's rules were
     /// forced): `wall_ns` is that run's end, not this machine's.
@@ -363,19 +364,12 @@ impl Graph {
             .map(|(l, ns)| (&labels[l], *ns))
             .collect();
         by.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        let mut top: Vec<Contributor> = (by.iter().take(TOP))
+        let top: Vec<Contributor> = (by.iter())
             .map(|(l, ns)| Contributor {
                 what: l.describe(),
                 ns: *ns,
             })
             .collect();
-        let rest: u64 = by.iter().skip(TOP).map(|c| c.1).sum();
-        if rest > 0 {
-            top.push(Contributor {
-                what: "others".into(),
-                ns: rest,
-            });
-        }
         Some(Bounds {
             wall_ns,
             top,

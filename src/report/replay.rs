@@ -235,14 +235,16 @@ fn run(
                         _ if freed.is_some() => {
                             moved(*begin, by).saturating_add(freed.map_or(0, |r| r.own))
                         }
-                        // It waited: it ends when that one ends, after its own tail.
-                        Some((e, s)) if e > *begin => {
+                        // It waited: it ends when that one ends, after its own tail. One
+                        // that had ended before the call waits in a replay where it ends later
+                        // (a fix that let the thread run ahead), then takes its own time.
+                        Some((e, s)) => {
                             let e2 = s.map_or(e, |s| ends[s + 1 + k]);
                             moved(*begin, by)
                                 .max(e2)
-                                .saturating_add(end.saturating_sub(e))
+                                .saturating_add(end.saturating_sub(e.max(*begin)))
                         }
-                        _ => moved(*end, by),
+                        None => moved(*end, by),
                     };
                     if k == 0
                         && let Some(r) = record.as_deref_mut()
@@ -476,6 +478,38 @@ mod tests {
         blocking[1] = sync(0, 1_000, &[1]);
         let s = savings(&blocking, End::Host(1, 2_000), NONE);
         assert_eq!(s, vec![(1, [800, 0, 0, 0, 800])]);
+    }
+
+    /// A wait for a command that had ended before the call, as it was, still waits for it in
+    /// a replay where the thread ran ahead of it: pinned, the held call returns at once, but the
+    /// program's later clWaitForEvents on a kernel that the hold used to cover does not.
+    #[test]
+    fn a_thread_freed_by_a_fix_still_waits_for_what_it_waits_on() {
+        let held = Item::Sync {
+            tid: 1,
+            begin: 0,
+            end: 1_000,
+            ids: [1].into_iter().collect(),
+            released: Some(Release {
+                device: 1,
+                bits: H2D,
+                own: 10,
+            }),
+        };
+        let items = vec![
+            command(1, 0, (0, 1_000), 0, H2D, 100),
+            held,
+            // A kernel held back by an older command to 1,000 (it does not move), 5,000 long;
+            // then a wait that began after it ended and took 100 of its own.
+            command(2, 1_000, (1_000, 6_000), 9, 0, 0),
+            sync(6_500, 6_600, &[2]),
+        ];
+        let older: Older = &|id| (id == 9).then_some(1_000);
+        let s = savings(&items, End::Host(1, 6_600), older);
+        // Pinned: the thread is 990 ahead, so the wait begins at 5,510, before the kernel ends
+        // at 6,000: it ends 100 after that, 500 sooner than 6,600. Not 990: the thread may not
+        // pass the kernel it waits for.
+        assert_eq!(s, vec![(1, [500, 0, 0, 0, 500])]);
     }
 
     #[test]

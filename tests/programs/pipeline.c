@@ -1,11 +1,19 @@
-/* Issue #43, question 2 of the brief: a pipeline ported from cudaMallocHost + cudaMemcpyAsync.
- * Chunks go up on one queue, a kernel works on each on a second (waiting for its upload), and
- * the results come back on the first (waiting for the kernel), non-blocking throughout.
- * "staged" (the port as written): the host region is posix_memalign'd and mlock'd, as the CUDA
- * code pinned it; under NVIDIA's rules such memory is pageable to the driver, so every transfer
- * is staged and holds the host. "pinned" (the fix clxfer suggests): the host region is a mapped
- * CL_MEM_ALLOC_HOST_PTR buffer. Same bytes, same results: the checksum is the same.
- * Usage: pipeline staged|pinned [chunks] */
+/* Issue #43 and #57, question 2 of the brief: a pipeline ported from cudaMallocHost +
+ * cudaMemcpyAsync. Chunks go up on one queue into one of two device slots, a kernel works on
+ * each on a second queue (waiting for its upload), and the results come back on the first
+ * (waiting for the kernel), non-blocking throughout; a slot is reused once its last read-back
+ * is done. The host region holds 'in' then 'out'. Variants, by how the region is made:
+ *   staged  (the port as written) posix_memalign'd and mlock'd, as the CUDA code pinned it;
+ *           under NVIDIA's rules such memory is pageable to the driver: every transfer is
+ *           staged and holds the host;
+ *   pinned  a mapped CL_MEM_ALLOC_HOST_PTR buffer (device memory of its size on NVIDIA);
+ *   svm     coarse-grain clSVMAlloc, mapped for the host (device memory of its size on NVIDIA);
+ *   uhp     the staged variant's region, with a CL_MEM_USE_HOST_PTR buffer over it that is never
+ *           used itself: NVIDIA registers (pins) the pages, and no device storage is made.
+ * Same bytes, same results: the checksum is the same.
+ * Usage: pipeline staged|pinned|svm|uhp [chunks=8] [chunk MiB=1] [region MiB=2*chunks*chunk]
+ * (a region larger than the transfers stands for the port's 10 GB: only the transfers' part is
+ * touched, and locked). */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <sys/mman.h>
@@ -17,10 +25,14 @@ static const char *SRC =
     "}\n";
 
 int main(int argc, char **argv) {
-    int pinned = argc > 1 && strcmp(argv[1], "pinned") == 0;
+    const char *variant = argc > 1 ? argv[1] : "staged";
+    int pinned = strcmp(variant, "pinned") == 0, svm = strcmp(variant, "svm") == 0;
+    int uhp = strcmp(variant, "uhp") == 0;
     int chunks = argc > 2 ? atoi(argv[2]) : 8;
-    enum { CHUNK = 1 << 20 };
+    size_t CHUNK = (size_t)(argc > 3 ? atoi(argv[3]) : 1) << 20;
     size_t total = (size_t)chunks * CHUNK;
+    size_t size = argc > 4 ? (size_t)atoi(argv[4]) << 20 : 2 * total;
+    if (size < 2 * total) size = 2 * total;
     setup();
     cl_int err;
     cl_command_queue copy = make_queue(0), compute = make_queue(0);
@@ -30,48 +42,67 @@ int main(int argc, char **argv) {
     cl_kernel k = clCreateKernel(prog, "twice", &err);
     CHECK_ERR(err);
 
-    /* The host region: 'in' then 'out', each `total` bytes. */
+    /* The host region: 'in' then 'out', each `total` bytes, in `size`. */
     cl_mem region = NULL;
     unsigned char *host;
     if (pinned) {
-        region = clCreateBuffer(g_ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, 2 * total, NULL, &err);
+        region = clCreateBuffer(g_ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, size, NULL, &err);
         CHECK_ERR(err);
-        host = clEnqueueMapBuffer(copy, region, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, 2 * total, 0,
+        host = clEnqueueMapBuffer(copy, region, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, size, 0,
                                   NULL, NULL, &err);
         CHECK_ERR(err);
+    } else if (svm) {
+        host = clSVMAlloc(g_ctx, CL_MEM_READ_WRITE, size, 0);
+        if (!host) {
+            printf("FAIL clSVMAlloc\n");
+            return 1;
+        }
+        CHECK(clEnqueueSVMMap(copy, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, host, size, 0, NULL, NULL));
     } else {
         void *p = NULL;
-        if (posix_memalign(&p, 4096, 2 * total) != 0) {
+        if (posix_memalign(&p, 4096, size) != 0) {
             printf("FAIL posix_memalign\n");
             return 1;
         }
         host = p;
         (void)mlock(host, 2 * total); /* what cudaMallocHost did; not pinning to OpenCL */
+        if (uhp) {
+            region = clCreateBuffer(g_ctx, CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, size, host, &err);
+            CHECK_ERR(err);
+        }
     }
     for (size_t i = 0; i < total / 4; i++) ((uint32_t *)host)[i] = (uint32_t)(i * 2654435761u);
 
-    cl_mem din = clCreateBuffer(g_ctx, CL_MEM_READ_ONLY, CHUNK, NULL, &err);
-    CHECK_ERR(err);
-    cl_mem dout = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, CHUNK, NULL, &err);
-    CHECK_ERR(err);
-    CHECK(clSetKernelArg(k, 0, sizeof din, &din));
-    CHECK(clSetKernelArg(k, 1, sizeof dout, &dout));
+    /* Two device slots, as the port had: a chunk goes up while the last one is computed. */
+    cl_mem din[2], dout[2];
+    for (int s = 0; s < 2; s++) {
+        din[s] = clCreateBuffer(g_ctx, CL_MEM_READ_ONLY, CHUNK, NULL, &err);
+        CHECK_ERR(err);
+        dout[s] = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, CHUNK, NULL, &err);
+        CHECK_ERR(err);
+    }
     size_t n = CHUNK / 4;
-    cl_event back = NULL;
+    cl_event back[2] = {NULL, NULL};
     for (int c = 0; c < chunks; c++) {
+        int s = c % 2;
         cl_event up, ran;
-        /* The upload waits for the last read-back: one pair of device buffers is reused. */
-        CHECK(clEnqueueWriteBuffer(copy, din, CL_FALSE, 0, CHUNK, host + (size_t)c * CHUNK,
-                                   back ? 1 : 0, back ? &back : NULL, &up));
-        if (back) CHECK(clReleaseEvent(back));
+        /* The upload waits for the slot's last read-back. */
+        CHECK(clEnqueueWriteBuffer(copy, din[s], CL_FALSE, 0, CHUNK, host + (size_t)c * CHUNK,
+                                   back[s] ? 1 : 0, back[s] ? &back[s] : NULL, &up));
+        if (back[s]) CHECK(clReleaseEvent(back[s]));
+        CHECK(clSetKernelArg(k, 0, sizeof din[s], &din[s]));
+        CHECK(clSetKernelArg(k, 1, sizeof dout[s], &dout[s]));
         CHECK(clEnqueueNDRangeKernel(compute, k, 1, NULL, &n, NULL, 1, &up, &ran));
-        CHECK(clEnqueueReadBuffer(copy, dout, CL_FALSE, 0, CHUNK, host + total + (size_t)c * CHUNK, 1,
-                                  &ran, &back));
+        CHECK(clEnqueueReadBuffer(copy, dout[s], CL_FALSE, 0, CHUNK, host + total + (size_t)c * CHUNK,
+                                  1, &ran, &back[s]));
         CHECK(clReleaseEvent(up));
         CHECK(clReleaseEvent(ran));
     }
-    CHECK(clWaitForEvents(1, &back));
-    CHECK(clReleaseEvent(back));
+    for (int s = 0; s < 2; s++)
+        if (back[s]) {
+            CHECK(clWaitForEvents(1, &back[s]));
+            CHECK(clReleaseEvent(back[s]));
+        }
     CHECK(clFinish(copy));
     CHECK(clFinish(compute));
     mix(host + total, total);
@@ -81,11 +112,18 @@ int main(int argc, char **argv) {
         CHECK(clEnqueueUnmapMemObject(copy, region, host, 0, NULL, NULL));
         CHECK(clFinish(copy));
         CHECK(clReleaseMemObject(region));
+    } else if (svm) {
+        CHECK(clEnqueueSVMUnmap(copy, host, 0, NULL, NULL));
+        CHECK(clFinish(copy));
+        clSVMFree(g_ctx, host);
     } else {
+        if (region) CHECK(clReleaseMemObject(region));
         free(host);
     }
-    CHECK(clReleaseMemObject(din));
-    CHECK(clReleaseMemObject(dout));
+    for (int s = 0; s < 2; s++) {
+        CHECK(clReleaseMemObject(din[s]));
+        CHECK(clReleaseMemObject(dout[s]));
+    }
     CHECK(clReleaseKernel(k));
     CHECK(clReleaseProgram(prog));
     CHECK(clReleaseCommandQueue(copy));

@@ -1,5 +1,6 @@
 //! The report as text: the header, each device, what bounds the run, and the findings.
 
+use super::super::bounds::{Contributor, TOP};
 use super::super::{Finding, Report};
 use super::device::{
     COMPARED, best, busy, compared, device_head, known, memory, migrations, projection_line,
@@ -30,9 +31,13 @@ pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
         0 => String::new(),
         wall => format!(" ({:.0}%)", ns as f64 * 100.0 / wall as f64),
     };
-    let lines = b
-        .top
-        .iter()
+    let rest: u64 = b.top.iter().skip(TOP).map(|c| c.ns).sum();
+    let others = Contributor {
+        what: "others".into(),
+        ns: rest,
+    };
+    let lines = (b.top.iter().take(TOP))
+        .chain((rest > 0).then_some(&others))
         .map(|c| {
             let mut line = format!("{} {}{}", duration(c.ns), c.what, share(c.ns));
             // Which calls the host's part is made of, where some are large.
