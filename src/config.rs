@@ -25,6 +25,8 @@ pub enum Kind {
     Mebibytes,
     /// A whole number.
     Count,
+    /// A size in bytes with its unit (`4GiB`, `512MiB`, `16GB`).
+    Bytes,
 }
 
 /// One row of the options table.
@@ -176,6 +178,15 @@ pub const OPTIONS: &[OptSpec] = &[
               exercise the GPU rules). The rules are listed in docs/RULES.md.",
     },
     OptSpec {
+        var: "CLXFER_DEVICE_MEMORY",
+        kind: Kind::Bytes,
+        default: "",
+        doc: "The device memory the findings judge against, for every device: the card you \
+              mean when the rules are forced (`4GiB` for the port's 4 GB card, traced on a CPU \
+              device). Unset: the device's own under `auto` rules, else the forced rules' card \
+              (docs/RULES.md).",
+    },
+    OptSpec {
         var: "CLXFER_TEST_PANIC_AT",
         kind: Kind::EntryPoint,
         default: "",
@@ -313,6 +324,8 @@ pub struct Config {
     pub log: LogLevel,
     /// `None`: pick per device (`auto`).
     pub rules: Option<&'static RuleSet>,
+    /// `CLXFER_DEVICE_MEMORY` in bytes (0: not given).
+    pub device_memory: u64,
     pub test_panic_at: Option<String>,
     pub test_writer_stall_ms: u64,
     /// `CLXFER_TEST_CALLBACKS=off`.
@@ -416,6 +429,7 @@ impl Config {
         let output = Some(get("CLXFER_OUTPUT"))
             .filter(|o| !o.is_empty())
             .map(str::to_string);
+        let device_memory = get("CLXFER_DEVICE_MEMORY").parse().unwrap_or(0);
         let report = Some(get("CLXFER_REPORT"))
             .filter(|r| !r.is_empty())
             .map(std::path::PathBuf::from);
@@ -454,6 +468,7 @@ impl Config {
             races,
             log,
             rules,
+            device_memory,
             test_panic_at,
             test_writer_stall_ms,
             test_no_callbacks,
@@ -559,6 +574,11 @@ fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
                     _ => "a whole number".into(),
                 })
         }
+        Kind::Bytes if value.is_empty() => Ok(String::new()),
+        Kind::Bytes => crate::units::parse_bytes(value)
+            .filter(|&n| n > 0)
+            .map(|n| n.to_string())
+            .ok_or_else(|| "a size with its unit, such as 4GiB, 512MiB or 16GB".into()),
         Kind::Mebibytes => value
             .parse::<u64>()
             .ok()
@@ -581,6 +601,7 @@ pub fn accepted(spec: &OptSpec) -> String {
         Kind::Millis => "milliseconds".into(),
         Kind::Count => "a whole number".into(),
         Kind::Mebibytes => "MiB (1–4096)".into(),
+        Kind::Bytes => "a size (`4GiB`)".into(),
     }
 }
 

@@ -52,6 +52,30 @@ fn three_digits(v: f64) -> String {
 }
 
 /// `s` in at most `n` characters: cut, with `…` for what was left out.
+/// A size as people write it: `4GiB`, `512 MiB`, `16GB`, `1024` (bytes); `None` if it is not one.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.replace(' ', "");
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kib" | "k" => 1024.0,
+        "mib" | "m" => 1024f64.powi(2),
+        "gib" | "g" => 1024f64.powi(3),
+        "tib" | "t" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let bytes = n * scale;
+    (bytes.is_finite() && bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
 pub fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -62,6 +86,8 @@ pub fn clip(s: &str, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::parse_bytes;
+
     #[test]
     fn durations_and_bandwidths_are_human_sized() {
         let cases = [
@@ -79,6 +105,21 @@ mod tests {
         assert_eq!(super::gbps(8.254), "8.25");
         assert_eq!(super::gbps(55.14), "55.1");
         assert_eq!(super::gbps(2010.4), "2010");
+    }
+
+    #[test]
+    fn sizes_parse_as_people_write_them() {
+        for (s, want) in [
+            ("4GiB", Some(4u64 << 30)),
+            ("512 MiB", Some(512 << 20)),
+            ("16GB", Some(16_000_000_000)),
+            ("1.5g", Some(3 << 29)),
+            ("1024", Some(1024)),
+            ("4 furlongs", None),
+            ("GiB", None),
+        ] {
+            assert_eq!(parse_bytes(s), want, "{s}");
+        }
     }
 
     #[test]

@@ -240,6 +240,78 @@ fn the_first_fix_saves_what_its_finding_promised() {
     assert!(findings.iter().all(|f| f["state"] != "new"), "{findings:?}");
 }
 
+/// Issue #57: the port's variants, judged against the 4 GiB card the user means
+/// (`--device-memory`), under NVIDIA's rules. As written (mlock'd): one finding, whose fix is
+/// sized and checked (USE_HOST_PTR over the region first, then a ring of the 16 MiB block);
+/// coarse-grain SVM for a 5 GiB region: a device-memory finding that says it does not fit;
+/// USE_HOST_PTR over the region: nothing to find.
+#[test]
+fn each_variant_of_the_port_is_judged_against_the_card_meant() {
+    let dir = fresh_dir("variants");
+    let report = |args: &[&str]| -> Value {
+        let out = dir.join(format!("{}.report.json", args.join("-")));
+        let mut all = vec![
+            "run",
+            "--summary",
+            "--rules",
+            "nvidia",
+            "--device-memory",
+            "4GiB",
+        ];
+        let out_s = out.to_str().unwrap().to_string();
+        let prog = common::program("pipeline").to_str().unwrap().to_string();
+        all.extend(["--report", &out_s, "--", &prog]);
+        all.extend(args);
+        let r = clxfer(&all, &[("POCL_DEVICES", "pthread")]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let kinds = |r: &Value| -> Vec<String> {
+        (r["findings"].as_array().unwrap().iter())
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let staged = report(&["staged", "4", "16"]);
+    assert_eq!(
+        kinds(&staged),
+        ["staged-pageable"],
+        "{}",
+        staged["findings"]
+    );
+    let fix = staged["findings"][0]["fix"].as_str().unwrap();
+    let uhp = fix.find("1. a CL_MEM_USE_HOST_PTR buffer").expect(fix);
+    let ring = fix
+        .find("2. a ring of 6 mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer block (16.0 MiB")
+        .expect(fix);
+    assert!(uhp < ring, "{fix}");
+    assert!(
+        fix.contains("against 4.00 GiB of device memory (as given"),
+        "{fix}"
+    );
+    assert!(fix.contains("96.0 MiB of device memory"), "{fix}");
+
+    let svm = report(&["svm", "4", "16", "5120"]);
+    assert!(
+        kinds(&svm).contains(&"svm-device-memory".to_string()),
+        "{svm}"
+    );
+    let f = (svm["findings"].as_array().unwrap().iter())
+        .find(|f| f["kind"] == "svm-device-memory")
+        .unwrap();
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("5.00 GiB of device memory") && title.contains("more than the 4.00 GiB"),
+        "{title}"
+    );
+    // Its fix offers no SVM, and the region registered first.
+    let fix = f["fix"].as_str().unwrap();
+    assert!(fix.contains("1. a CL_MEM_USE_HOST_PTR buffer"), "{fix}");
+    assert!(!fix.contains("coarse-grain SVM"), "{fix}");
+
+    let clean = report(&["uhp", "4", "16"]);
+    assert_eq!(kinds(&clean), Vec::<String>::new(), "{}", clean["findings"]);
+}
+
 #[test]
 fn diff_of_the_host_hand_off_against_the_fixed_one_says_better() {
     let dir = fresh_dir("diff-handoff");

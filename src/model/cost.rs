@@ -88,6 +88,9 @@ pub struct Cost {
     /// A non-blocking enqueue's own time in the call, µs (no tool): what a call costs that
     /// moves nothing while the program waits.
     pub enqueue_us: Option<Figure>,
+    /// The device memory of the card the figures were measured on, bytes: what the findings
+    /// judge memory against when the rules are forced and the user gave no size.
+    pub memory: Option<Figure>,
 }
 
 /// The figure's index for a direction across the bus.
@@ -195,6 +198,7 @@ mod tests {
             device: flat(5.0, &[(1, 1000.0)]),
             legs: [flat(0.0, &[(1, 2.0)]), flat(0.0, &[(1, 2.0)])],
             enqueue_us: None,
+            memory: None,
         }
     }
 

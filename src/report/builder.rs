@@ -692,6 +692,7 @@ mod tests {
             rules: "nvidia".into(),
             auto_rules: "nvidia".into(),
             global_mem: 1 << 30,
+            memory_given: 0,
         });
         b
     }
@@ -706,6 +707,7 @@ mod tests {
             rules: "nvidia".into(),
             auto_rules: auto.into(),
             global_mem: 1 << 30,
+            memory_given: 0,
         });
         b
     }

@@ -113,7 +113,8 @@ pub struct Enqueue {
     pub hand_off: Option<HandOff>,
     /// The host side was locked with mlock.
     pub locked: bool,
-    /// The host side is a live mapping (a staging buffer's pointer).
+    /// The host side is memory the driver hands the host: a live mapping, SVM or USM (the
+    /// program's staging region).
     pub mapped: bool,
     /// Map flags, for maps; migration flags, for migrations (u32: every flag defined fits; a
     /// larger value the driver accepted becomes `u32::MAX`). Kept small: the fact travels in
@@ -341,11 +342,27 @@ pub struct DeviceFacts {
     /// The set `auto` would pick; another than `rules` when they were forced.
     pub auto_rules: String,
     pub global_mem: u64,
+    /// `CLXFER_DEVICE_MEMORY` (0: not given).
+    pub memory_given: u64,
 }
 
 impl DeviceFacts {
     pub fn forced(&self) -> bool {
         rules::forced(&self.rules, &self.auto_rules)
+    }
+
+    /// The device memory the findings judge against, and whose it is (issue #57): the size the
+    /// user gave (`CLXFER_DEVICE_MEMORY`), else under forced rules the card their cost model
+    /// was measured on, else the device's own; 0 where none is known.
+    pub fn memory(&self, set: &rules::RuleSet) -> (u64, String) {
+        let card = (set.cost.as_ref().and_then(|c| c.memory))
+            .filter(|_| self.forced())
+            .map(|m| (m.value as u64, set));
+        match (self.memory_given, card) {
+            (0, Some((bytes, set))) => (bytes, format!("the {} rules' card", set.name)),
+            (0, None) => (self.global_mem, "this device's".into()),
+            (given, _) => (given, "as given".into()),
+        }
     }
 }
 
@@ -370,6 +387,7 @@ pub struct DeviceEndFacts {
     pub resident_peak: u64,
     pub alloc_host_ptr_peak: u64,
     pub alloc_host_ptr_buffers: u64,
+    pub svm_peak: u64,
     pub timing: TimingFacts,
 }
 

@@ -66,7 +66,10 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         host_ns,
         calls: 1,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
-        mapped: str_of(args, s::HOST_MEMORY) == "mapped",
+        mapped: matches!(
+            str_of(args, s::HOST_MEMORY),
+            "mapped" | "svm" | "usm-host" | "usm-shared"
+        ),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
@@ -222,6 +225,7 @@ impl Reader {
                 rules: str_of(args, s::RULES).into(),
                 auto_rules: str_of(args, s::AUTO_RULES).into(),
                 global_mem: u64_of(args, s::GLOBAL_MEM),
+                memory_given: u64_of(args, s::MEMORY_GIVEN),
             }),
             ("i", s::TRACE_END) => {
                 self.left_out = u64_of(args, s::LEFT_OUT);
@@ -441,6 +445,7 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                     resident_peak: u64_of(d, s::RESIDENT_PEAK),
                     alloc_host_ptr_peak: u64_of(d, s::AHP_PEAK),
                     alloc_host_ptr_buffers: u64_of(d, s::AHP_BUFFERS),
+                    svm_peak: u64_of(d, s::SVM_PEAK),
                     timing: crate::report::TimingFacts {
                         timed: u64_of(d, s::TIMED),
                         own_events: u64_of(d, s::OWN_EVENTS),

@@ -312,7 +312,7 @@ fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::
 
 /// Every finding's kind (what `clxfer check --require finding:KIND…` may name). A new finding
 /// joins here; `findings/` and `races.rs` make none outside it (a debug assertion says so).
-pub const KINDS: [&str; 17] = [
+pub const KINDS: [&str; 18] = [
     "possible-race",
     "unjudged-race",
     "host-hop-migration",
@@ -326,6 +326,7 @@ pub const KINDS: [&str; 17] = [
     "small-transfers",
     "misaligned",
     "alloc-host-ptr-device-memory",
+    "svm-device-memory",
     "device-time-unavailable",
     "device-time-implausible",
     "no-such-function",

@@ -162,6 +162,8 @@ pub struct DeviceTrack {
     /// The set `auto` picks for it: another than `rules` when CLXFER_RULES forced one.
     pub auto_rules: &'static str,
     pub global_mem: u64,
+    /// `CLXFER_DEVICE_MEMORY` (0: not given).
+    pub memory_given: u64,
 }
 
 /// How a queue's commands are timed.
@@ -268,6 +270,8 @@ pub struct DeviceEnd {
     pub alloc_host_ptr_peak: u64,
     /// The most ALLOC_HOST_PTR buffers that took its memory at once.
     pub alloc_host_ptr_buffers: u64,
+    /// The part SVM and USM allocations took.
+    pub svm_peak: u64,
 }
 
 #[cfg(test)]

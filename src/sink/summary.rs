@@ -38,7 +38,12 @@ pub fn facts(
         host_ns,
         calls: 1,
         pageable: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"pageable")),
-        mapped: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"mapped")),
+        mapped: (c.host.as_ref()).is_some_and(|h| {
+            word::is(h.kind, b"mapped")
+                || word::is(h.kind, b"svm")
+                || word::is(h.kind, b"usm-host")
+                || word::is(h.kind, b"usm-shared")
+        }),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,
@@ -141,6 +146,7 @@ impl Summary {
                 rules: d.rules.into(),
                 auto_rules: d.auto_rules.into(),
                 global_mem: d.global_mem,
+                memory_given: d.memory_given,
             }),
             _ => {}
         }
@@ -160,6 +166,7 @@ impl Summary {
                     resident_peak: d.resident_peak,
                     alloc_host_ptr_peak: d.alloc_host_ptr_peak,
                     alloc_host_ptr_buffers: d.alloc_host_ptr_buffers,
+                    svm_peak: d.svm_peak,
                     timing: d.timing,
                 })
                 .collect(),

@@ -37,6 +37,10 @@ pub struct Args {
     /// The vendor rules to classify with (CLXFER_RULES).
     #[arg(long, value_name = "R", value_parser = clap::builder::PossibleValuesParser::new(clxfer::model::rules::CHOICES))]
     rules: Option<String>,
+    /// The device memory the findings judge against, as 4GiB or 512MiB (CLXFER_DEVICE_MEMORY):
+    /// the card you mean when the rules are forced.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    device_memory: Option<String>,
     /// What clxfer says on stderr (CLXFER_LOG): warn, info or debug.
     #[arg(long, value_name = "LEVEL", value_parser = clap::builder::PossibleValuesParser::new(["warn", "info", "debug"]))]
     log: Option<String>,
@@ -169,7 +173,7 @@ pub fn run(a: Args) -> ExitCode {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args);
     let mode = a.summary.then(|| OsString::from("summary"));
-    let flags: [(&str, Option<OsString>, &str); 7] = [
+    let flags: [(&str, Option<OsString>, &str); 8] = [
         ("CLXFER_MODE", mode, "--summary"),
         (
             "CLXFER_DIR",
@@ -195,6 +199,11 @@ pub fn run(a: Args) -> ExitCode {
             "CLXFER_RULES",
             a.rules.clone().map(OsString::from),
             "--rules",
+        ),
+        (
+            "CLXFER_DEVICE_MEMORY",
+            a.device_memory.clone().map(OsString::from),
+            "--device-memory",
         ),
         ("CLXFER_LOG", a.log.clone().map(OsString::from), "--log"),
     ];
@@ -408,4 +417,12 @@ fn unseen(program: &std::ffi::OsStr, loaded: usize, ways: &[&str], forced_layer:
         ),
     };
     format!("no OpenCL call was seen: {why}")
+}
+
+/// `--device-memory`: a size with its unit, checked here (clap says what is wrong).
+fn parse_size(s: &str) -> Result<String, String> {
+    match clxfer::units::parse_bytes(s) {
+        Some(n) if n > 0 => Ok(s.to_string()),
+        _ => Err("a size with its unit, such as 4GiB, 512MiB or 16GB".into()),
+    }
 }

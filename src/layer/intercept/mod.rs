@@ -175,6 +175,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         rules: rules.name,
         auto_rules: rules::for_device(&profile).name,
         global_mem: profile.global_mem,
+        memory_given: crate::config::global().device_memory,
     };
     let entry = Arc::new(Device {
         handle: device,
@@ -255,6 +256,7 @@ pub fn end() -> End {
                     resident_peak: memory.device_bytes(*handle).peak,
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
                     alloc_host_ptr_buffers: memory.alloc_host_ptr_buffers(*handle).peak,
+                    svm_peak: memory.svm_device_bytes(*handle).peak,
                 }
             })
             .collect(),

@@ -146,6 +146,8 @@ pub(super) struct Resident {
     pub(super) alloc_host_ptr: Usage,
     /// How many ALLOC_HOST_PTR buffers take its memory (for the staging advice).
     pub(super) alloc_host_ptr_buffers: Usage,
+    /// SVM and USM allocations that take its memory (issue #57: judged as ALLOC_HOST_PTR is).
+    pub(super) svm: Usage,
 }
 
 impl Usage {

@@ -242,7 +242,7 @@ impl Registry {
             return;
         };
         if let Some(device) = occupies {
-            self.occupy(device, len, 0, true);
+            self.occupy_allocation(device, len, true);
         }
         let taken = occupies.map(|d| (d, len));
         if let Some(old) = self.allocations.insert(ptr, (id, taken)) {
@@ -260,7 +260,7 @@ impl Registry {
 
     pub(super) fn free(&mut self, (id, taken): (u64, Option<(usize, u64)>)) -> bool {
         if let Some((device, len)) = taken {
-            self.occupy(device, len, 0, false);
+            self.occupy_allocation(device, len, false);
         }
         self.remove_range(id).is_some()
     }

@@ -27,6 +27,16 @@ impl Registry {
         }
     }
 
+    /// An SVM or USM allocation taking (`add`) or giving back device memory.
+    pub(super) fn occupy_allocation(&mut self, device: usize, size: u64, add: bool) {
+        self.occupy(device, size, 0, add);
+        let svm = &mut self.devices.entry(device).or_default().svm;
+        match add {
+            true => svm.add(size),
+            false => svm.sub(size),
+        }
+    }
+
     /// Pinned or registered host bytes (mappings of USE_HOST_PTR buffers and USM device memory
     /// excluded: they are counted once, or are not host memory).
     pub fn pinned_bytes(&self) -> Usage {
@@ -44,6 +54,11 @@ impl Registry {
             .get(&device)
             .map(|d| d.alloc_host_ptr)
             .unwrap_or_default()
+    }
+
+    /// The part of [`Registry::device_bytes`] that SVM and USM allocations occupy.
+    pub fn svm_device_bytes(&self, device: usize) -> Usage {
+        self.devices.get(&device).map(|d| d.svm).unwrap_or_default()
     }
 
     /// How many ALLOC_HOST_PTR buffers took device memory at once (`peak`) on `device`.

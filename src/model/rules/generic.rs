@@ -104,6 +104,7 @@ pub static GENERIC: RuleSet = RuleSet {
         device: None,
         legs: [None, None],
         enqueue_us: None,
+        memory: None,
     }),
     recipe: "map a CL_MEM_ALLOC_HOST_PTR buffer and use the mapped pointer as the host side of the transfer, or allocate it with clSVMAlloc",
     callback_gap_us: 0,

@@ -213,6 +213,7 @@ pub static INTEL_DGPU: RuleSet = RuleSet {
         device: None,
         legs: [None, None],
         enqueue_us: None,
+        memory: None,
     }),
     recipe: "allocate the host side with clHostMemAllocINTEL (USM host memory) and transfer from that pointer, or map a buffer made with CL_MEM_FORCE_HOST_MEMORY_INTEL",
     callback_gap_us: 0,

@@ -155,6 +155,10 @@ pub static NVIDIA: RuleSet = RuleSet {
             9.4,
             "docs/PERFORMANCE.md NVIDIA H200: the 4 KiB storm with no tool, 9.42 µs per enqueue [X]",
         ),
+        memory: fig(
+            150_109_880_320.0,
+            "docs/examples/h200-trace.json: the H200's CL_DEVICE_GLOBAL_MEM_SIZE [X]",
+        ),
     }),
     recipe: "create one CL_MEM_ALLOC_HOST_PTR buffer, map it once with clEnqueueMapBuffer and pass the mapped pointer (or one inside it) to clEnqueueWriteBuffer/clEnqueueReadBuffer on the device buffer (NVIDIA's oclBandwidthTest recipe)",
     // A completion callback armed on NVIDIA's OpenCL slows every enqueue while it waits: one per

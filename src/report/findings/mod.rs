@@ -7,6 +7,7 @@
 //! the bottom; a file per family of findings above it (`transfers.rs`, `memory.rs`,
 //! `migrations.rs`); here, the order they are made in.
 
+mod fixes;
 mod judge;
 mod memory;
 mod migrations;
@@ -43,7 +44,7 @@ fn device(j: &mut Judge) {
     transfers::staged(j);
     transfers::held_host(j);
     transfers::map_write(j);
-    memory::alloc_host_ptr(j);
+    memory::host_visible(j);
     migrations::migrations(j);
     transfers::small(j);
     transfers::misaligned(j);

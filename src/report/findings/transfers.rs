@@ -71,7 +71,20 @@ pub(super) fn staged(j: &mut Judge) {
          ({}.pageable)",
         set.title, set.name
     ));
-    let mut fix = format!("Make the host side pinned: {}.", set.recipe);
+    let want = super::fixes::Want {
+        region: dirs.iter().map(|(_, s)| s.bytes).sum(),
+        block: (dirs.iter())
+            .filter_map(|(_, s)| s.bytes.checked_div(s.count))
+            .max()
+            .unwrap_or(0),
+        directions: dirs.len() as u64,
+        replaces: None,
+    };
+    let (offered, refused) = super::fixes::checked(j, &want);
+    let mut fix = format!(
+        "Make the host side pinned. {}",
+        super::fixes::sentence(j, &offered, &refused)
+    );
     // The porting question: "is my mlock'd memory pinned?"
     let mut locked = Sum::default();
     for (dir, _) in &dirs {

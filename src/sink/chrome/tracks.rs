@@ -138,6 +138,9 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         j.field(s::RULES).word(d.rules);
         j.field(s::AUTO_RULES).word(d.auto_rules);
         j.field(s::GLOBAL_MEM).u64(d.global_mem);
+        if d.memory_given > 0 {
+            j.field(s::MEMORY_GIVEN).u64(d.memory_given);
+        }
         j.close();
         self.end_event();
     }

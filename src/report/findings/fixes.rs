@@ -1,0 +1,139 @@
+//! The ways to give the program a pinned host side, each checked by the device's own rules
+//! before it is offered (issue #57): what it pins, what device memory it takes against the memory
+//! the findings judge by, and what host memory; one the rules would flag (over the memory, not
+//! pinned) is named as refused, with why.
+
+use super::judge::*;
+use crate::model::rules::{Placement, UseHostPtr};
+use crate::units::bytes;
+
+/// What a pinned host side is wanted for: the bytes of the program's region (its transfers'
+/// bytes, at least), its transfer block, and how many directions move.
+pub(super) struct Want {
+    pub region: u64,
+    pub block: u64,
+    pub directions: u64,
+    /// The program's region is already host-visible memory that takes device memory (its own
+    /// finding): a fix replaces it rather than adds to it, and the same kind is no fix.
+    pub replaces: Option<(&'static str, u64)>,
+}
+
+/// The candidates, best first (least memory for the same replayed saving), then those refused:
+/// one sentence each.
+pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
+    let (d, set) = (j.d, j.set);
+    let (budget, whose) = d.facts.memory(set);
+    let used = d.end.as_ref().map_or(0, |e| e.resident_peak);
+    // What the program takes already, less what the fix would replace.
+    let base = used.saturating_sub(want.replaces.map_or(0, |r| r.1));
+    let room = |extra: u64| budget == 0 || base.saturating_add(extra) <= budget;
+    let over = |extra: u64| {
+        format!(
+            "{} of device memory beside the program's {} is more than the {} ({whose})",
+            bytes(extra),
+            bytes(base),
+            bytes(budget)
+        )
+    };
+    let (mut offered, mut refused) = (Vec::new(), Vec::new());
+    // The program's own memory, registered: no copy, no new memory.
+    let uhp = format!(
+        "a CL_MEM_USE_HOST_PTR buffer over the program's own region ({}), \
+         created once and used only for its pointer: the driver registers (pins) the pages \
+         ({}.registered)",
+        bytes(want.region),
+        set.name
+    );
+    match (set.registered.value, set.use_host_ptr.value) {
+        (true, UseHostPtr::DeviceCopy) => offered.push(format!(
+            "{uhp}; no host memory more, and no device memory while the buffer itself is never \
+             enqueued, mapped or passed to a kernel (its device storage is made at first use, \
+             {}.use-host-ptr)",
+            set.name
+        )),
+        (true, _) => offered.push(format!("{uhp}; no host or device memory more")),
+        (false, _) => refused.push(format!(
+            "USE_HOST_PTR over the program's region: the {} rules do not pin it ({}.registered)",
+            set.name, set.name
+        )),
+    }
+    // A ring of mapped ALLOC_HOST_PTR blocks: one filling, two in flight, per direction.
+    let depth = 3 * want.directions.max(1);
+    let ring = want.block.saturating_mul(depth);
+    let ring_device = match set.alloc_host_ptr.value {
+        Placement::Device => ring,
+        Placement::Host => 0,
+    };
+    let ring_text = format!(
+        "a ring of {depth} mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer \
+         block ({}: one filling and two in flight{}), the program copying each block in and out \
+         on the host: {} of pinned host memory{}",
+        bytes(want.block),
+        if want.directions > 1 {
+            ", each direction"
+        } else {
+            ""
+        },
+        bytes(ring),
+        match ring_device {
+            0 => String::new(),
+            n => format!(
+                " and {} of device memory ({}.alloc-host-ptr)",
+                bytes(n),
+                set.name
+            ),
+        }
+    );
+    match room(ring_device) {
+        _ if want.replaces.is_some_and(|r| r.0 == "ALLOC_HOST_PTR")
+            && want.block >= want.region => {}
+        true => offered.push(ring_text),
+        false => refused.push(format!("{ring_text}: {}", over(ring_device))),
+    }
+    // Coarse-grain SVM for the whole region.
+    let svm_device = match set.svm.value {
+        Placement::Device => want.region,
+        Placement::Host => 0,
+    };
+    let svm_text = format!(
+        "coarse-grain SVM (clSVMAlloc) for the region: {}",
+        match svm_device {
+            0 => format!("host memory, pinned ({}.svm)", set.name),
+            n => format!(
+                "{} of device memory at allocation ({}.svm)",
+                bytes(n),
+                set.name
+            ),
+        }
+    );
+    if let Some((now, _)) = want.replaces.filter(|_| svm_device > 0) {
+        if now != "SVM" {
+            refused.push(format!(
+                "{svm_text}: as much device memory as the {now} region it would replace"
+            ));
+        }
+    } else if room(svm_device) {
+        offered.push(svm_text);
+    } else {
+        refused.push(format!("{svm_text}: {}", over(svm_device)));
+    }
+    (offered, refused)
+}
+
+/// The checked candidates as a fix's sentences: "Checked against …: 1. …; 2. …. Not offered: …".
+pub(super) fn sentence(j: &Judge, offered: &[String], refused: &[String]) -> String {
+    let (budget, whose) = j.d.facts.memory(j.set);
+    let mut s = format!(
+        "Checked by the {} rules against {} of device memory ({whose}; --device-memory to \
+         judge another card), best first:",
+        j.set.name,
+        bytes(budget)
+    );
+    for (i, o) in offered.iter().enumerate() {
+        s.push_str(&format!(" {}. {o}.", i + 1));
+    }
+    if !refused.is_empty() {
+        s.push_str(&format!(" Not offered: {}.", refused.join("; ")));
+    }
+    s
+}
