@@ -209,35 +209,61 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
 /// the target's queue), two PoCL devices under NVIDIA's rules. Both move the buffer through the
 /// host at the same projected cost; the fix removes the two misuses and the diff calls it better,
 /// not worse for the move that came in place of the two legs that went.
-/// Issue #57, item 6: the promise is kept. The port as written (8 chunks of 16 MiB each way
-/// from mlock'd memory, under NVIDIA's rules) against the same program with the first fix its
-/// finding offers (a USE_HOST_PTR buffer over its own region): the staged finding goes, and what
-/// its transfers take off the critical path is what the finding promised, within 10%. Chunks of
-/// 16 MiB: what the fix saves there is the transfers' (11 against 54 GB/s), not PoCL's host time.
+/// Issue #57, item 6: the promise is kept. Each variant of the port (four chunks of 64 MiB each
+/// way, under NVIDIA's rules) against the same program with the first fix its finding offers (a
+/// USE_HOST_PTR buffer over its own region). As written (mlock'd): the staged finding goes, and
+/// the critical path, less the host's own time, is shorter by what it promised, within 10%
+/// (chunks of 64 MiB: what the fix saves is mostly the transfers' time, 6 and 10 against 54
+/// GB/s, which the cost model gives the same on any machine, not PoCL's kernels or host). ALLOC_HOST_PTR and SVM regions: the device-memory finding goes, and the device's peak
+/// falls by what it promised to free, within 10%.
 #[test]
 fn the_first_fix_saves_what_its_finding_promised() {
     let dir = fresh_dir("promise");
     let run = |variant: &str| {
         let name = format!("{variant}.report.json");
-        report_of("pipeline", &[variant, "8", "16"], "nvidia", &dir, &name)
+        report_of(
+            "pipeline",
+            &[variant, "4", "64", "0", "light"],
+            "nvidia",
+            &dir,
+            &name,
+        )
     };
-    let (before, after) = (run("staged"), run("uhp"));
-    let d = diff_json(&before, &after, &[]);
-    let findings = d["pairs"][0]["findings"].as_array().unwrap().clone();
-    let staged: Vec<&Value> = (findings.iter())
-        .filter(|f| f["kind"] == "staged-pageable")
-        .collect();
-    assert_eq!(staged.len(), 1, "{findings:?}");
-    let f = staged[0];
-    assert_eq!(f["state"], "gone", "{f}");
-    let promised = f["saving_before_ns"].as_f64().unwrap();
-    let saved = f["realised"]["saved_ns"].as_f64().unwrap();
-    assert!(promised > 1e6, "{f}");
-    let off = (saved - promised).abs() / promised;
-    assert!(off <= clxfer::compare::diff::PROMISE_TOLERANCE, "{f}");
-    assert_eq!(f["realised"]["as_promised"], true, "{f}");
-    // The fix made nothing new to find.
-    assert!(findings.iter().all(|f| f["state"] != "new"), "{findings:?}");
+    let after = run("uhp");
+    for (variant, kind) in [
+        ("staged", "staged-pageable"),
+        ("pinned", "alloc-host-ptr-device-memory"),
+        ("svm", "svm-device-memory"),
+    ] {
+        let before = run(variant);
+        let d = diff_json(&before, &after, &[]);
+        let findings = d["pairs"][0]["findings"].as_array().unwrap().clone();
+        let ours: Vec<&Value> = findings.iter().filter(|f| f["kind"] == kind).collect();
+        assert_eq!(ours.len(), 1, "{variant}: {findings:?}");
+        let f = ours[0];
+        assert_eq!(f["state"], "gone", "{variant}: {f}");
+        let (promised, kept) = match kind {
+            "staged-pageable" => (f["saving_before_ns"].as_f64().unwrap(), &f["realised"]),
+            _ => (f["freed"]["promised_bytes"].as_f64().unwrap(), &f["freed"]),
+        };
+        let got = kept
+            .get("saved_ns")
+            .or(kept.get("freed_bytes"))
+            .and_then(Value::as_f64)
+            .unwrap();
+        assert!(promised > 0.0, "{variant}: {f}");
+        let off = (got - promised).abs() / promised;
+        assert!(
+            off <= clxfer::compare::diff::PROMISE_TOLERANCE,
+            "{variant}: {f}"
+        );
+        assert_eq!(kept["as_promised"], true, "{variant}: {f}");
+        // The fix made nothing new to find.
+        assert!(
+            findings.iter().all(|f| f["state"] != "new"),
+            "{variant}: {findings:?}"
+        );
+    }
 }
 
 /// Issue #57: the port's variants, judged against the 4 GiB card the user means

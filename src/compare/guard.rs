@@ -508,6 +508,7 @@ mod tests {
             fix: String::new(),
             saving_ns: 0,
             estimate: String::new(),
+            saving_bytes: 0,
             saves: String::new(),
             confidence: Some("known".into()),
             misuse: true,

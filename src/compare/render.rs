@@ -111,6 +111,22 @@ fn finding_line(f: &FindingDiff) -> String {
                 }
             );
         }
+        (Verdict::Gone, _) if let Some(m) = f.freed => {
+            let _ = write!(
+                s,
+                ": promised {} of device memory, freed {} ({})",
+                bytes(m.promised_bytes),
+                match m.freed_bytes {
+                    n if n < 0 => format!("-{}", bytes(n.unsigned_abs())),
+                    n => bytes(n as u64),
+                },
+                if m.as_promised {
+                    "as promised"
+                } else {
+                    "not as promised"
+                }
+            );
+        }
         (Verdict::Gone, None) if f.saving_before_ns.is_some_and(|s| s > 0) => {
             let _ = write!(
                 s,

@@ -224,6 +224,28 @@ pub(super) struct DeviceAcc {
     pub failed: u64,
     /// Migrations by when their bytes moved (`When` order): calls and bytes.
     pub migrations: [(u64, u64); 3],
+    /// The program's transfers from its host region (staged from pageable memory, or from a
+    /// mapping or SVM), by direction (H2D, D2H): where they ran on the device, the first
+    /// [`FLIGHTS`]: how many ran at once sizes a staging ring (issue #57).
+    pub flights: [Vec<(u64, u64)>; 2],
+}
+
+/// Transfers kept per direction to count how many the program keeps in flight.
+pub const FLIGHTS: usize = 4096;
+
+/// The most intervals that overlap at once (an end at the very time another begins is not an
+/// overlap).
+pub fn most_at_once(spans: &[(u64, u64)]) -> u64 {
+    let mut edges: Vec<(u64, i8)> = (spans.iter())
+        .flat_map(|&(b, e)| [(b, 1), (e.max(b), -1)])
+        .collect();
+    edges.sort_unstable();
+    let (mut now, mut most) = (0i64, 0i64);
+    for (_, d) in edges {
+        now += i64::from(d);
+        most = most.max(now);
+    }
+    most as u64
 }
 
 /// The device times a device reported that cannot be measurements.
@@ -250,5 +272,20 @@ impl DeviceAcc {
         } else if self.small_sizes.len() < SIZES {
             self.small_sizes.insert(size, n);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_at_once;
+
+    #[test]
+    fn most_at_once_counts_overlaps_not_touches() {
+        assert_eq!(most_at_once(&[]), 0);
+        // One after another (an end at another's start): one at a time.
+        assert_eq!(most_at_once(&[(0, 10), (10, 20), (20, 30)]), 1);
+        // Two queues: two at once, whatever the order they come in.
+        assert_eq!(most_at_once(&[(15, 40), (0, 20), (5, 10), (30, 50)]), 2);
+        assert_eq!(most_at_once(&[(0, 100), (10, 20), (15, 30), (18, 19)]), 4);
     }
 }

@@ -28,7 +28,7 @@ use project::Projection;
 mod labels;
 mod project;
 
-use labels::{DEPENDENCY, HOST, LAUNCH, Labels, NOT_FOLLOWED};
+use labels::{DEPENDENCY, HOST, HOST_BETWEEN, LAUNCH, Labels, NOT_FOLLOWED};
 pub use labels::{Label, Of};
 
 use rustc_hash::FxHashMap;
@@ -455,6 +455,8 @@ impl Graph {
         let mut behind: FxHashMap<u32, usize> = FxHashMap::default();
         // Each step moves back in time or to an earlier command; the cap is a guard.
         let mut cap = 4 * WINDOW + 16;
+        // The walk came to the host from a command's enqueue (not from the run's end).
+        let mut enqueued = false;
         while t > stop && cap > 0 {
             cap -= 1;
             self.steps += 1;
@@ -474,7 +476,12 @@ impl Graph {
                     let awaited = (self.awaited(&s.ids))
                         .filter(|c| c.ran.1 > begin)
                         .map(|c| (c.id, c.ran.1));
-                    self.charge(HOST, s_end, t);
+                    let between = match enqueued && awaited.is_some() {
+                        true => HOST_BETWEEN,
+                        false => HOST,
+                    };
+                    enqueued = false;
+                    self.charge(between, s_end, t);
                     t = s_end;
                     let Some((id, end)) = awaited else {
                         // It did not wait: the call is the host's.
@@ -523,6 +530,7 @@ impl Graph {
                             self.charge(LAUNCH, ready, t);
                             t = ready;
                             at = At::Host(c.tid);
+                            enqueued = true;
                         }
                     }
                 }
@@ -876,7 +884,10 @@ mod tests {
         let of = |l: Label| got.iter().find(|c| c.0 == l.describe()).map(|c| c.1);
         assert_eq!(of(kernel("k")), Some(3 * n), "{got:?}");
         assert_eq!(of(Label::Launch), Some(n), "{got:?}");
-        assert_eq!(of(Label::Host), Some(wall - 4 * n), "{got:?}");
+        // The host's own work between a wait and the next enqueue is charged as such.
+        let host = of(Label::Host).unwrap_or(0) + of(Label::HostBetween).unwrap_or(0);
+        assert_eq!(host, wall - 4 * n, "{got:?}");
+        assert!(of(Label::HostBetween).unwrap_or(0) > 4 * n, "{got:?}");
     }
 
     #[test]

@@ -226,6 +226,7 @@ impl Builder {
             }
             if let Some(e) = work.moved() {
                 self.held(e, link, ran);
+                self.in_flight(e, ran);
             }
         }
         match work {
@@ -294,6 +295,28 @@ impl Builder {
     /// ended (as measured, or under forced rules as the rules say): a wait on its own command,
     /// which pinning the host side removes (`replay.rs`'s [`Release`]), so that the replay of
     /// that fix frees the thread, and under forced rules the projected run holds it.
+    /// A transfer from the program's host region, as it ran on the device: how many ran at once
+    /// is what the program's queues allow (a ring needs that many moving, one queued and one
+    /// filling).
+    fn in_flight(&mut self, e: &Enqueue, ran: Option<Ran>) {
+        let from_region = (e.path == Path::Staged && e.pageable) || e.mapped;
+        let dir = match e.direction {
+            Direction::H2D => 0,
+            Direction::D2H => 1,
+            _ => return,
+        };
+        if !from_region || !matches!(e.kind, Kind::Write | Kind::Read) {
+            return;
+        }
+        let Some(r) = ran else {
+            return;
+        };
+        let spans = &mut self.device_mut(e.device).flights[dir];
+        if spans.len() < super::acc::FLIGHTS {
+            spans.push((r.start_ns, r.start_ns.saturating_add(r.ns)));
+        }
+    }
+
     fn held(&mut self, e: &Enqueue, link: &Link, ran: Option<Ran>) {
         let bits = match e.direction {
             _ if e.blocking || !e.pageable || e.path != Path::Staged => return,

@@ -274,6 +274,9 @@ pub struct Finding {
     pub saving_ns: u64,
     /// How the saving was estimated.
     pub estimate: String,
+    /// Device memory its first fix frees, bytes (findings about memory); 0 for the others.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub saving_bytes: u64,
     /// The saving as the report shows it: `~8.10 ms, at this run's …` (or the estimate alone).
     pub saves: String,
     /// A race's: `known` or `declared` (`races.rs`); absent for the other findings.
@@ -394,3 +397,7 @@ impl DeviceReport {
 /// the change is not worth the reader's attention first (and an estimate that small is within
 /// the run's own noise). Findings about results, memory or accuracy are never minor.
 pub const MINOR: f64 = 0.01;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

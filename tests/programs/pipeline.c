@@ -12,8 +12,10 @@
  *           used itself: NVIDIA registers (pins) the pages, and no device storage is made.
  * Same bytes, same results: the checksum is the same.
  * Usage: pipeline staged|pinned|svm|uhp [chunks=8] [chunk MiB=1] [region MiB=2*chunks*chunk]
+ *        [light]
  * (a region larger than the transfers stands for the port's 10 GB: only the transfers' part is
- * touched, and locked). */
+ * touched, and locked; 0: the default). "light": the kernel works on one word in 1,024 (the
+ * results start as a fill), so that the transfers' time is the run's, not PoCL's kernels'. */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <sys/mman.h>
@@ -33,6 +35,7 @@ int main(int argc, char **argv) {
     size_t total = (size_t)chunks * CHUNK;
     size_t size = argc > 4 ? (size_t)atoi(argv[4]) << 20 : 2 * total;
     if (size < 2 * total) size = 2 * total;
+    int light = argc > 5 && strcmp(argv[5], "light") == 0;
     setup();
     cl_int err;
     cl_command_queue copy = make_queue(0), compute = make_queue(0);
@@ -81,7 +84,13 @@ int main(int argc, char **argv) {
         dout[s] = clCreateBuffer(g_ctx, CL_MEM_WRITE_ONLY, CHUNK, NULL, &err);
         CHECK_ERR(err);
     }
-    size_t n = CHUNK / 4;
+    size_t n = light ? CHUNK / 4096 : CHUNK / 4;
+    if (light) {
+        const cl_uint zero = 0;
+        for (int s = 0; s < 2; s++)
+            CHECK(clEnqueueFillBuffer(compute, dout[s], &zero, sizeof zero, 0, CHUNK, 0, NULL, NULL));
+        CHECK(clFinish(compute));
+    }
     cl_event back[2] = {NULL, NULL};
     for (int c = 0; c < chunks; c++) {
         int s = c % 2;

@@ -19,6 +19,10 @@ pub enum Label {
     Launch,
     /// Before the oldest command or synchronisation point the walk kept.
     NotFollowed,
+    /// The host from the end of a wait for a command to the next enqueue the path goes through:
+    /// the program re-arming the device, which waits for it meanwhile (a pipeline that does not
+    /// overlap; what a thread freed by non-blocking calls would overlap; issue #57).
+    HostBetween,
 }
 
 impl Label {
@@ -33,6 +37,9 @@ impl Label {
             Label::Dependency => "device idle between dependent commands".into(),
             Label::Launch => "device idle from enqueue to start".into(),
             Label::NotFollowed => "not followed (before the graph window)".into(),
+            Label::HostBetween => {
+                "host between a wait and the next enqueue (the device waits for it)".into()
+            }
         }
     }
 }
@@ -65,6 +72,7 @@ pub(super) const HOST: u32 = 0;
 pub(super) const DEPENDENCY: u32 = 1;
 pub(super) const LAUNCH: u32 = 2;
 pub(super) const NOT_FOLLOWED: u32 = 3;
+pub(super) const HOST_BETWEEN: u32 = 4;
 
 impl Default for Labels {
     fn default() -> Self {
@@ -74,6 +82,7 @@ impl Default for Labels {
                 Label::Dependency,
                 Label::Launch,
                 Label::NotFollowed,
+                Label::HostBetween,
             ],
             transfers: vec![0; Kind::COUNT * Direction::ALL.len() * Path::ALL.len()],
             kernels: FxHashMap::default(),

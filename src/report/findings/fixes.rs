@@ -8,19 +8,25 @@ use crate::model::rules::{Placement, UseHostPtr};
 use crate::units::bytes;
 
 /// What a pinned host side is wanted for: the bytes of the program's region (its transfers'
-/// bytes, at least), its transfer block, and how many directions move.
+/// bytes, at least), its transfer block, and how many of its transfers ran at once (H2D, D2H).
 pub(super) struct Want {
     pub region: u64,
     pub block: u64,
-    pub directions: u64,
+    pub in_flight: [u64; 2],
     /// The program's region is already host-visible memory that takes device memory (its own
     /// finding): a fix replaces it rather than adds to it, and the same kind is no fix.
     pub replaces: Option<(&'static str, u64)>,
 }
 
+/// A fix offered: its sentence, and the device memory it takes.
+pub(super) struct Offer {
+    pub text: String,
+    pub device_bytes: u64,
+}
+
 /// The candidates, best first (least memory for the same replayed saving), then those refused:
 /// one sentence each.
-pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
+pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
     let (d, set) = (j.d, j.set);
     let (budget, whose) = d.facts.memory(set);
     let used = d.end.as_ref().map_or(0, |e| e.resident_peak);
@@ -36,6 +42,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
         )
     };
     let (mut offered, mut refused) = (Vec::new(), Vec::new());
+    let offer = |text: String, device_bytes: u64| Offer { text, device_bytes };
     // The program's own memory, registered: no copy, no new memory.
     let uhp = format!(
         "a CL_MEM_USE_HOST_PTR buffer over the program's own region ({}), \
@@ -45,35 +52,48 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
         set.name
     );
     match (set.registered.value, set.use_host_ptr.value) {
-        (true, UseHostPtr::DeviceCopy) => offered.push(format!(
-            "{uhp}; no host memory more, and no device memory while the buffer itself is never \
+        (true, UseHostPtr::DeviceCopy) => offered.push(offer(
+            format!(
+                "{uhp}; no host memory more, and no device memory while the buffer itself is never \
              enqueued, mapped or passed to a kernel (its device storage is made at first use, \
              {}.use-host-ptr)",
-            set.name
+                set.name
+            ),
+            0,
         )),
-        (true, _) => offered.push(format!("{uhp}; no host or device memory more")),
+        (true, _) => offered.push(offer(format!("{uhp}; no host or device memory more"), 0)),
         (false, _) => refused.push(format!(
             "USE_HOST_PTR over the program's region: the {} rules do not pin it ({}.registered)",
             set.name, set.name
         )),
     }
-    // A ring of mapped ALLOC_HOST_PTR blocks: one filling, two in flight, per direction.
-    let depth = 3 * want.directions.max(1);
+    // A ring of mapped ALLOC_HOST_PTR blocks per direction: as many as ran at once, one queued
+    // behind them (the device never waits for the host's copy) and one filling.
+    let depth: u64 = (want.in_flight.iter())
+        .filter(|&&n| n > 0)
+        .map(|&n| n + 2)
+        .sum::<u64>()
+        .max(3);
     let ring = want.block.saturating_mul(depth);
     let ring_device = match set.alloc_host_ptr.value {
         Placement::Device => ring,
         Placement::Host => 0,
     };
+    let flights = match want.in_flight {
+        [0, 0] => "one moving, one queued, one filling".to_string(),
+        [h, 0] | [0, h] => format!(
+            "{h} moving at once at most, as the program's queues ran them, one queued, one filling"
+        ),
+        [h, d] => format!(
+            "per direction, as many as the program's queues ran at once (H2D {h}, D2H {d}), one \
+             queued and one filling"
+        ),
+    };
     let ring_text = format!(
         "a ring of {depth} mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer \
-         block ({}: one filling and two in flight{}), the program copying each block in and out \
-         on the host: {} of pinned host memory{}",
+         block ({}; {flights}), the program copying each block in and out on the host: {} of \
+         pinned host memory{}",
         bytes(want.block),
-        if want.directions > 1 {
-            ", each direction"
-        } else {
-            ""
-        },
         bytes(ring),
         match ring_device {
             0 => String::new(),
@@ -87,7 +107,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
     match room(ring_device) {
         _ if want.replaces.is_some_and(|r| r.0 == "ALLOC_HOST_PTR")
             && want.block >= want.region => {}
-        true => offered.push(ring_text),
+        true => offered.push(offer(ring_text, ring_device)),
         false => refused.push(format!("{ring_text}: {}", over(ring_device))),
     }
     // Coarse-grain SVM for the whole region.
@@ -113,7 +133,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
             ));
         }
     } else if room(svm_device) {
-        offered.push(svm_text);
+        offered.push(offer(svm_text, svm_device));
     } else {
         refused.push(format!("{svm_text}: {}", over(svm_device)));
     }
@@ -121,7 +141,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<String>, Vec<String>) {
 }
 
 /// The checked candidates as a fix's sentences: "Checked against …: 1. …; 2. …. Not offered: …".
-pub(super) fn sentence(j: &Judge, offered: &[String], refused: &[String]) -> String {
+pub(super) fn sentence(j: &Judge, offered: &[Offer], refused: &[String]) -> String {
     let (budget, whose) = j.d.facts.memory(j.set);
     let mut s = format!(
         "Checked by the {} rules against {} of device memory ({whose}; --device-memory to \
@@ -130,7 +150,7 @@ pub(super) fn sentence(j: &Judge, offered: &[String], refused: &[String]) -> Str
         bytes(budget)
     );
     for (i, o) in offered.iter().enumerate() {
-        s.push_str(&format!(" {}. {o}.", i + 1));
+        s.push_str(&format!(" {}. {}.", i + 1, o.text));
     }
     if !refused.is_empty() {
         s.push_str(&format!(" Not offered: {}.", refused.join("; ")));

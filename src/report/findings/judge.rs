@@ -73,6 +73,13 @@ impl<'a> Judge<'a> {
         f.weighed = time && self.unmodelled.is_none();
         self.out.push(f)
     }
+
+    /// The last finding's first fix frees `bytes` of device memory.
+    pub fn frees(&mut self, bytes: u64) {
+        if let Some(f) = self.out.last_mut() {
+            f.saving_bytes = bytes;
+        }
+    }
 }
 
 pub fn rules_of(d: &DeviceAcc) -> &'static RuleSet {
@@ -306,6 +313,7 @@ pub fn finding(
         fix,
         saving_ns,
         estimate,
+        saving_bytes: 0,
         saves,
         confidence: None,
         misuse: super::super::MISUSES.contains(&kind),

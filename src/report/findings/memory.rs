@@ -2,6 +2,7 @@
 //! SVM or USM allocations, that also take device memory by the vendor's rules (issue #57: judged
 //! alike), against the device memory the user means; with the fixes that fit, checked.
 
+use super::super::acc::most_at_once;
 use super::fixes::{Want, checked, sentence};
 use super::judge::*;
 use crate::units::bytes;
@@ -70,10 +71,11 @@ pub(super) fn host_visible(j: &mut Judge) {
         let want = Want {
             region: peak,
             block: block.unwrap_or(peak).min(peak),
-            directions: 1,
+            in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
             replaces: Some((now, peak)),
         };
         let (offered, refused) = checked(j, &want);
+        let first = offered.first().map(|c| c.device_bytes);
         let fix = format!(
             "The program's {now} region ({}) takes device memory of its size on this device. {}",
             bytes(peak),
@@ -85,5 +87,8 @@ pub(super) fn host_visible(j: &mut Judge) {
         };
         let title = format!("{what} {} of device memory on {on}{over}", bytes(peak));
         j.push(kind, title, evidence, fix, (0, estimate));
+        // The first fix offered (the region registered, or the ring) frees the region less what
+        // it takes itself.
+        j.frees(peak.saturating_sub(first.unwrap_or(peak)));
     }
 }

@@ -1,6 +1,7 @@
 //! The findings on how the program's transfers are made: staged from pageable memory, held the
 //! host though non-blocking, a map for writing that copied first, many small ones, misaligned.
 
+use super::super::acc::most_at_once;
 use super::super::acc::{SMALL, Sum};
 use super::super::replay::Fix;
 use super::judge::*;
@@ -77,7 +78,7 @@ pub(super) fn staged(j: &mut Judge) {
             .filter_map(|(_, s)| s.bytes.checked_div(s.count))
             .max()
             .unwrap_or(0),
-        directions: dirs.len() as u64,
+        in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
         replaces: None,
     };
     let (offered, refused) = super::fixes::checked(j, &want);
@@ -98,9 +99,9 @@ pub(super) fn staged(j: &mut Judge) {
             bytes(locked.bytes)
         ));
         fix.push_str(
-            " mlock does not help (and OpenCL has no call to register host memory: \
-             clEnqueueMemObjectRegisterKHR exists in no implementation); the driver pins only \
-             memory it allocates or is given as a buffer's own.",
+            " mlock does not help: the driver pins only memory it allocates or is given as a \
+             buffer's own (USE_HOST_PTR above; clEnqueueMemObjectRegisterKHR, a call to \
+             register memory, exists in no implementation).",
         );
     }
     // The non-blocking calls among them that held the host: the same fix frees them.
