@@ -338,6 +338,48 @@ fn each_variant_of_the_port_is_judged_against_the_card_meant() {
     assert_eq!(kinds(&clean), Vec::<String>::new(), "{}", clean["findings"]);
 }
 
+/// Issue #57: a host-memory import the device reports is checked and offered first. The test
+/// ICD's device reports cl_arm_import_memory; its USM memcpys from malloc'd memory are staged
+/// under NVIDIA's rules, and the staged finding's fix imports the program's own region first,
+/// before the registered region and the ring, against the H200's measured memory (no size given).
+#[test]
+fn a_host_import_the_device_reports_is_offered_first() {
+    let dir = fresh_dir("import");
+    let out = dir.join("usm.report.json");
+    let mut cmd = common::command(common::program("storm"), Load::Layer);
+    cmd.args(["200", "1", "usm"])
+        .env("OCL_ICD_VENDORS", common::vendors_dir(true))
+        .env("TEST_PLATFORM", "clxfer test ICD")
+        .env("CLXFER_MODE", "summary")
+        .env("CLXFER_RULES", "nvidia")
+        .env("CLXFER_REPORT", &out);
+    let r = run_cmd(cmd, Duration::from_secs(180));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let f = (report["findings"].as_array().unwrap().iter())
+        .find(|f| f["kind"] == "staged-pageable")
+        .unwrap_or_else(|| panic!("{}", report["findings"]));
+    let fix = f["fix"].as_str().unwrap();
+    let at = |s: &str| fix.find(s).unwrap_or_else(|| panic!("{s:?} not in {fix}"));
+    assert!(
+        at(
+            "1. the program's own region (800 KiB moved from it) imported, as device #1 reports cl_arm_import_memory"
+        ) < at("2. a CL_MEM_USE_HOST_PTR buffer"),
+        "{fix}"
+    );
+    assert!(at("3. a ring of") > 0, "{fix}");
+    assert!(
+        fix.contains("against 140 GiB of device memory (the nvidia rules' card"),
+        "{fix}"
+    );
+    // USM device memory is the device's, not memory the host uses: no finding on it.
+    assert!(
+        (report["findings"].as_array().unwrap().iter()).all(|f| f["kind"] != "svm-device-memory"),
+        "{}",
+        report["findings"]
+    );
+}
+
 #[test]
 fn diff_of_the_host_hand_off_against_the_fixed_one_says_better() {
     let dir = fresh_dir("diff-handoff");

@@ -421,6 +421,11 @@ pub unsafe fn device_profile(device: cl_device_id, index: u32) -> DeviceProfile 
             version,
             base_addr_align: u64::from(align_bits / 8),
             host_timer,
+            host_import: crate::model::device::host_import(&string(
+                f,
+                device,
+                CL_DEVICE_EXTENSIONS,
+            )),
         }
     }
 }

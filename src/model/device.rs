@@ -53,6 +53,29 @@ pub struct DeviceProfile {
     pub base_addr_align: u64,
     /// Whether `clGetDeviceAndHostTimer` answered for this device.
     pub host_timer: bool,
+    /// A host-memory import extension the device reports ([`HOST_IMPORTS`]; "": none): a way to
+    /// pin the program's own memory that the staging advice offers first.
+    pub host_import: &'static str,
+}
+
+/// Extensions that let a device use the program's own pages in place, with their specifications.
+pub const HOST_IMPORTS: [(&str, &str); 2] = [
+    (
+        "cl_arm_import_memory",
+        "clImportMemoryARM: https://registry.khronos.org/OpenCL/extensions/arm/cl_arm_import_memory.txt",
+    ),
+    (
+        "cl_qcom_ext_host_ptr",
+        "clCreateBuffer with CL_MEM_EXT_HOST_PTR_QCOM: https://registry.khronos.org/OpenCL/extensions/qcom/cl_qcom_ext_host_ptr.txt",
+    ),
+];
+
+/// The first of [`HOST_IMPORTS`] in a device's extension string.
+pub fn host_import(extensions: &str) -> &'static str {
+    let names: Vec<&str> = extensions.split_whitespace().collect();
+    (HOST_IMPORTS.iter())
+        .find(|(name, _)| names.contains(name))
+        .map_or("", |(name, _)| name)
 }
 
 impl DeviceProfile {
@@ -70,6 +93,7 @@ impl DeviceProfile {
             version: (0, 0),
             base_addr_align: 0,
             host_timer: false,
+            host_import: "",
         }
     }
 

@@ -46,12 +46,17 @@ pub struct Registry {
     mappings: HashMap<(usize, usize), Region>,
     /// SVM/USM allocations by start pointer: their range, and the device whose memory they
     /// take (with their size).
-    allocations: HashMap<usize, (u64, Option<(usize, u64)>)>,
+    allocations: HashMap<usize, (u64, Option<Taken>)>,
     /// Objects and ranges not tracked because the registry was full.
     pub untracked: u64,
     pinned: Usage,
     devices: HashMap<usize, Resident>,
 }
+
+/// What an allocation takes of a device's memory: the device, the bytes, and whether the host
+/// uses it too (SVM, USM host or shared memory, judged as ALLOC_HOST_PTR buffers are; not USM
+/// device memory).
+type Taken = (usize, u64, bool);
 
 impl Registry {
     pub fn new() -> Registry {

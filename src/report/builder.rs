@@ -716,6 +716,7 @@ mod tests {
             auto_rules: "nvidia".into(),
             global_mem: 1 << 30,
             memory_given: 0,
+            host_import: String::new(),
         });
         b
     }
@@ -731,6 +732,7 @@ mod tests {
             auto_rules: auto.into(),
             global_mem: 1 << 30,
             memory_given: 0,
+            host_import: String::new(),
         });
         b
     }

@@ -344,6 +344,8 @@ pub struct DeviceFacts {
     pub global_mem: u64,
     /// `CLXFER_DEVICE_MEMORY` (0: not given).
     pub memory_given: u64,
+    /// A host-memory import extension the device reports ("": none).
+    pub host_import: String,
 }
 
 impl DeviceFacts {

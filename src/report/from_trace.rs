@@ -226,6 +226,7 @@ impl Reader {
                 auto_rules: str_of(args, s::AUTO_RULES).into(),
                 global_mem: u64_of(args, s::GLOBAL_MEM),
                 memory_given: u64_of(args, s::MEMORY_GIVEN),
+                host_import: str_of(args, s::HOST_IMPORT).into(),
             }),
             ("i", s::TRACE_END) => {
                 self.left_out = u64_of(args, s::LEFT_OUT);

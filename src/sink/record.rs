@@ -164,6 +164,8 @@ pub struct DeviceTrack {
     pub global_mem: u64,
     /// `CLXFER_DEVICE_MEMORY` (0: not given).
     pub memory_given: u64,
+    /// [`crate::model::device::DeviceProfile::host_import`].
+    pub host_import: &'static str,
 }
 
 /// How a queue's commands are timed.

@@ -147,6 +147,7 @@ impl Summary {
                 auto_rules: d.auto_rules.into(),
                 global_mem: d.global_mem,
                 memory_given: d.memory_given,
+                host_import: d.host_import.into(),
             }),
             _ => {}
         }

@@ -85,6 +85,7 @@ schema! {
     DEVICE_TYPE = "type" ["device info"] "CPU, GPU, accelerator.",
     AUTO_RULES = "auto_rules" ["device info"] "The rule set `auto` picks for this device; another than `rules` when CLXFER_RULES forced one (the run's bandwidths then say nothing of the forced vendor's devices).",
     GLOBAL_MEM = "global_mem_bytes" ["device info"] "CL_DEVICE_GLOBAL_MEM_SIZE.",
+    HOST_IMPORT = "host_import" ["device info"] "A host-memory import extension the device reports (`cl_arm_import_memory`, `cl_qcom_ext_host_ptr`); absent: none.",
     MEMORY_GIVEN = "memory_given_bytes" ["device info"] "`CLXFER_DEVICE_MEMORY`: the device memory findings judge against, as the user gave it (absent: not given).",
     DEVICES = "devices" ["trace end"] "Per device: rules, clock mapping, corrections and commands without device time.",
     CLOCK = "clock_mapping" ["trace end"] "How device timestamps were placed on the host clock: `clGetDeviceAndHostTimer` or `queued-estimate` (see docs/TRACE.md).",

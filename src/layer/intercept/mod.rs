@@ -176,6 +176,7 @@ fn device(device: usize) -> Option<Arc<Device>> {
         auto_rules: rules::for_device(&profile).name,
         global_mem: profile.global_mem,
         memory_given: crate::config::global().device_memory,
+        host_import: profile.host_import,
     };
     let entry = Arc::new(Device {
         handle: device,

@@ -238,16 +238,20 @@ impl Registry {
         kind: RangeKind,
         occupies: Option<usize>,
     ) {
+        // One at the address of an allocation whose free clxfer did not see replaces it: the
+        // old one goes first, so that no peak counts both.
+        if let Some(old) = self.allocations.remove(&ptr) {
+            self.free(old);
+        }
         let Some(id) = self.add_range(ptr, len, kind, None) else {
             return;
         };
+        let host = !matches!(kind, RangeKind::UsmDevice);
         if let Some(device) = occupies {
-            self.occupy_allocation(device, len, true);
+            self.occupy_allocation(device, len, host, true);
         }
-        let taken = occupies.map(|d| (d, len));
-        if let Some(old) = self.allocations.insert(ptr, (id, taken)) {
-            self.free(old);
-        }
+        let taken = occupies.map(|d| (d, len, host));
+        self.allocations.insert(ptr, (id, taken));
     }
 
     /// An SVM or USM free; false when `ptr` was not an allocation clxfer saw.
@@ -258,9 +262,9 @@ impl Registry {
         }
     }
 
-    pub(super) fn free(&mut self, (id, taken): (u64, Option<(usize, u64)>)) -> bool {
-        if let Some((device, len)) = taken {
-            self.occupy_allocation(device, len, false);
+    pub(super) fn free(&mut self, (id, taken): (u64, Option<super::Taken>)) -> bool {
+        if let Some((device, len, host)) = taken {
+            self.occupy_allocation(device, len, host, false);
         }
         self.remove_range(id).is_some()
     }

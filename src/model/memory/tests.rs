@@ -368,4 +368,10 @@ fn allocations_with_device_storage_count_as_device_memory_until_freed() {
     assert!(r.remove_allocation(0x1_0000));
     assert_eq!(r.device_bytes(DEV).now, 0);
     assert_eq!(r.alloc_host_ptr_device_bytes(DEV).peak, 0);
+    // The part the host uses too (issue #57): the SVM allocations, not the USM device one; at
+    // most the 0x1000 and then the 0x2000 SVM allocation, never both.
+    assert_eq!(
+        (r.svm_device_bytes(DEV).now, r.svm_device_bytes(DEV).peak),
+        (0, 0x2000)
+    );
 }

@@ -27,9 +27,13 @@ impl Registry {
         }
     }
 
-    /// An SVM or USM allocation taking (`add`) or giving back device memory.
-    pub(super) fn occupy_allocation(&mut self, device: usize, size: u64, add: bool) {
+    /// An SVM or USM allocation taking (`add`) or giving back device memory; `host`: the host
+    /// uses it too (counted apart, as ALLOC_HOST_PTR buffers are).
+    pub(super) fn occupy_allocation(&mut self, device: usize, size: u64, host: bool, add: bool) {
         self.occupy(device, size, 0, add);
+        if !host {
+            return;
+        }
         let svm = &mut self.devices.entry(device).or_default().svm;
         match add {
             true => svm.add(size),

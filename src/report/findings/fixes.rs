@@ -4,6 +4,7 @@
 //! pinned) is named as refused, with why.
 
 use super::judge::*;
+use crate::model::device::HOST_IMPORTS;
 use crate::model::rules::{Placement, UseHostPtr};
 use crate::units::bytes;
 
@@ -43,12 +44,27 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
     };
     let (mut offered, mut refused) = (Vec::new(), Vec::new());
     let offer = |text: String, device_bytes: u64| Offer { text, device_bytes };
+    // A region known only by what its transfers moved is at least that.
+    let (region, least) = match want.replaces {
+        Some(_) => (bytes(want.region), ""),
+        None => (format!("{} moved from it", bytes(want.region)), "at least "),
+    };
+    // The program's own memory imported, where the device offers it: used in place.
+    if let Some((name, how)) = (HOST_IMPORTS.iter()).find(|(n, _)| *n == d.facts.host_import) {
+        offered.push(offer(
+            format!(
+                "the program's own region ({region}) imported, as device #{} reports {name} \
+                 ({how}): the device uses the pages in place, pinned (any.imported), no host or \
+                 device memory more",
+                d.facts.index
+            ),
+            0,
+        ));
+    }
     // The program's own memory, registered: no copy, no new memory.
     let uhp = format!(
-        "a CL_MEM_USE_HOST_PTR buffer over the program's own region ({}), \
-         created once and used only for its pointer: the driver registers (pins) the pages \
-         ({}.registered)",
-        bytes(want.region),
+        "a CL_MEM_USE_HOST_PTR buffer over the program's own region ({region}), created once \
+         and used only for its pointer: the driver registers (pins) the pages ({}.registered)",
         set.name
     );
     match (set.registered.value, set.use_host_ptr.value) {
@@ -120,7 +136,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
         match svm_device {
             0 => format!("host memory, pinned ({}.svm)", set.name),
             n => format!(
-                "{} of device memory at allocation ({}.svm)",
+                "{least}{} of device memory at allocation ({}.svm)",
                 bytes(n),
                 set.name
             ),

@@ -141,6 +141,9 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         if d.memory_given > 0 {
             j.field(s::MEMORY_GIVEN).u64(d.memory_given);
         }
+        if !d.host_import.is_empty() {
+            j.field(s::HOST_IMPORT).word(d.host_import);
+        }
         j.close();
         self.end_event();
     }
