@@ -7,8 +7,11 @@
 //! each process notes the trace and report it wrote (so `clxfer run` lists exactly those).
 
 use crate::model::rules::{self, RuleSet};
-use std::fmt::Write as _;
 use std::sync::OnceLock;
+
+mod values;
+use values::validate;
+pub use values::{accepted, markdown_table};
 
 /// What values an option accepts.
 #[derive(Debug, Clone, Copy)]
@@ -511,7 +514,6 @@ pub fn global() -> &'static Config {
     GLOBAL.get_or_init(Config::from_env)
 }
 
-/// The value to use, or the accepted values for the warning.
 /// What `clxfer run` refuses before it starts a program: each `CLXFER_*` variable of `vars` whose
 /// value is bad (naming the accepted values) or whose name is no option (with the nearest one),
 /// one line each. `vars` are what the program would get: the environment with the flags applied.
@@ -542,90 +544,6 @@ pub fn refused<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
         }
     }
     lines
-}
-
-fn validate(spec: &OptSpec, raw: &str) -> Result<String, String> {
-    let value = raw.trim();
-    match spec.kind {
-        Kind::Choice(words) => {
-            let lower = value.to_ascii_lowercase();
-            words
-                .iter()
-                .find(|w| **w == lower)
-                .map(|w| w.to_string())
-                .ok_or_else(|| words.join("|"))
-        }
-        Kind::Path if value.is_empty() => Err("a non-empty file name or path".into()),
-        Kind::Path => Ok(value.to_string()),
-        Kind::EntryPoint
-            if value.is_empty()
-                || (value.starts_with("cl")
-                    && value.chars().all(|c| c.is_ascii_alphanumeric())) =>
-        {
-            Ok(value.to_string())
-        }
-        Kind::EntryPoint => Err("an OpenCL function name such as clEnqueueWriteBuffer".into()),
-        Kind::Millis | Kind::Count => {
-            value
-                .parse::<u64>()
-                .map(|n| n.to_string())
-                .map_err(|_| match spec.kind {
-                    Kind::Millis => "a whole number of milliseconds".into(),
-                    _ => "a whole number".into(),
-                })
-        }
-        Kind::Bytes if value.is_empty() => Ok(String::new()),
-        Kind::Bytes => crate::units::parse_bytes(value)
-            .filter(|&n| n > 0)
-            .map(|n| n.to_string())
-            .ok_or_else(|| "a size with its unit, such as 4GiB, 512MiB or 16GB".into()),
-        Kind::Mebibytes => value
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=4096).contains(n))
-            .map(|n| n.to_string())
-            .ok_or_else(|| "a whole number of MiB from 1 to 4096".into()),
-    }
-}
-
-/// How a value is written in the docs table.
-pub fn accepted(spec: &OptSpec) -> String {
-    match spec.kind {
-        Kind::Choice(words) => words
-            .iter()
-            .map(|w| format!("`{w}`"))
-            .collect::<Vec<_>>()
-            .join(" \\| "),
-        Kind::Path => "path".into(),
-        Kind::EntryPoint => "entry point name".into(),
-        Kind::Millis => "milliseconds".into(),
-        Kind::Count => "a whole number".into(),
-        Kind::Mebibytes => "MiB (1–4096)".into(),
-        Kind::Bytes => "a size (`4GiB`)".into(),
-    }
-}
-
-/// The README's options table, generated from [`OPTIONS`] (a test checks README.md holds it).
-pub fn markdown_table() -> String {
-    let mut out =
-        String::from("| Variable | Values | Default | What it does |\n|---|---|---|---|\n");
-    for spec in OPTIONS {
-        let default = if spec.default.is_empty() {
-            "(unset)".to_string()
-        } else {
-            format!("`{}`", spec.default)
-        };
-        let doc = spec.doc.split_whitespace().collect::<Vec<_>>().join(" ");
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} |",
-            spec.var,
-            accepted(spec),
-            default,
-            doc
-        );
-    }
-    out
 }
 
 #[cfg(test)]

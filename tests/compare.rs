@@ -254,7 +254,7 @@ fn the_first_fix_saves_what_its_finding_promised() {
         assert!(promised > 0.0, "{variant}: {f}");
         let off = (got - promised).abs() / promised;
         assert!(
-            off <= clxfer::compare::diff::PROMISE_TOLERANCE,
+            off <= clxfer::compare::findings::PROMISE_TOLERANCE,
             "{variant}: {f}"
         );
         assert_eq!(kept["as_promised"], true, "{variant}: {f}");

@@ -6,6 +6,7 @@
 
 pub mod diff;
 pub mod figure;
+pub mod findings;
 pub mod guard;
 pub mod input;
 pub mod pair;

@@ -1,8 +1,9 @@
 //! The comparison as text (the verdict first: what went away, what moved, what got worse; then
 //! each device's tables), Markdown (for a pull request's comment), JSON and CSV.
 
-use super::diff::{DeviceDiff, FindingDiff, PairDiff, RowDiff};
+use super::diff::{DeviceDiff, PairDiff, RowDiff};
 use super::figure::{Figure, Verdict};
+use super::findings::FindingDiff;
 use super::pair::Diff;
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;

@@ -153,15 +153,18 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
     } else {
         refused.push(format!("{svm_text}: {}", over(svm_device)));
     }
+    // They pin alike, so save alike (the replay): the least memory first.
+    offered.sort_by_key(|o| o.device_bytes);
     (offered, refused)
 }
 
 /// The checked candidates as a fix's sentences: "Checked against …: 1. …; 2. …. Not offered: …".
-pub(super) fn sentence(j: &Judge, offered: &[Offer], refused: &[String]) -> String {
+/// `alike`: what the offers have in common ("each pins the host side, …").
+pub(super) fn sentence(j: &Judge, alike: &str, offered: &[Offer], refused: &[String]) -> String {
     let (budget, whose) = j.d.facts.memory(j.set);
     let mut s = format!(
         "Checked by the {} rules against {} of device memory ({whose}; --device-memory to \
-         judge another card), best first:",
+         judge another card); {alike}, the least memory first:",
         j.set.name,
         bytes(budget)
     );

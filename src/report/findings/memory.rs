@@ -79,7 +79,12 @@ pub(super) fn host_visible(j: &mut Judge) {
         let fix = format!(
             "The program's {now} region ({}) takes device memory of its size on this device. {}",
             bytes(peak),
-            sentence(j, &offered, &refused)
+            sentence(
+                j,
+                "each frees the region's device memory less what it takes itself",
+                &offered,
+                &refused
+            )
         );
         let estimate = match fails {
             true => format!("saves device memory, not time: {}", bytes(peak)),

@@ -84,7 +84,12 @@ pub(super) fn staged(j: &mut Judge) {
     let (offered, refused) = super::fixes::checked(j, &want);
     let mut fix = format!(
         "Make the host side pinned. {}",
-        super::fixes::sentence(j, &offered, &refused)
+        super::fixes::sentence(
+            j,
+            "each pins the host side, so saves what the replay below says",
+            &offered,
+            &refused
+        )
     );
     // The porting question: "is my mlock'd memory pinned?"
     let mut locked = Sum::default();
