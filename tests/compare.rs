@@ -138,7 +138,7 @@ fn diff_names_the_staged_transfers_moved_to_pinned_the_findings_gone_and_the_sav
     assert!(verdict < table, "{text}");
     let head = &text[verdict..table];
     for says in [
-        "gone: 16 transfers from pageable memory were staged",
+        "gone: 16 transfers from mlock'd memory (pageable to the driver) were staged",
         "moved on device #1: D2H 8.00 MiB staged → pinned; H2D 8.00 MiB staged → pinned",
         "new: ALLOC_HOST_PTR buffers also took 16.0 MiB of device memory",
         "transfer time on device #1 (projected: the nvidia cost model)",

@@ -51,7 +51,7 @@ fn the_first_lines_are_the_verdict_in_every_format() {
     let headline = v["headline"].as_str().unwrap();
     // The staged writes from malloc'd memory, with their projected saving and where to read on.
     assert!(
-        headline.starts_with("260 H2D transfers from pageable memory were staged"),
+        headline.starts_with("261 transfers from pageable memory were staged"),
         "{headline}"
     );
     assert!(headline.contains("projected (finding 1)"), "{headline}");
@@ -75,7 +75,7 @@ fn the_first_lines_are_the_verdict_in_every_format() {
     let text = report(&trace, "text");
     let block = first_block(&text);
     assert!(block[0].starts_with("clxfer summary ·"), "{text}");
-    assert!(block[1].starts_with("verdict: 260 H2D"), "{text}");
+    assert!(block[1].starts_with("verdict: 261 transfers"), "{text}");
     assert!(block.len() <= 6, "more than five lines of verdict:\n{text}");
     let flat = block[1..]
         .join(" ")

@@ -71,8 +71,9 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
         (true, UseHostPtr::DeviceCopy) => offered.push(offer(
             format!(
                 "{uhp}; no host memory more, and no device memory while the buffer itself is never \
-             enqueued, mapped or passed to a kernel (its device storage is made at first use, \
-             {}.use-host-ptr)",
+                 enqueued, mapped or passed to a kernel: then its device storage is made, \
+                 {least}{} ({}.use-host-ptr)",
+                bytes(want.region),
                 set.name
             ),
             0,
@@ -101,8 +102,10 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
             "{h} moving at once at most, as the program's queues ran them, one queued, one filling"
         ),
         [h, d] => format!(
-            "per direction, as many as the program's queues ran at once (H2D {h}, D2H {d}), one \
-             queued and one filling"
+            "{} for H2D and {} for D2H: as many as the program's queues ran at once ({h} and \
+             {d}), one queued and one filling",
+            h + 2,
+            d + 2
         ),
     };
     let ring_text = format!(

@@ -127,15 +127,20 @@ pub(super) fn staged(j: &mut Judge) {
     }
     let (saved, how) = replayed(d, graph, &all, (own, own_how), Fix::Pinned);
     let count = all.count;
+    // The port's question first: memory it locked, which it took for pinned.
+    let memory = match locked.count == count {
+        true => "mlock'd memory (pageable to the driver)",
+        false => "pageable memory",
+    };
     let mut title = match dirs.as_slice() {
         [(dir, _)] => format!(
-            "{} from pageable memory {} staged on {on}",
+            "{} from {memory} {} staged on {on}",
             counted(count, &format!("{} transfer", dir.as_str())),
             if count == 1 { "was" } else { "were" }
         ),
         // The directions' counts are in the evidence, and the verdict's lines.
         _ => format!(
-            "{} from pageable memory were staged on {on}",
+            "{} from {memory} were staged on {on}",
             counted(count, "transfer"),
         ),
     };
