@@ -38,7 +38,7 @@ impl Label {
             Label::Launch => "device idle from enqueue to start".into(),
             Label::NotFollowed => "not followed (before the graph window)".into(),
             Label::HostBetween => {
-                "host between a wait and the next enqueue (the device waits for it)".into()
+                "host (between a wait and the next enqueue: the device waits for it)".into()
             }
         }
     }
