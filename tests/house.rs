@@ -302,7 +302,6 @@ fn circles(src: &Path) -> BTreeSet<String> {
                 // A bare child path in a directory module (`use builder::X`) is `self::builder`.
                 if let Some(t) = target(m, &p, &files, &reexports)
                     && &t != m
-                    && !m.starts_with(&t)
                 {
                     to.insert(t);
                 }
@@ -382,7 +381,8 @@ fn files_import_only_files_below_them() {
 }
 
 /// The check finds a circle planted in a room, and none where the room's `mod.rs` only declares
-/// and re-exports its files.
+/// and re-exports its files; a `mod.rs` that imports from its files and is imported back is in
+/// a circle like any file.
 #[test]
 fn a_planted_circle_is_found_and_named() {
     let dir = std::env::temp_dir().join(format!("clxfer-house-{}", std::process::id()));
@@ -435,6 +435,18 @@ fn a_planted_circle_is_found_and_named() {
     assert_eq!(
         circles(&dir).into_iter().collect::<Vec<_>>(),
         ["room/high.rs → room/low.rs → room/high.rs"]
+    );
+    // A room's door that keeps state its files use, and imports from them (issue #58): the
+    // door is no excuse.
+    write(
+        "mod.rs",
+        "mod low;\nmod high;\nuse low::Base;\npub static STATE: Option<Base> = None;\n",
+    );
+    write("low.rs", "pub struct Base;\npub fn f() { let _ = &super::STATE; }\n");
+    write("high.rs", "pub struct Top;\n");
+    assert_eq!(
+        circles(&dir).into_iter().collect::<Vec<_>>(),
+        ["room/low.rs → room/mod.rs → room/low.rs"]
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

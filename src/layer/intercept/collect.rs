@@ -14,7 +14,7 @@
 
 use super::finish::{self, Now};
 use super::pending::{OVER, Pending, Request, Waiting, due};
-use super::queues::QueueInfo;
+use super::state::QueueInfo;
 use crate::layer::driver;
 use opencl_sys::*;
 use smallvec::SmallVec;

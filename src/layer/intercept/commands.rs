@@ -3,7 +3,8 @@
 
 use super::enqueue::Command;
 use super::races::{Touch, Touches};
-use super::{WORLD, kernel_args};
+use super::objects::kernel_args;
+use super::state::WORLD;
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;

@@ -22,7 +22,7 @@
 use super::collect;
 use super::finish::driver_call;
 use super::pending::{Request, Waiting, due};
-use super::queues::QueueInfo;
+use super::state::QueueInfo;
 use crate::layer::driver;
 use crate::sink::buffer;
 use crate::sync::Mutex;

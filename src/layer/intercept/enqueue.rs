@@ -6,8 +6,10 @@
 use super::events::{self, Capture, EnqueueArgs};
 use super::graph::{self, WaitList};
 use super::pending::What;
-use super::queues::{self, QueueInfo};
-use super::{Device, WORLD, bounded_insert, completion, races};
+use super::queues;
+use super::state::QueueInfo;
+use super::state::{Device, WORLD, bounded_insert};
+use super::{completion, races};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::classification::{Classification, ObjRef, Path};
 use crate::model::classify::{self, Op, Request};
@@ -87,7 +89,7 @@ fn record(
 /// transfer of the creating call, classified as the blocking write it is and reported as one of
 /// kind `Create` with no queue (`queue #0`) and no device time.
 pub(super) fn uploaded(call: Call, device_handle: usize, op: Op, span: &mut Span) {
-    let Some(dev) = super::device(device_handle) else {
+    let Some(dev) = super::devices::device(device_handle) else {
         return;
     };
     let (mut class, mut flags) = (None, CallFlags::None);

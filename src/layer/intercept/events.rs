@@ -7,7 +7,8 @@
 
 use super::completion;
 use super::pending::{Pending, What, due};
-use super::queues::{self, QueueInfo};
+use super::queues;
+use super::state::QueueInfo;
 use crate::config::DeviceTiming;
 use crate::layer::Span;
 use crate::layer::driver;

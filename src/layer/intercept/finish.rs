@@ -2,9 +2,9 @@
 //! (`timing::mapping`) and handed to the writer, as a device record (trace) or with the report's
 //! facts (summary mode); and the timing of clxfer's own driver calls, for the own-cost line.
 
-use super::Device;
+use super::state::Device;
 use super::pending::{OVER, Pending};
-use super::queues::QueueInfo;
+use super::state::QueueInfo;
 use crate::layer::driver;
 use crate::sink::buffer;
 use crate::sink::counters;

@@ -2,8 +2,9 @@
 //! its events stand for, its queue's order added, and the events the program holds followed from
 //! the call that made them to the program's last release.
 
-use super::queues::QueueInfo;
-use super::{Hook, Span, WORLD};
+use super::state::QueueInfo;
+use super::state::WORLD;
+use crate::layer::{Hook, Span};
 use crate::graph::{Deps, Id, Kind};
 use crate::layer::{Api, Call};
 use crate::report::On;

@@ -8,7 +8,8 @@
 //! Each hook lets the driver validate the call first (an invalid handle gets the driver's
 //! error), and only then answers from what the program asked for.
 
-use super::queues::{self, QueueInfo};
+use super::queues;
+use super::state::QueueInfo;
 use super::{collect, completion};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::record::Timing;

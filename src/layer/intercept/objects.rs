@@ -3,7 +3,8 @@
 
 use super::enqueue::{enqueued, kernel_name};
 use super::events::{Capture, capture};
-use super::{WORLD, bounded_insert, device};
+use super::devices::device;
+use super::state::{KernelArgs, WORLD, bounded_insert};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::kernel_source::Access;
 use crate::model::kinds::{MemKind, RangeKind};
@@ -394,15 +395,6 @@ unsafe fn judge(kernel: cl_kernel, index: cl_uint) -> Access {
             "a program from a binary or IL, and the driver keeps no argument information".into(),
         ),
     }
-}
-
-/// A kernel's memory-object arguments, and how the kernel uses each.
-#[derive(Clone, Debug, Default)]
-pub struct KernelArgs {
-    /// (argument index, memory object), as set now.
-    pub mems: Vec<(u32, usize)>,
-    /// (argument index, how it is used), judged once per argument.
-    pub judged: Vec<(u32, Access)>,
 }
 
 /// The memory objects a kernel's arguments name now, each with how the kernel uses it.

@@ -4,7 +4,7 @@
 //! information (issue #41). A linked program's kernels are those of the programs it links.
 //! Programs from binaries or IL keep the driver's word, or none.
 
-use super::{WORLD, bounded_insert};
+use super::state::{Program, WORLD, bounded_insert};
 use crate::layer::{Call, Hook, Span};
 use crate::model::kernel_source::{self, Access, Kernel};
 use opencl_sys::*;
@@ -13,16 +13,6 @@ use std::sync::Arc;
 
 /// A program's source is kept up to this many bytes (a larger one is not judged).
 const MAX_SOURCE: usize = 4 << 20;
-
-#[derive(Clone, Debug, Default)]
-pub struct Program {
-    /// The text, until it is read.
-    source: Option<Arc<str>>,
-    /// The last build's or compile's options.
-    options: String,
-    /// Its kernels, once read (a linked program's from the start).
-    kernels: Option<Arc<Vec<Kernel>>>,
-}
 
 fn with_program(program: usize, f: impl FnOnce(&mut Program)) {
     let mut programs = WORLD.programs.lock();

@@ -4,8 +4,8 @@
 //! The program's own properties are kept ([`Asked`]): its queries are answered from them
 //! (`hidden.rs`), so it never sees the profiling clxfer turned on.
 
-use super::pending::Waiting;
-use super::{Device, WORLD, bounded_insert, device};
+use super::devices::device;
+use super::state::{Asked, QueueInfo, WORLD, bounded_insert};
 use crate::config::DeviceTiming;
 use crate::layer::{Call, Hook, Span, driver};
 use crate::sink::buffer;
@@ -15,56 +15,6 @@ use opencl_sys::*;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
-/// What clxfer knows of a queue.
-pub struct QueueInfo {
-    pub device: Arc<Device>,
-    pub device_handle: usize,
-    pub r: QueueRef,
-    pub timing: Timing,
-    pub in_order: bool,
-    /// What the program asked for, when clxfer changed it (`timing` is `Forced`).
-    pub asked: Asked,
-    /// Commands waiting for their completion to be collected (`pending.rs`, `collect.rs`).
-    pub waiting: Mutex<Waiting>,
-    /// Signalled when a collector has put back what it took (`collect.rs`).
-    pub collected: std::sync::Condvar,
-    /// The order the queue imposes on its commands (`graph::order`).
-    pub order: crate::graph::order::Shared,
-    /// A `Toggled` queue: held from turning profiling on for a command to turning it off.
-    pub toggling: std::sync::atomic::AtomicBool,
-    /// Its commands sampled device timing left untimed: counted here, by the threads that
-    /// enqueue on it, rather than in the device's count that every thread would write at every
-    /// enqueue; added to the device's when the queue is forgotten.
-    pub sampled: std::sync::atomic::AtomicU64,
-}
-
-impl Drop for QueueInfo {
-    fn drop(&mut self) {
-        let n = *self.sampled.get_mut();
-        self.device.sampled.fetch_add(n, Ordering::Relaxed);
-    }
-}
-
-impl QueueInfo {
-    /// The same queue on `device`, with no waiting commands (in a forked child, `fork.rs`).
-    pub(super) fn fresh_copy(old: &QueueInfo, device: Arc<Device>) -> QueueInfo {
-        QueueInfo {
-            device,
-            device_handle: old.device_handle,
-            r: old.r,
-            timing: old.timing,
-            in_order: old.in_order,
-            asked: old.asked.clone(),
-            waiting: Mutex::default(),
-            collected: std::sync::Condvar::new(),
-            // The parent's last command is not the child's to wait for.
-            order: crate::graph::order::Shared::new(!old.in_order),
-            toggling: Default::default(),
-            sampled: Default::default(),
-        }
-    }
-}
 
 /// Every thread's cached lookup looks again (the map's entries were replaced).
 pub(super) fn forget_cached() {
@@ -80,17 +30,6 @@ thread_local! {
     /// This thread's last queue (handle, generation, info): a program enqueues on few queues per
     /// thread, and the map's read lock is a line every enqueuing thread writes.
     static LAST: RefCell<Option<(usize, u64, Arc<QueueInfo>)>> = const { RefCell::new(None) };
-}
-
-/// The properties the program gave a queue whose profiling clxfer turned on.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Asked {
-    /// The bitfield (`CL_QUEUE_PROPERTIES`).
-    pub props: cl_command_queue_properties,
-    /// The list given to `clCreateCommandQueueWithProperties`, with its terminating 0; `None` for
-    /// a NULL list or `clCreateCommandQueue`, and for an empty list where the driver answers so
-    /// (`CL_QUEUE_PROPERTIES_ARRAY` is then empty).
-    pub array: Option<Box<[cl_queue_properties]>>,
 }
 
 /// Records a queue: numbers it, names its track.
@@ -227,7 +166,7 @@ impl Edit {
             let sampled = crate::config::global().device_timing == DeviceTiming::Sampled;
             if timing == Timing::Forced
                 && sampled
-                && super::device(device as usize).is_some_and(|d| d.rules.toggle_profiling)
+                && super::devices::device(device as usize).is_some_and(|d| d.rules.toggle_profiling)
                 // SAFETY: the driver has just made this queue.
                 && unsafe { driver::set_profiling(ret, false) }
             {

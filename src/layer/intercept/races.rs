@@ -6,7 +6,7 @@
 //! kernel argument of a driver that keeps no argument information), which could as well be two
 //! reads: those go to the report only, as what clxfer could not judge.
 
-use super::queues::QueueInfo;
+use super::state::QueueInfo;
 use crate::graph::clock::{Clocks, WINDOW};
 use crate::graph::race::{Access, Certainty, Race, Races, Use};
 use crate::graph::{Deps, Id, Kind};
@@ -201,7 +201,7 @@ pub fn in_parents(touches: &mut [Touch]) {
     if touches.is_empty() || !SUB_BUFFERS.load(Ordering::Relaxed) {
         return;
     }
-    let memory = super::WORLD.memory.lock();
+    let memory = super::state::WORLD.memory.lock();
     for t in touches {
         let Some(o) = memory.object(t.object) else {
             continue;
