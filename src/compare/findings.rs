@@ -156,7 +156,7 @@ pub(super) fn findings_diff(before: &[&Report], after: &[&Report]) -> Vec<Findin
 /// clear of PoCL's host and kernel times (a build 5 ms slower is not the fix's).
 fn realised(f: &Finding, before: &[&Report], after: &[&Report]) -> Option<Realised> {
     let dir = direction_of(&f.title);
-    if dir.is_none() && f.kind != "staged-pageable" {
+    if dir.is_none() && f.kind != crate::report::FindingKind::StagedPageable {
         return None;
     }
     let ours = |what: &str| {

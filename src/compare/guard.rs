@@ -4,7 +4,7 @@
 //!   that list them, which stop after a few and count the rest); `no misuse`: no finding
 //!   that says the program does something wrong (races, hand-offs through the host, migrations
 //!   on the source's queue, buffers initialised twice).
-//! - `finding:KIND OP N`: how many findings of KIND (a name of `report::KINDS`, or its last
+//! - `finding:KIND OP N`: how many findings of KIND (a name of `report::FindingKind`, or its last
 //!   words: `held-host` for `nonblocking-held-host`); `findings OP N`: findings not minor.
 //! - `PATH_bytes OP VALUE`: bytes moved on a path (`staged_bytes`, `pinned_bytes`, `zero-copy_bytes`, `host-copy_bytes`,
 //!   …) over every device and direction; VALUE in bytes (`0`, `64MiB`, `1GB`) or as a share of all
@@ -23,7 +23,7 @@
 //! process of the same program, or its only one).
 
 use crate::model::classification::{Direction, Path};
-use crate::report::{KINDS, MISUSES, Report};
+use crate::report::{FindingKind, Report};
 use crate::units::{bytes, duration, gbps};
 
 /// A rule, parsed.
@@ -39,7 +39,7 @@ pub struct Rule {
 #[derive(Debug, Clone, PartialEq)]
 enum Metric {
     /// Findings whose kind is one of these (empty: every finding not minor).
-    Findings(Vec<&'static str>),
+    Findings(Vec<FindingKind>),
     PathBytes(&'static str),
     Row {
         dir: Option<&'static str>,
@@ -138,7 +138,7 @@ pub fn parse(text: &str) -> Result<Rule, String> {
         }
         "no misuse" | "no misuses" => {
             return Ok(rule(
-                Metric::Findings(MISUSES.to_vec()),
+                Metric::Findings(FindingKind::ALL.iter().copied().filter(|k| k.misuse()).collect()),
                 Op::Eq,
                 Value::Plain(0.0),
             ));
@@ -177,13 +177,14 @@ fn metric(lhs: &str) -> Result<Metric, String> {
         return Ok(Metric::WallTime);
     }
     if let Some(kind) = l.strip_prefix("finding:") {
-        let kinds: Vec<&'static str> = (KINDS.iter().copied())
-            .filter(|k| *k == kind || k.ends_with(&format!("-{kind}")))
+        let kinds: Vec<FindingKind> = (FindingKind::ALL.iter().copied())
+            .filter(|k| k.as_str() == kind || k.as_str().ends_with(&format!("-{kind}")))
             .collect();
         if kinds.is_empty() {
+            let all: Vec<&str> = FindingKind::ALL.iter().map(|k| k.as_str()).collect();
             return Err(format!(
                 "no finding is called {kind} (kinds: {})",
-                KINDS.join(", ")
+                all.join(", ")
             ));
         }
         return Ok(Metric::Findings(kinds));
@@ -407,7 +408,7 @@ fn figure(m: &Metric, r: &Report) -> Option<f64> {
         Metric::Races => Some(match r.races {
             Some(n) => n as f64,
             None => (r.findings.iter())
-                .filter(|f| f.kind == "possible-race")
+                .filter(|f| f.kind == FindingKind::PossibleRace)
                 .count() as f64,
         }),
         Metric::Findings(kinds) => Some(
@@ -501,7 +502,7 @@ mod tests {
     #[test]
     fn no_race_counts_races_not_findings() {
         let race = |title: &str| crate::report::Finding {
-            kind: "possible-race",
+            kind: FindingKind::PossibleRace,
             device: 1,
             title: title.into(),
             evidence: Vec::new(),

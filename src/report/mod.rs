@@ -8,6 +8,7 @@ mod builder;
 pub mod csv;
 mod device_report;
 mod facts;
+mod finding_kind;
 mod findings;
 pub mod from_trace;
 mod hist;
@@ -23,6 +24,7 @@ mod verdict;
 
 pub use bounds::{Bounds, Contributor};
 pub use builder::Builder;
+pub use finding_kind::FindingKind;
 pub use facts::{
     DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, Kind, Link, On, Ran, Sync, Work,
     kind, kind_of, small_flags,
@@ -80,7 +82,7 @@ pub struct Report {
     /// What a saving is weighed against to be [`MINOR`].
     #[serde(default)]
     pub weighed_against: Scale,
-    /// What the program does wrong first ([`MISUSES`]: possible data races in the order found,
+    /// What the program does wrong first ([`FindingKind::misuse`]: possible data races in the order found,
     /// then the rest by their saving), then the rest ranked by the time they would save,
     /// largest first.
     pub findings: Vec<Finding>,
@@ -263,8 +265,7 @@ impl Compared {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// A stable name: `staged-pageable`, `nonblocking-held-host`, …
-    #[serde(deserialize_with = "kind_read")]
-    pub kind: Name,
+    pub kind: FindingKind,
     pub device: u32,
     pub title: String,
     pub evidence: Vec<String>,
@@ -282,7 +283,7 @@ pub struct Finding {
     /// A race's: `known` or `declared` (`races.rs`); absent for the other findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<String>,
-    /// It says the program does something wrong ([`MISUSES`]): it ranks above the time
+    /// It says the program does something wrong ([`FindingKind::misuse`]): it ranks above the time
     /// findings and is never minor.
     pub misuse: bool,
     /// It would save under [`MINOR`] of the run ([`Scale`]): the text report, Markdown and the
@@ -294,58 +295,6 @@ pub struct Finding {
     #[serde(skip)]
     pub weighed: bool,
 }
-
-/// A fixed name. An alias, not `&'static str` written out: serde's derive takes a written-out
-/// reference as borrowed from the input, which a report read back from a file is not.
-pub type Name = &'static str;
-
-/// A finding's kind read back from a report's JSON (`clxfer diff`, `clxfer check --require`):
-/// kinds are a few dozen fixed names, so each distinct one is kept for the process's life, once.
-fn kind_read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    static KINDS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let s = String::deserialize(d)?;
-    let mut kinds = KINDS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&k) = kinds.iter().find(|&&k| k == s) {
-        return Ok(k);
-    }
-    let k: &'static str = Box::leak(s.into_boxed_str());
-    kinds.push(k);
-    Ok(k)
-}
-
-/// Every finding's kind (what `clxfer check --require finding:KIND…` may name). A new finding
-/// joins here; `findings/` and `races.rs` make none outside it (a debug assertion says so).
-pub const KINDS: [&str; 18] = [
-    "possible-race",
-    "unjudged-race",
-    "host-hop-migration",
-    "migration-on-source-queue",
-    "initialised-twice",
-    "via-host-migration",
-    "empty-migration",
-    "staged-pageable",
-    "nonblocking-held-host",
-    "map-write-copied",
-    "small-transfers",
-    "misaligned",
-    "alloc-host-ptr-device-memory",
-    "svm-device-memory",
-    "device-time-unavailable",
-    "device-time-implausible",
-    "no-such-function",
-    "function-not-offered",
-];
-
-/// The findings that say the program does something wrong: a race makes its results wrong, a
-/// HOST-flag hand-off moves a buffer twice, a migration on the source's queue moves nothing, a
-/// buffer written on two devices is written twice. Whatever they save, they rank first (races
-/// before the others) and are never counted as minor. A new finding of this sort joins here.
-pub const MISUSES: [&str; 4] = [
-    "possible-race",
-    "host-hop-migration",
-    "migration-on-source-queue",
-    "initialised-twice",
-];
 
 /// What findings' savings are weighed against: the run's wall time; or, where the device times
 /// are projected (forced rules), the device time the projection describes (transfers projected,

@@ -3,6 +3,7 @@
 //! race can make the program's results wrong however fast it runs. Live runs and saved traces
 //! give the same facts (the trace's `possible data race` instants).
 
+use super::finding_kind::FindingKind;
 use super::Finding;
 use super::findings::finding as made;
 use serde::{Deserialize, Serialize};
@@ -70,7 +71,7 @@ pub fn findings(races: &[RaceFact], more: u64) -> (Vec<Finding>, Option<Finding>
     let past = (sure.len().saturating_sub(SHOWN)) as u64 + more;
     if past > 0 {
         out.push(made(
-            "possible-race",
+            FindingKind::PossibleRace,
             0,
             format!("{past} more possible data races between other pairs of call sites"),
             vec![format!(
@@ -102,7 +103,7 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
     Some(Finding {
         confidence: Some("assumed".into()),
         ..made(
-            "unjudged-race",
+            FindingKind::UnjudgedRace,
             first.second.device,
             format!(
                 "{} of commands with no order between them would race if their kernels write \
@@ -152,7 +153,7 @@ fn finding(r: &RaceFact) -> Finding {
     Finding {
         confidence: Some(r.confidence.clone()),
         ..made(
-            "possible-race",
+            FindingKind::PossibleRace,
             b.device,
             format!(
                 "possible data race on memory object {:#x} between command #{} (device #{}) \

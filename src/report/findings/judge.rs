@@ -2,6 +2,7 @@
 //! pinned bandwidth, a cost model's figure, the replay of the command graph), how evidence is
 //! worded, and the list the findings go to ([`Judge`]).
 
+pub use super::super::FindingKind;
 use super::super::Finding;
 use super::super::acc::{DeviceAcc, Projecting, Sum};
 use super::super::bounds::Graph;
@@ -9,15 +10,6 @@ use super::super::replay::Fix;
 use crate::model::classification::Direction;
 use crate::model::rules::{self, RuleSet};
 use crate::units::{bytes, duration, gbps};
-
-/// The findings whose saving is always an estimate of time (0 included).
-const TIME: [&str; 5] = [
-    "staged-pageable",
-    "nonblocking-held-host",
-    "map-write-copied",
-    "small-transfers",
-    "misaligned",
-];
 
 /// One device's findings as they are judged: the device's sums and graph, its rules, and where
 /// the findings go.
@@ -58,13 +50,13 @@ impl<'a> Judge<'a> {
     /// A finding of `kind`; one whose saving is time says none where nothing could estimate it.
     pub fn push(
         &mut self,
-        kind: &'static str,
+        kind: FindingKind,
         title: String,
         evidence: Vec<String>,
         fix: String,
         (saving_ns, estimate): (u64, String),
     ) {
-        let time = TIME.contains(&kind);
+        let time = kind.time();
         let saving = match &self.unmodelled {
             Some(why) if time => (0, why.clone()),
             _ => (saving_ns, estimate),
@@ -290,17 +282,13 @@ pub fn shown(s: &Sum, projected: bool) -> String {
 /// A finding on `device` that saves `saving_ns` (0: none), estimated as `estimate` says; its
 /// `saves` is how the report shows both.
 pub fn finding(
-    kind: &'static str,
+    kind: FindingKind,
     device: u32,
     title: String,
     evidence: Vec<String>,
     fix: String,
     (saving_ns, estimate): (u64, String),
 ) -> Finding {
-    debug_assert!(
-        super::super::KINDS.contains(&kind),
-        "{kind} is not in report::KINDS"
-    );
     let saves = match saving_ns {
         0 => estimate.clone(),
         ns => format!("~{}, {estimate}", duration(ns)),
@@ -316,7 +304,7 @@ pub fn finding(
         saving_bytes: 0,
         saves,
         confidence: None,
-        misuse: super::super::MISUSES.contains(&kind),
+        misuse: kind.misuse(),
         minor: false,
         weighed: false,
     }

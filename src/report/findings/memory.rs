@@ -39,13 +39,13 @@ pub(super) fn host_visible(j: &mut Judge) {
     let on = j.on.clone();
     for (kind, what, peak, rule) in [
         (
-            "alloc-host-ptr-device-memory",
+            FindingKind::AllocHostPtrDeviceMemory,
             "ALLOC_HOST_PTR buffers also took",
             e.alloc_host_ptr_peak,
             (set.alloc_host_ptr.says, "alloc-host-ptr"),
         ),
         (
-            "svm-device-memory",
+            FindingKind::SvmDeviceMemory,
             "SVM allocations the host uses took",
             e.svm_peak,
             (set.svm.says, "svm"),
@@ -55,7 +55,7 @@ pub(super) fn host_visible(j: &mut Judge) {
             continue;
         }
         let now = match kind {
-            "svm-device-memory" => "SVM",
+            FindingKind::SvmDeviceMemory => "SVM",
             _ => "ALLOC_HOST_PTR",
         };
         let evidence = vec![

@@ -55,7 +55,7 @@ pub(super) fn migrations(j: &mut Judge) {
             (ns, ..) => (ns, "the migrations' own time".into()),
         };
         push(
-            "via-host-migration",
+            FindingKind::ViaHostMigration,
             format!(
                 "{} between devices went through the host on {on}",
                 counted(s.count, "migration")
@@ -71,7 +71,7 @@ pub(super) fn migrations(j: &mut Judge) {
     let s = &d.empty_migrations;
     if s.count > 0 && !set.unified.value && set.migrate.value.is_marker(0) {
         push(
-            "empty-migration",
+            FindingKind::EmptyMigration,
             format!(
                 "{} with flags 0 moved nothing on {on}",
                 counted(s.count, "clEnqueueMigrateMemObjects call")
@@ -175,7 +175,7 @@ fn hand_off_verdict(set: &RuleSet, n: u64) -> (String, (u64, String)) {
 pub(super) fn hand_offs(d: &DeviceAcc, to_host: &Sum, out: &mut Vec<Finding>) {
     let dev = d.facts.index;
     let push = |out: &mut Vec<Finding>,
-                (kind, title): (&'static str, String),
+                (kind, title): (FindingKind, String),
                 evidence: Vec<String>,
                 fix: &str,
                 saving: (u64, String)| {
@@ -195,7 +195,7 @@ pub(super) fn hand_offs(d: &DeviceAcc, to_host: &Sum, out: &mut Vec<Finding>) {
         push(
             out,
             (
-                "host-hop-migration",
+                FindingKind::HostHopMigration,
                 format!(
                     "{} on device #{dev} brought buffers back from the host, where a HOST \
                      migration had taken them off another device",
@@ -226,7 +226,7 @@ pub(super) fn hand_offs(d: &DeviceAcc, to_host: &Sum, out: &mut Vec<Finding>) {
         push(
             out,
             (
-                "migration-on-source-queue",
+                FindingKind::MigrationOnSourceQueue,
                 format!(
                     "{} on device #{dev} pulled buffers through the host that a migration had \
                      not moved: it was enqueued on the device that already held them",
@@ -259,7 +259,7 @@ pub(super) fn hand_offs(d: &DeviceAcc, to_host: &Sum, out: &mut Vec<Finding>) {
         push(
             out,
             (
-                "initialised-twice",
+                FindingKind::InitialisedTwice,
                 format!(
                     "{} on device #{dev} rewrote whole buffers just written on another device, \
                      with no use between",

@@ -92,7 +92,7 @@ fn implausible(j: &mut Judge) {
             .into(),
     );
     j.push(
-        "device-time-implausible",
+        FindingKind::DeviceTimeImplausible,
         title,
         evidence,
         "Nothing to change in the program: this driver's profiling times are not \
@@ -116,7 +116,7 @@ fn unavailable(j: &mut Judge) {
         .saturating_sub(d.implausible.transfers);
     if n > 0 && d.end.is_some() {
         push(
-            "device-time-unavailable",
+            FindingKind::DeviceTimeUnavailable,
             format!(
                 "{} on {on} {} no device time",
                 counted(n, "transfer"),
@@ -158,7 +158,7 @@ pub fn missing(names: &[String]) -> Vec<Finding> {
     for name in fictions {
         let why = rules::no_such_function(name).unwrap_or_default();
         out.push(finding(
-            "no-such-function",
+            FindingKind::NoSuchFunction,
             format!("the program asked for {name}, a function no OpenCL implementation has"),
             vec![why.to_string()],
             format!(
@@ -171,7 +171,7 @@ pub fn missing(names: &[String]) -> Vec<Finding> {
         let list: Vec<&str> = lacking.iter().take(8).map(|s| s.as_str()).collect();
         let more = lacking.len().saturating_sub(list.len());
         out.push(finding(
-            "function-not-offered",
+            FindingKind::FunctionNotOffered,
             format!(
                 "the program asked for {} this platform does not offer",
                 counted(lacking.len() as u64, "extension function")

@@ -150,7 +150,7 @@ pub(super) fn staged(j: &mut Judge) {
             h.count
         );
     }
-    j.push("staged-pageable", title, evidence, fix, (saved, how));
+    j.push(FindingKind::StagedPageable, title, evidence, fix, (saved, how));
 }
 
 /// What non-blocking calls from pageable memory that held the host anyway say and would save.
@@ -184,7 +184,7 @@ pub(super) fn held_host(j: &mut Judge) {
         j.set.recipe
     );
     j.push(
-        "nonblocking-held-host",
+        FindingKind::NonblockingHeldHost,
         title,
         evidence,
         fix,
@@ -320,7 +320,7 @@ pub(super) fn map_write(j: &mut Judge) {
         };
         let (map_copy, map_how) = replayed(d, graph, s, (map_copy, map_how), Fix::MapInvalidate);
         push(
-            "map-write-copied",
+            FindingKind::MapWriteCopied,
             format!(
                 "{} with CL_MAP_WRITE copied the buffer to the host first on {on}",
                 counted(s.count, "map")
@@ -380,7 +380,7 @@ pub(super) fn small(j: &mut Judge) {
             })
             .map_or(0, |(&size, _)| size);
         push(
-            "small-transfers",
+            FindingKind::SmallTransfers,
             format!(
                 "{} transfers under {} are latency-bound on {on}",
                 s.count,
@@ -411,7 +411,7 @@ pub(super) fn misaligned(j: &mut Judge) {
         let saved = s.extrapolated(saving(s, bw));
         let align = set.alignment.value.unwrap_or(64);
         push(
-            "misaligned",
+            FindingKind::Misaligned,
             format!(
                 "{} host pointers misaligned for {on}",
                 counted(s.count, "transfer") + " used"

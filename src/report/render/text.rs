@@ -215,7 +215,7 @@ pub(super) fn text(r: &Report) -> String {
 pub(super) fn minor(r: &Report) -> Option<String> {
     let minor: Vec<&Finding> = r.findings.iter().filter(|f| f.minor).collect();
     let first = minor.first()?;
-    let kinds: Vec<&str> = minor.iter().map(|f| f.kind).collect();
+    let kinds: Vec<&str> = minor.iter().map(|f| f.kind.as_str()).collect();
     Some(format!(
         "{} save under {:.0}% of {} ({}): {} (the largest {}); the JSON report lists {} (`--format json`, `CLXFER_REPORT=*.json`)",
         match minor.len() {
