@@ -442,7 +442,10 @@ fn a_planted_circle_is_found_and_named() {
         "mod.rs",
         "mod low;\nmod high;\nuse low::Base;\npub static STATE: Option<Base> = None;\n",
     );
-    write("low.rs", "pub struct Base;\npub fn f() { let _ = &super::STATE; }\n");
+    write(
+        "low.rs",
+        "pub struct Base;\npub fn f() { let _ = &super::STATE; }\n",
+    );
     write("high.rs", "pub struct Top;\n");
     assert_eq!(
         circles(&dir).into_iter().collect::<Vec<_>>(),

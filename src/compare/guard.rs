@@ -138,7 +138,13 @@ pub fn parse(text: &str) -> Result<Rule, String> {
         }
         "no misuse" | "no misuses" => {
             return Ok(rule(
-                Metric::Findings(FindingKind::ALL.iter().copied().filter(|k| k.misuse()).collect()),
+                Metric::Findings(
+                    FindingKind::ALL
+                        .iter()
+                        .copied()
+                        .filter(|k| k.misuse())
+                        .collect(),
+                ),
                 Op::Eq,
                 Value::Plain(0.0),
             ));

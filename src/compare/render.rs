@@ -5,11 +5,9 @@ use super::diff::{DeviceDiff, PairDiff, RowDiff};
 use super::figure::{Figure, Verdict};
 use super::findings::FindingDiff;
 use super::pair::Diff;
+use crate::report::{Format, Output};
 use crate::units::{bytes, duration, gbps};
 use std::fmt::Write as _;
-
-/// `--format`'s values.
-pub const FORMATS: &[&str] = &["text", "json", "md", "csv"];
 
 /// How noise is told from a change, as the output says it.
 pub const NOISE: &str = "counts, bytes, paths and projected times are exact; a measured \
@@ -18,12 +16,12 @@ pub const NOISE: &str = "counts, bytes, paths and projected times are exact; a m
                          run's own spread (its calls' 10th-90th percentile band) and its sampled \
                          estimates' margins cover is noise, and the rest is shown, not judged";
 
-pub fn render(d: &Diff, format: &str) -> String {
+pub fn render(d: &Diff, format: Output) -> String {
     match format {
-        "json" => serde_json::to_string_pretty(d).unwrap_or_default() + "\n",
-        "csv" => csv(d),
-        "md" => markdown(d),
-        _ => text(d),
+        Output::Report(Format::Json) => serde_json::to_string_pretty(d).unwrap_or_default() + "\n",
+        Output::Csv => csv(d),
+        Output::Report(Format::Markdown) => markdown(d),
+        Output::Report(Format::Text) => text(d),
     }
 }
 

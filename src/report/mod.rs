@@ -24,16 +24,16 @@ mod verdict;
 
 pub use bounds::{Bounds, Contributor};
 pub use builder::Builder;
-pub use finding_kind::FindingKind;
 pub use facts::{
     DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Folds, Kind, Link, On, Ran, Sync, Work,
     kind, kind_of, small_flags,
 };
+pub use finding_kind::FindingKind;
 pub use host_calls::{FromSlices, HostCall};
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};
 pub use races::{RaceFact, RaceSide};
-pub use render::{Format, WIDTH, wrapped};
+pub use render::{Format, Output, WIDTH, wrapped};
 pub use sampled::Sampled;
 pub use timeline::Busy;
 pub use verdict::{Moved, PathShare, Verdict};

@@ -3,8 +3,8 @@
 //! race can make the program's results wrong however fast it runs. Live runs and saved traces
 //! give the same facts (the trace's `possible data race` instants).
 
-use super::finding_kind::FindingKind;
 use super::Finding;
+use super::finding_kind::FindingKind;
 use super::findings::finding as made;
 use serde::{Deserialize, Serialize};
 

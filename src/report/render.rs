@@ -20,9 +20,26 @@ pub enum Format {
     Markdown,
 }
 
-impl Format {
-    pub const WORDS: &'static [&'static str] = &["text", "json", "md"];
+/// What `--format` asks of `clxfer report` and `clxfer diff`: a rendering of the report, or CSV
+/// tables; parsed once, by the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    Report(Format),
+    Csv,
+}
 
+impl Output {
+    pub const WORDS: &'static [&'static str] = &["text", "json", "md", "csv"];
+
+    pub fn parse(word: &str) -> Option<Output> {
+        match word {
+            "csv" => Some(Output::Csv),
+            w => Format::parse(w).map(Output::Report),
+        }
+    }
+}
+
+impl Format {
     pub fn parse(word: &str) -> Option<Format> {
         match word {
             "text" => Some(Format::Text),

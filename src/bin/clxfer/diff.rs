@@ -2,6 +2,7 @@
 
 use crate::fail;
 use clxfer::compare::{self, input, render};
+use clxfer::report::Output;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ pub fn parse_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
-pub fn diff(before: &Path, after: &Path, format: &str, pairs: &[(String, String)]) -> ExitCode {
+pub fn diff(before: &Path, after: &Path, format: Output, pairs: &[(String, String)]) -> ExitCode {
     let side = |p: &Path| {
         input::reports(p).map(|(reports, warnings)| {
             for w in warnings {

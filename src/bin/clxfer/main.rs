@@ -12,6 +12,8 @@ mod view;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clxfer::config;
+use clxfer::report::Output;
+use clxfer::report::csv::Table;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,12 +53,12 @@ enum Command {
         #[arg(required = true)]
         traces: Vec<PathBuf>,
         /// text, json, md, or csv (one table: --table).
-        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
-        format: String,
+        #[arg(long, default_value = "text", value_parser = output_parser())]
+        format: Output,
         /// With --format csv: commands (a row per command, host and device halves joined), or
         /// the report's transfers, operations, kernels or findings.
-        #[arg(long, default_value = "commands", value_parser = clap::builder::PossibleValuesParser::new(clxfer::report::csv::Table::WORDS))]
-        table: String,
+        #[arg(long, default_value = "commands", value_parser = table_parser())]
+        table: Table,
         /// Project the transfers of devices these rules describe onto the rules' cost model,
         /// beside the measured figures (devices traced under forced rules are projected
         /// anyway, in place of their own times).
@@ -107,8 +109,8 @@ enum Command {
         /// The run after it.
         after: PathBuf,
         /// text, json, md, or csv.
-        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(clxfer::compare::render::FORMATS))]
-        format: String,
+        #[arg(long, default_value = "text", value_parser = output_parser())]
+        format: Output,
         /// Pair the processes of program BEFORE with those of program AFTER (repeatable).
         #[arg(long = "pair", value_name = "BEFORE=AFTER", value_parser = diff::parse_pair)]
         pairs: Vec<(String, String)>,
@@ -235,7 +237,7 @@ fn main() -> ExitCode {
             table,
             project,
         } => progress::watch("reading", progress::total(&traces, 1), || {
-            report::report(&traces, &format, &table, project.as_deref())
+            report::report(&traces, format, table, project.as_deref())
         }),
         Command::Check {
             traces,
@@ -256,7 +258,7 @@ fn main() -> ExitCode {
         } => {
             let total = progress::total(&[before.clone(), after.clone()], 1);
             progress::watch("reading", total, || {
-                diff::diff(&before, &after, &format, &pairs)
+                diff::diff(&before, &after, format, &pairs)
             })
         }
         // A merge reads each trace twice: for the processes' starts, then to write them.
@@ -322,4 +324,18 @@ pub fn layer_library() -> Option<PathBuf> {
     .into_iter()
     .find(|p| p.exists())
     .and_then(|p| p.canonicalize().ok())
+}
+
+/// `--table`: one of [`Table::WORDS`], as the typed value.
+fn table_parser() -> impl clap::builder::TypedValueParser<Value = Table> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Table::WORDS)
+        .map(|w| Table::parse(&w).expect("clap accepts only the listed words"))
+}
+
+/// `--format`: one of [`Output::WORDS`], as the typed value.
+fn output_parser() -> impl clap::builder::TypedValueParser<Value = Output> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Output::WORDS)
+        .map(|w| Output::parse(&w).expect("clap accepts only the listed words"))
 }

@@ -2,7 +2,7 @@
 
 use crate::{fail, traces_in};
 use clxfer::model::rules::{self, RuleSet};
-use clxfer::report::{DeviceReport, Format, Report, csv, from_trace};
+use clxfer::report::{DeviceReport, Format, Output, Report, csv, from_trace};
 use clxfer::trace::merge;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,29 +31,20 @@ fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// `--format`'s values: the report's formats, and CSV.
-pub const FORMATS: &[&str] = &["text", "json", "md", "csv"];
-
-pub fn report(traces: &[PathBuf], format: &str, table: &str, project: Option<&str>) -> ExitCode {
+pub fn report(
+    traces: &[PathBuf],
+    format: Output,
+    table: csv::Table,
+    project: Option<&str>,
+) -> ExitCode {
     let project = project.and_then(rules::by_name);
     let traces = match expand(traces) {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
-    if format == "csv" {
-        let Some(table) = csv::Table::parse(table) else {
-            return fail(format!(
-                "--table {table}: accepted: {}",
-                csv::Table::WORDS.join("|")
-            ));
-        };
-        return report_csv(&traces, table, project);
-    }
-    let Some(format) = Format::parse(format) else {
-        return fail(format!(
-            "--format {format}: accepted: {}",
-            FORMATS.join("|")
-        ));
+    let format = match format {
+        Output::Report(f) => f,
+        Output::Csv => return report_csv(&traces, table, project),
     };
     let mut rendered = Vec::new();
     for path in &traces {

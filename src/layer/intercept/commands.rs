@@ -2,8 +2,8 @@
 //! accepted them). One `Command` per shape; SVM, ARM SVM and USM calls of one shape share it.
 
 use super::enqueue::Command;
-use super::races::{Touch, Touches};
 use super::objects::kernel_args;
+use super::races::{Touch, Touches};
 use super::state::WORLD;
 use crate::graph::race::{Certainty, Use};
 use crate::model::classify::Op;

@@ -96,4 +96,3 @@ pub(super) fn devices_by_index() -> Vec<(usize, Arc<Device>)> {
     devices.sort_by_key(|(_, d)| d.profile.index);
     devices
 }
-

@@ -2,8 +2,8 @@
 //! (`timing::mapping`) and handed to the writer, as a device record (trace) or with the report's
 //! facts (summary mode); and the timing of clxfer's own driver calls, for the own-cost line.
 
-use super::state::Device;
 use super::pending::{OVER, Pending};
+use super::state::Device;
 use super::state::QueueInfo;
 use crate::layer::driver;
 use crate::sink::buffer;

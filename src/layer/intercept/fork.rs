@@ -9,8 +9,8 @@
 //! the child, every queue gets a fresh list of waiting commands (the parent's commands are the
 //! parent's to report). A device's clock mapping is lock-free (`timing::mapping`).
 
-use super::state::QueueInfo;
 use super::completion;
+use super::state::QueueInfo;
 use super::state::WORLD;
 use std::any::Any;
 use std::sync::Arc;

@@ -4,9 +4,9 @@
 
 use super::state::QueueInfo;
 use super::state::WORLD;
-use crate::layer::{Hook, Span};
 use crate::graph::{Deps, Id, Kind};
 use crate::layer::{Api, Call};
+use crate::layer::{Hook, Span};
 use crate::report::On;
 use opencl_sys::*;
 use smallvec::SmallVec;

@@ -7,8 +7,8 @@
 mod collect;
 mod commands;
 mod completion;
-mod enqueue;
 mod devices;
+mod enqueue;
 mod events;
 mod exit;
 mod finish;

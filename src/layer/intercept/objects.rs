@@ -1,9 +1,9 @@
 //! Hooks that keep the model's objects current: memory objects (created, imported, destroyed),
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
+use super::devices::device;
 use super::enqueue::{enqueued, kernel_name};
 use super::events::{Capture, capture};
-use super::devices::device;
 use super::state::{KernelArgs, WORLD, bounded_insert};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::kernel_source::Access;

@@ -166,4 +166,3 @@ pub struct Program {
     /// Its kernels, once read (a linked program's from the start).
     pub(super) kernels: Option<Arc<Vec<Kernel>>>,
 }
-

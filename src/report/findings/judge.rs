@@ -2,8 +2,8 @@
 //! pinned bandwidth, a cost model's figure, the replay of the command graph), how evidence is
 //! worded, and the list the findings go to ([`Judge`]).
 
-pub use super::super::FindingKind;
 use super::super::Finding;
+pub use super::super::FindingKind;
 use super::super::acc::{DeviceAcc, Projecting, Sum};
 use super::super::bounds::Graph;
 use super::super::replay::Fix;

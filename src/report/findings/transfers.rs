@@ -150,7 +150,13 @@ pub(super) fn staged(j: &mut Judge) {
             h.count
         );
     }
-    j.push(FindingKind::StagedPageable, title, evidence, fix, (saved, how));
+    j.push(
+        FindingKind::StagedPageable,
+        title,
+        evidence,
+        fix,
+        (saved, how),
+    );
 }
 
 /// What non-blocking calls from pageable memory that held the host anyway say and would save.
