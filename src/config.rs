@@ -39,6 +39,9 @@ pub struct OptSpec {
     pub kind: Kind,
     pub default: &'static str,
     pub doc: &'static str,
+    /// Puts the checked value (or the default) into its typed field: each option's meaning is
+    /// here, once, not read back by name.
+    pub set: fn(&mut Config, &str),
 }
 
 impl OptSpec {
@@ -56,6 +59,12 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "trace",
         doc: "`trace` writes a Chrome trace, `summary` prints a report at exit, \
               `off` forwards every call untouched and records nothing.",
+        set: |c, v| {
+            c.mode = Mode::ALL
+                .into_iter()
+                .find(|m| m.as_str() == v)
+                .unwrap_or(Mode::Trace)
+        },
     },
     OptSpec {
         var: "CLXFER_DIR",
@@ -63,6 +72,7 @@ pub const OPTIONS: &[OptSpec] = &[
         default: ".",
         doc: "Where trace files go (`clxfer-<program>-<pid>.json`, created new, mode 0600). \
               Default: the working directory.",
+        set: |c, v| c.dir = std::path::PathBuf::from(v),
     },
     OptSpec {
         var: "CLXFER_OUTPUT",
@@ -72,6 +82,13 @@ pub const OPTIONS: &[OptSpec] = &[
               (relative to the working directory). `{pid}` in it becomes the process id and \
               `{program}` the program's name, for programs that start several processes. \
               Created new, mode 0600; if the name is taken, `<name>.1.<ext>`, ….",
+        set: |c, v| {
+            c.output = Some(v).filter(|o| !o.is_empty()).map(str::to_string);
+            // A protobuf trace by its name, whatever CLXFER_FORMAT says.
+            c.perfetto |= [".pftrace", ".perfetto-trace"]
+                .iter()
+                .any(|ext| v.ends_with(ext));
+        },
     },
     OptSpec {
         var: "CLXFER_REPORT",
@@ -82,6 +99,11 @@ pub const OPTIONS: &[OptSpec] = &[
               mode 0600; if the name is taken, `<name>.1.<ext>`, … (each process of a program \
               that forks gets its own). `-` is stderr; a character device or FIFO (`/dev/stderr`, \
               a named pipe) is written as it is.",
+        set: |c, v| {
+            c.report = Some(v)
+                .filter(|r| !r.is_empty())
+                .map(std::path::PathBuf::from)
+        },
     },
     OptSpec {
         var: "CLXFER_DEVICE_TIMING",
@@ -95,6 +117,13 @@ pub const OPTIONS: &[OptSpec] = &[
               commands it times. `all` times every command (in summary mode, every transfer and \
               kernel), at the driver's price for an event each. `off` leaves queues as the \
               program made them: host timing only.",
+        set: |c, v| {
+            c.device_timing = match v {
+                "all" => DeviceTiming::All,
+                "off" => DeviceTiming::Off,
+                _ => DeviceTiming::Sampled,
+            }
+        },
     },
     OptSpec {
         var: "CLXFER_RACES",
@@ -104,6 +133,7 @@ pub const OPTIONS: &[OptSpec] = &[
               another queue (or of its own out-of-order queue): said on stderr, in the report and \
               in the trace. `off` skips the check and what it keeps (its cost is in \
               docs/PERFORMANCE.md).",
+        set: |c, v| c.races = v == "on",
     },
     OptSpec {
         var: "CLXFER_BUFFER_MIB",
@@ -115,6 +145,7 @@ pub const OPTIONS: &[OptSpec] = &[
               writer that makes none for `CLXFER_WRITER_WAIT_MS` gets records dropped and \
               counted (in the trace's last event and on stderr). Each thread also holds up to \
               256 records of its own.",
+        set: |c, v| c.buffer_bytes = v.parse::<u64>().unwrap_or(16) << 20,
     },
     OptSpec {
         var: "CLXFER_WRITER_WAIT_MS",
@@ -124,6 +155,7 @@ pub const OPTIONS: &[OptSpec] = &[
               (`CLXFER_BUFFER_MIB`) waits while the writer makes no progress at all (a dead \
               disk) before those records are dropped and counted. While the writer makes \
               progress, however slowly, nothing is dropped.",
+        set: |c, v| c.writer_wait_ms = v.parse().unwrap_or(10_000),
     },
     OptSpec {
         var: "CLXFER_FORMAT",
@@ -134,6 +166,7 @@ pub const OPTIONS: &[OptSpec] = &[
               about a third the size, for long runs; Perfetto opens it, DevTools does not). A \
               `CLXFER_OUTPUT` ending in `.pftrace` picks `perfetto` too. `clxfer convert` turns \
               one into the other; every clxfer command reads both.",
+        set: |c, v| c.perfetto |= v == "perfetto",
     },
     OptSpec {
         var: "CLXFER_TRACE_LIMIT_MIB",
@@ -144,6 +177,12 @@ pub const OPTIONS: &[OptSpec] = &[
               on stderr, counts the events it leaves out (`limit_left_out` in the trace's last \
               event) and still closes the file with its last event and the report, whose \
               figures stay whole.",
+        set: |c, v| {
+            c.trace_limit = match v.parse::<u64>().unwrap_or(0) {
+                0 => u64::MAX,
+                mib => mib.saturating_mul(1 << 20),
+            }
+        },
     },
     OptSpec {
         var: "CLXFER_TRACE_LIMIT_KEEP",
@@ -157,6 +196,7 @@ pub const OPTIONS: &[OptSpec] = &[
               half of it (the file is rewritten and renamed over itself, so it is whole at every \
               moment, and stays under the limit plus its last event; its first event, the run's \
               start, stays).",
+        set: |c, v| c.trace_keep_last = v == "last",
     },
     OptSpec {
         var: "CLXFER_OPENCL_LIB",
@@ -164,6 +204,7 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "libOpenCL.so.1",
         doc: "Under LD_PRELOAD, the OpenCL library to forward to when `dlsym(RTLD_NEXT)` finds none \
               (the program opened OpenCL privately, as Python extensions do).",
+        set: |c, v| c.opencl_lib = v.to_string(),
     },
     OptSpec {
         var: "CLXFER_LOG",
@@ -171,6 +212,13 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "warn",
         doc: "What clxfer says on stderr: `warn` only problems, `info` also how it loaded and \
               what it saw at exit, `debug` also how each function was resolved and every transfer's classification.",
+        set: |c, v| {
+            c.log = match v {
+                "info" => LogLevel::Info,
+                "debug" => LogLevel::Debug,
+                _ => LogLevel::Warn,
+            }
+        },
     },
     OptSpec {
         var: "CLXFER_RULES",
@@ -179,6 +227,7 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "Which vendor's transfer rules classify every device: `auto` picks by vendor and \
               device type; a name forces one set for all devices (how tests on a CPU device \
               exercise the GPU rules). The rules are listed in docs/RULES.md.",
+        set: |c, v| c.rules = rules::by_name(v),
     },
     OptSpec {
         var: "CLXFER_DEVICE_MEMORY",
@@ -188,6 +237,7 @@ pub const OPTIONS: &[OptSpec] = &[
               mean when the rules are forced (`4GiB` for the port's 4 GB card, traced on a CPU \
               device). Unset: the device's own under `auto` rules, else the forced rules' card \
               (docs/RULES.md).",
+        set: |c, v| c.device_memory = v.parse().unwrap_or(0),
     },
     OptSpec {
         var: "CLXFER_TEST_PANIC_AT",
@@ -195,6 +245,7 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "",
         doc: "Testing only: make clxfer's own code panic inside this entry point, to check that the \
               program is unaffected and clxfer disables itself.",
+        set: |c, v| c.test_panic_at = (!v.is_empty()).then(|| v.to_string()),
     },
     OptSpec {
         var: "CLXFER_TEST_WRITER_STALL_MS",
@@ -202,6 +253,7 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "0",
         doc: "Testing only: the writer thread stalls this long before its first batch, as on a \
               stalled disk, to check that memory stays bounded and dropped records are counted.",
+        set: |c, v| c.test_writer_stall_ms = v.parse().unwrap_or(0),
     },
     OptSpec {
         var: "CLXFER_TEST_CALLBACKS",
@@ -210,6 +262,7 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "Testing only: `off` arms no completion callback, so timed commands are collected \
               only at the program's waits and at exit: to measure what callbacks cost a driver \
               (docs/PERFORMANCE.md).",
+        set: |c, v| c.test_no_callbacks = v == "off",
     },
     OptSpec {
         var: "CLXFER_TEST_PROGRESS_AFTER_MS",
@@ -217,6 +270,7 @@ pub const OPTIONS: &[OptSpec] = &[
         default: "1000",
         doc: "Testing only: how long the `clxfer` command's work on traces runs before it shows \
               its progress on a terminal, so that a test sees the bar on a small trace.",
+        set: |c, v| c.test_progress_after_ms = v.parse().unwrap_or(1000),
     },
     OptSpec {
         var: "CLXFER_TEST_SAMPLE_EVERY",
@@ -226,6 +280,7 @@ pub const OPTIONS: &[OptSpec] = &[
               of by the time budget, so that a run under valgrind (many times slower, \
               which the budget would take for a quiet program) is sampled as the same run is \
               natively (`scripts/bench`). 0: by the budget.",
+        set: |c, v| c.test_sample_every = v.parse().unwrap_or(0),
     },
 ];
 
@@ -411,82 +466,39 @@ impl Config {
                 },
             })
             .collect();
-        let get = |var: &str| {
-            settings
-                .iter()
-                .find(|s| s.spec.var == var)
-                .map(|s| s.value.as_str())
-                .unwrap_or("")
-        };
-        let mode = Mode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == get("CLXFER_MODE"))
-            .unwrap_or(Mode::Trace);
-        let log = match get("CLXFER_LOG") {
-            "info" => LogLevel::Info,
-            "debug" => LogLevel::Debug,
-            _ => LogLevel::Warn,
-        };
-        let opencl_lib = get("CLXFER_OPENCL_LIB").to_string();
-        let dir = std::path::PathBuf::from(get("CLXFER_DIR"));
-        let output = Some(get("CLXFER_OUTPUT"))
-            .filter(|o| !o.is_empty())
-            .map(str::to_string);
-        let device_memory = get("CLXFER_DEVICE_MEMORY").parse().unwrap_or(0);
-        let report = Some(get("CLXFER_REPORT"))
-            .filter(|r| !r.is_empty())
-            .map(std::path::PathBuf::from);
-        let device_timing = match get("CLXFER_DEVICE_TIMING") {
-            "all" => DeviceTiming::All,
-            "off" => DeviceTiming::Off,
-            _ => DeviceTiming::Sampled,
-        };
-        let races = get("CLXFER_RACES") == "on";
-        let rules = rules::by_name(get("CLXFER_RULES"));
-        let panic_at = get("CLXFER_TEST_PANIC_AT");
-        let test_panic_at = (!panic_at.is_empty()).then(|| panic_at.to_string());
-        let test_writer_stall_ms = get("CLXFER_TEST_WRITER_STALL_MS").parse().unwrap_or(0);
-        let test_no_callbacks = get("CLXFER_TEST_CALLBACKS") == "off";
-        let test_sample_every = get("CLXFER_TEST_SAMPLE_EVERY").parse().unwrap_or(0);
-        let test_progress_after_ms = get("CLXFER_TEST_PROGRESS_AFTER_MS").parse().unwrap_or(1000);
-        let buffer_bytes = get("CLXFER_BUFFER_MIB").parse::<u64>().unwrap_or(16) << 20;
-        let writer_wait_ms = get("CLXFER_WRITER_WAIT_MS").parse().unwrap_or(10_000);
-        let perfetto = get("CLXFER_FORMAT") == "perfetto"
-            || [".pftrace", ".perfetto-trace"]
-                .iter()
-                .any(|ext| get("CLXFER_OUTPUT").ends_with(ext));
-        let trace_keep_last = get("CLXFER_TRACE_LIMIT_KEEP") == "last";
-        let trace_limit = match get("CLXFER_TRACE_LIMIT_MIB").parse::<u64>().unwrap_or(0) {
-            0 => u64::MAX,
-            mib => mib.saturating_mul(1 << 20),
-        };
-        Config {
-            settings,
-            mode,
-            opencl_lib,
-            dir,
-            output,
-            report,
-            device_timing,
-            races,
-            log,
-            rules,
-            device_memory,
-            test_panic_at,
-            test_writer_stall_ms,
-            test_no_callbacks,
-            test_sample_every,
-            test_progress_after_ms,
-            buffer_bytes,
-            writer_wait_ms,
-            trace_limit,
-            trace_keep_last,
-            perfetto,
+        // Blank, then every option sets its own fields from its value or its default.
+        let mut c = Config {
+            settings: Vec::new(),
+            mode: Mode::Trace,
+            opencl_lib: String::new(),
+            dir: std::path::PathBuf::new(),
+            output: None,
+            report: None,
+            device_timing: DeviceTiming::Sampled,
+            races: false,
+            log: LogLevel::Warn,
+            rules: None,
+            device_memory: 0,
+            test_panic_at: None,
+            test_writer_stall_ms: 0,
+            test_no_callbacks: false,
+            test_sample_every: 0,
+            test_progress_after_ms: 0,
+            buffer_bytes: 0,
+            writer_wait_ms: 0,
+            trace_limit: u64::MAX,
+            trace_keep_last: false,
+            perfetto: false,
             warnings,
             run_notes: lookup(RUN_NOTES)
                 .filter(|n| !n.is_empty())
                 .map(std::path::PathBuf::from),
+        };
+        for setting in &settings {
+            (setting.spec.set)(&mut c, &setting.value);
         }
+        c.settings = settings;
+        c
     }
 
     /// The options given (by the environment or a flag) and where each came from, for the
