@@ -75,49 +75,32 @@ type ClassKey = (
 /// The trace writer: records in, events out, as JSON (the default) or Perfetto's protobuf
 /// (`E`, [`super::emit`]).
 pub struct Chrome<W: TraceOut, E: Emit = Json> {
-    out: W,
+    file: TraceFile<W>,
+    tracks: Tracks,
+    arrows: Arrows,
     j: E,
     host_pid: u32,
     start_ns: u64,
-    /// Device index → named yet.
-    devices: HashMap<u32, bool, FxBuildHasher>,
-    /// The devices' tracks as said, to say again in each chunk of a ring.
-    device_tracks: Vec<DeviceTrack>,
-    /// Devices under forced rules: the cost model projecting their transfers, if the rules have
-    /// one (issue #26).
-    projecting: HashMap<u32, Option<&'static crate::model::cost::Cost>, FxBuildHasher>,
-    queues: HashMap<QueueRef, Lanes, FxBuildHasher>,
-    /// Host thread → its name, and whether the name is written (only threads with calls are).
-    threads: HashMap<u32, (String, bool), FxBuildHasher>,
-    /// Counter → last value written.
-    counters: HashMap<Counter, u64, FxBuildHasher>,
-    /// Commands whose host slice is written and device slice not yet, and the other way round.
-    /// (With the ring's chunk each host slice is in: a device slice whose host slice is in an
-    /// earlier chunk says everything itself.)
-    hosts: HashMap<u64, u32, FxBuildHasher>,
-    /// The ring's chunks begun.
-    chunk: u32,
-    early: HashMap<u64, Command, FxBuildHasher>,
     rendered: Rendered,
     classes: classes::Classes<E>,
     /// By entry point: its last class, and what made it.
     last_class: Vec<Option<classes::Last<ClassKey>>>,
-    /// The dependency arrows' ends not yet joined.
-    waits: waits::Waits,
-    /// Race arrows drawn (their flow ids).
-    races: u64,
-    /// Out-of-order queues (their host slices say the barrier each command waits for).
-    out_of_order: HashSet<QueueRef, FxBuildHasher>,
     /// Flags → their names as a JSON string (`"READ_WRITE|ALLOC_HOST_PTR"`), by table and value:
     /// a program uses the same few.
     flag_names: HashMap<(usize, u64), Box<[u8]>, FxBuildHasher>,
     /// The JSON's cache of event heads ([`Heads`]).
     heads: Heads,
     events: u64,
-    failed: Option<String>,
-    what: String,
     /// The run's report as JSON, for the trace's last event.
     report: Option<String>,
+}
+
+/// The trace file: where the events go, how much it may hold, and what was left out of it.
+struct TraceFile<W> {
+    out: W,
+    /// Its name in messages (its path).
+    what: String,
+    failed: Option<String>,
     /// Bytes handed to the file, and how many it may hold ([`super::trace_file::room`]).
     written: u64,
     room: u64,
@@ -132,6 +115,41 @@ pub struct Chrome<W: TraceOut, E: Emit = Json> {
     closing: bool,
     /// The output keeps the most recent part (a ring, `super::ring`) and has dropped some.
     ring_dropped: bool,
+    /// The ring's chunks begun.
+    chunk: u32,
+}
+
+/// The tracks the trace names: devices, their queues' lanes, host threads, counters.
+#[derive(Default)]
+struct Tracks {
+    /// Device index → named yet.
+    devices: HashMap<u32, bool, FxBuildHasher>,
+    /// The devices' tracks as said, to say again in each chunk of a ring.
+    device_tracks: Vec<DeviceTrack>,
+    /// Devices under forced rules: the cost model projecting their transfers, if the rules have
+    /// one (issue #26).
+    projecting: HashMap<u32, Option<&'static crate::model::cost::Cost>, FxBuildHasher>,
+    queues: HashMap<QueueRef, Lanes, FxBuildHasher>,
+    /// Host thread → its name, and whether the name is written (only threads with calls are).
+    threads: HashMap<u32, (String, bool), FxBuildHasher>,
+    /// Counter → last value written.
+    counters: HashMap<Counter, u64, FxBuildHasher>,
+    /// Out-of-order queues (their host slices say the barrier each command waits for).
+    out_of_order: HashSet<QueueRef, FxBuildHasher>,
+}
+
+/// The arrows: a command's host and device slices joined, its dependencies, races.
+#[derive(Default)]
+struct Arrows {
+    /// Commands whose host slice is written and device slice not yet, and the other way round.
+    /// (With the ring's chunk each host slice is in: a device slice whose host slice is in an
+    /// earlier chunk says everything itself.)
+    hosts: HashMap<u64, u32, FxBuildHasher>,
+    early: HashMap<u64, Command, FxBuildHasher>,
+    /// The dependency arrows' ends not yet joined.
+    waits: waits::Waits,
+    /// Race arrows drawn (their flow ids).
+    races: u64,
 }
 
 /// `flags` decoded with `names`, as a JSON string, rendered once.
@@ -166,43 +184,36 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let host_pid = std::process::id();
         let t0 = clock::start();
         let mut c = Chrome {
-            out,
+            file: TraceFile {
+                out,
+                what,
+                failed: None,
+                written: 0,
+                room: super::trace_file::room(),
+                // A ring limits the trace itself (`super::ring`).
+                limit: match crate::config::global() {
+                    c if c.trace_keep_last => u64::MAX,
+                    c => c.trace_limit,
+                },
+                left_out: 0,
+                flushed_events: 0,
+                limited: false,
+                closing: false,
+                ring_dropped: false,
+                chunk: 0,
+            },
+            tracks: Tracks::default(),
+            arrows: Arrows::default(),
             j: E::default(),
             host_pid,
             start_ns: t0.mono_ns,
-            devices: HashMap::default(),
-            device_tracks: Vec::new(),
-            projecting: HashMap::default(),
-            queues: HashMap::default(),
-            threads: HashMap::default(),
-            counters: HashMap::default(),
-            hosts: HashMap::default(),
-            chunk: 0,
-            early: HashMap::default(),
             rendered: Rendered::default(),
             classes: classes::Classes::default(),
             last_class: Vec::new(),
-            waits: waits::Waits::default(),
-            races: 0,
-            out_of_order: HashSet::default(),
             flag_names: HashMap::default(),
             heads: HashMap::default(),
             events: 0,
-            failed: None,
-            what,
             report: None,
-            written: 0,
-            room: super::trace_file::room(),
-            // A ring limits the trace itself (`super::ring`).
-            limit: match crate::config::global() {
-                c if c.trace_keep_last => u64::MAX,
-                c => c.trace_limit,
-            },
-            left_out: 0,
-            flushed_events: 0,
-            limited: false,
-            closing: false,
-            ring_dropped: false,
         };
         // Room for a flush's worth and the record that crosses it, from the start.
         c.j.start(t0.mono_ns, 2 * FLUSH_AT);
@@ -242,7 +253,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         j.close();
         c.end_event();
         // A ring's head: what comes before its first chunk, always kept.
-        if c.out.chunk_due() {
+        if c.file.out.chunk_due() {
             c.flush();
         }
         c
@@ -253,28 +264,31 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// and classes said, again as they next appear; a device slice whose host slice is in an
     /// earlier chunk says everything itself.
     fn new_chunk(&mut self) {
-        let dropped = self.out.chunk(self.events);
+        let dropped = self.file.out.chunk(self.events);
         if dropped > 0 {
-            if !self.ring_dropped {
+            if !self.file.ring_dropped {
                 crate::warn!(
                     "the trace {} reached CLXFER_TRACE_LIMIT_MIB ({} MiB): its oldest events \
                      are dropped as new ones come (counted in its last event); the report stays \
                      whole",
-                    self.what,
+                    self.file.what,
                     crate::config::global().trace_limit >> 20
                 );
             }
-            self.ring_dropped = true;
-            self.left_out += dropped;
+            self.file.ring_dropped = true;
+            self.file.left_out += dropped;
         }
         self.j.restart();
         self.classes.restart();
         self.last_class.iter_mut().for_each(|l| *l = None);
-        self.chunk += 1;
-        self.threads.values_mut().for_each(|t| t.1 = false);
-        self.queues.values_mut().for_each(|q| q.named = 0);
-        self.devices.values_mut().for_each(|named| *named = false);
-        for d in std::mem::take(&mut self.device_tracks) {
+        self.file.chunk += 1;
+        self.tracks.threads.values_mut().for_each(|t| t.1 = false);
+        self.tracks.queues.values_mut().for_each(|q| q.named = 0);
+        self.tracks
+            .devices
+            .values_mut()
+            .for_each(|named| *named = false);
+        for d in std::mem::take(&mut self.tracks.device_tracks) {
             self.device(&d);
         }
     }
@@ -305,46 +319,52 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     fn flush(&mut self) {
         // Past RLIMIT_FSIZE the kernel would send SIGXFSZ, which kills the whole program: stop
         // writing before the limit instead.
-        if self.failed.is_some() {
+        if self.file.failed.is_some() {
             self.j.clear();
             return;
         }
         // Past CLXFER_TRACE_LIMIT_MIB, whole batches are left out (a batch holds a slice with
         // the two ends of its arrows) and counted; the last event is written anyway.
-        let batch = self.events - self.flushed_events;
-        self.flushed_events = self.events;
-        let over = self.written.saturating_add(self.j.bytes().len() as u64) > self.limit;
-        if !self.closing && (self.limited || over) {
-            if !self.limited {
-                self.limited = true;
+        let batch = self.events - self.file.flushed_events;
+        self.file.flushed_events = self.events;
+        let over = self
+            .file
+            .written
+            .saturating_add(self.j.bytes().len() as u64)
+            > self.file.limit;
+        if !self.file.closing && (self.file.limited || over) {
+            if !self.file.limited {
+                self.file.limited = true;
                 crate::warn!(
                     "the trace {} reached CLXFER_TRACE_LIMIT_MIB ({} MiB): later events are left \
                      out and counted in its last event; the report stays whole",
-                    self.what,
-                    self.limit >> 20
+                    self.file.what,
+                    self.file.limit >> 20
                 );
             }
-            self.left_out += batch;
+            self.file.left_out += batch;
             self.j.clear();
             return;
         }
-        let room = self.room.saturating_sub(self.written) as usize;
+        let room = self.file.room.saturating_sub(self.file.written) as usize;
         let result = if self.j.bytes().len() > room {
             // As many whole events as fit, so the file stays loadable.
             let fit = self.j.fit(room);
-            let _ = (self.out.write_all(&self.j.bytes()[..fit])).and_then(|_| self.out.flush());
-            self.written += fit as u64;
+            let _ = (self.file.out.write_all(&self.j.bytes()[..fit]))
+                .and_then(|_| self.file.out.flush());
+            self.file.written += fit as u64;
             Err(std::io::Error::other(format!(
                 "the file size limit (RLIMIT_FSIZE, {} bytes) is reached",
-                self.room
+                self.file.room
             )))
         } else {
-            self.written += self.j.bytes().len() as u64;
-            self.out
+            self.file.written += self.j.bytes().len() as u64;
+            self.file
+                .out
                 .write_all(self.j.bytes())
-                .and_then(|_| self.out.flush())
+                .and_then(|_| self.file.out.flush())
         };
-        if result.is_ok() && !self.closing && self.out.chunk_due() {
+        if result.is_ok() && !self.file.closing && self.file.out.chunk_due() {
             self.j.clear();
             self.new_chunk();
             return;
@@ -352,9 +372,9 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         if let Err(e) = result {
             crate::warn!(
                 "writing the trace {} failed ({e}); the rest of the trace is lost",
-                self.what
+                self.file.what
             );
-            self.failed = Some(e.to_string());
+            self.file.failed = Some(e.to_string());
         }
         self.j.clear();
     }
@@ -389,8 +409,8 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             Record::Thread { tid, name } => {
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
                 let name = String::from_utf8_lossy(&name[..end]).into_owned();
-                let named = self.threads.get(&tid).is_some_and(|t| t.1);
-                self.threads.insert(tid, (name, false));
+                let named = self.tracks.threads.get(&tid).is_some_and(|t| t.1);
+                self.tracks.threads.insert(tid, (name, false));
                 if named {
                     self.name_thread(tid);
                 }

@@ -5,7 +5,7 @@ use super::*;
 
 impl<W: TraceOut, E: Emit> Chrome<W, E> {
     pub(super) fn call(&mut self, c: Call) {
-        if !self.threads.get(&c.tid).is_some_and(|t| t.1) {
+        if !self.tracks.threads.get(&c.tid).is_some_and(|t| t.1) {
             self.name_thread(c.tid);
         }
         let (ts, dur) = (self.ts(c.begin), c.end.saturating_sub(c.begin));
@@ -68,7 +68,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         if e.deps.unknown > 0 {
             j.field(s::WAITS_UNKNOWN).u64(e.deps.unknown as u64);
         }
-        if self.out_of_order.contains(&e.queue)
+        if self.tracks.out_of_order.contains(&e.queue)
             && let Some(after) = e.deps.after
         {
             j.field(s::AFTER).u64(after);
@@ -80,7 +80,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             args::per_call(j, cl);
             // Under forced rules this device's time is not the rules' devices': the cost model's
             // stands in. A non-blocking call's time says nothing of its transfer (issue #26).
-            match self.projecting.get(&e.queue.device) {
+            match self.tracks.projecting.get(&e.queue.device) {
                 Some(cost) => {
                     let migration = c.api.verb() == "Migrate";
                     let projected =
@@ -131,7 +131,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let (id, timed) = (e.id, e.timed);
         crate::sink::buffer::unbox(e);
         if timed {
-            match self.early.remove(&id) {
+            match self.arrows.early.remove(&id) {
                 Some(c) => self.device_slice(c, true),
                 None => self.bare(id),
             }

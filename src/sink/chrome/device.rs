@@ -7,10 +7,10 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// A completed command: drawn once its enqueue's host slice is written, so that the arrow
     /// always has both ends, even in the trace of a program killed with records in flight.
     pub(super) fn command(&mut self, c: Command) {
-        if let Some(chunk) = self.hosts.remove(&c.id) {
-            self.device_slice(c, chunk == self.chunk);
-        } else if self.early.len() < JOIN_LIMIT {
-            self.early.insert(c.id, c);
+        if let Some(chunk) = self.arrows.hosts.remove(&c.id) {
+            self.device_slice(c, chunk == self.file.chunk);
+        } else if self.arrows.early.len() < JOIN_LIMIT {
+            self.arrows.early.insert(c.id, c);
         } else {
             self.device_slice(c, false);
         }
@@ -18,10 +18,10 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
 
     /// A host slice whose command has not completed yet.
     pub(super) fn bare(&mut self, id: u64) {
-        if self.hosts.len() >= JOIN_LIMIT {
-            self.hosts.clear();
+        if self.arrows.hosts.len() >= JOIN_LIMIT {
+            self.arrows.hosts.clear();
         }
-        self.hosts.insert(id, self.chunk);
+        self.arrows.hosts.insert(id, self.file.chunk);
     }
 
     pub(super) fn device_slice(&mut self, c: Command, flow: bool) {
@@ -37,7 +37,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             (None, None) => Name::Words(&[verb]),
             (Some(_), _) => Name::Shown(&shown),
         };
-        let projected = self.projecting.contains_key(&c.queue.device);
+        let projected = self.tracks.projecting.contains_key(&c.queue.device);
         let j = self.begin(name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
         j.qkey(quoted!("dur")).us(dur);
         // The call's own details are on the host slice, one arrow away: with the arrow, what
@@ -74,7 +74,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         self.end_event();
         let at = waits::At { pid: dpid, tid, ts };
         if c.held || !c.waits.is_empty() {
-            for (id, from, to) in self.waits.slice(c.id, at, c.held, &c.waits) {
+            for (id, from, to) in self.arrows.waits.slice(c.id, at, c.held, &c.waits) {
                 self.flow(s::WAIT_FLOW_NAME, id, from, to);
             }
         }
@@ -139,10 +139,10 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             } else {
                 s::CAT_CALL
             };
-            self.races += 1;
+            self.arrows.races += 1;
             let at = |tid, ts| waits::At { pid, tid, ts };
             let (a, b) = (at(f.first.thread, from), at(f.second.thread, to));
-            self.flow_of(s::RACE_FLOW_NAME, cat, self.races, a, b);
+            self.flow_of(s::RACE_FLOW_NAME, cat, self.arrows.races, a, b);
         }
     }
 
@@ -170,13 +170,18 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
 
     /// The lane of `queue` for a slice from `start` to `end`; names new lanes.
     pub(super) fn lane(&mut self, queue: QueueRef, start: u64, end: u64) -> u32 {
-        let lane = self.queues.entry(queue).or_default().place(start, end);
+        let lane = self
+            .tracks
+            .queues
+            .entry(queue)
+            .or_default()
+            .place(start, end);
         self.name_lanes(queue);
         lane
     }
 
     pub(super) fn counter(&mut self, ns: u64, counter: Counter, value: u64) {
-        if self.counters.insert(counter, value) == Some(value) {
+        if self.tracks.counters.insert(counter, value) == Some(value) {
             return;
         }
         let ts = self.ts(ns);

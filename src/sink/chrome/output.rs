@@ -17,7 +17,7 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
     fn tick(&mut self) {
         let now = clock::now_ns();
         for (c, v) in crate::sink::counters::current() {
-            if self.counters.get(&c).copied().unwrap_or(0) != v {
+            if self.tracks.counters.get(&c).copied().unwrap_or(0) != v {
                 self.counter(now, c, v);
             }
         }
@@ -26,7 +26,7 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
 
     fn finish(&mut self, end: &End, dropped: [u64; KINDS.len()]) {
         // Commands whose enqueue record never came (dropped): their device slices, without arrows.
-        let mut early: Vec<Command> = self.early.drain().map(|(_, c)| c).collect();
+        let mut early: Vec<Command> = self.arrows.early.drain().map(|(_, c)| c).collect();
         early.sort_by_key(|c| c.id);
         for c in early {
             self.device_slice(c, false);
@@ -37,8 +37,8 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
         let report = self.report.take();
         // Written whatever the limit, with the events before it still waiting.
         self.flush();
-        self.closing = true;
-        let (events, left_out) = (self.events + 1 - self.left_out, self.left_out);
+        self.file.closing = true;
+        let (events, left_out) = (self.events + 1 - self.file.left_out, self.file.left_out);
         let j = self.begin(
             Name::Words(&[s::TRACE_END]),
             s::CAT_CLXFER,
@@ -109,8 +109,8 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
         self.end_event();
         self.j.finish();
         self.flush();
-        if self.failed.is_none() {
-            crate::info!("trace: {} ({events} events)", self.what);
+        if self.file.failed.is_none() {
+            crate::info!("trace: {} ({events} events)", self.file.what);
         }
         let lost: u64 = dropped.iter().sum();
         if lost > 0 {

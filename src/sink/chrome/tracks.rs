@@ -43,6 +43,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// Names a host thread the first time it shows a call.
     pub(super) fn name_thread(&mut self, tid: u32) {
         let entry = self
+            .tracks
             .threads
             .entry(tid)
             .or_insert_with(|| (format!("thread {tid}"), false));
@@ -55,7 +56,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     }
 
     pub(super) fn name_lanes(&mut self, queue: QueueRef) {
-        let Some(lanes) = self.queues.get_mut(&queue) else {
+        let Some(lanes) = self.tracks.queues.get_mut(&queue) else {
             return;
         };
         // Called for every device slice: nothing new to name, almost always.
@@ -93,28 +94,28 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         );
         self.ensure_device(q.queue.device);
         if q.out_of_order {
-            self.out_of_order.insert(q.queue);
+            self.tracks.out_of_order.insert(q.queue);
         }
-        self.queues.entry(q.queue).or_default().label = Some(label);
+        self.tracks.queues.entry(q.queue).or_default().label = Some(label);
         // A queue's lane 0 exists from the start, so the queue shows even before its first command.
-        self.queues.entry(q.queue).or_default().open_first();
+        self.tracks.queues.entry(q.queue).or_default().open_first();
         self.name_lanes(q.queue);
     }
 
     pub(super) fn ensure_device(&mut self, index: u32) {
-        self.devices.entry(index).or_insert(false);
+        self.tracks.devices.entry(index).or_insert(false);
     }
 
     pub(super) fn device(&mut self, d: &DeviceTrack) {
-        if self.devices.get(&d.index) == Some(&true) {
+        if self.tracks.devices.get(&d.index) == Some(&true) {
             return;
         }
-        self.devices.insert(d.index, true);
-        if !self.device_tracks.iter().any(|t| t.index == d.index) {
-            self.device_tracks.push(d.clone());
+        self.tracks.devices.insert(d.index, true);
+        if !self.tracks.device_tracks.iter().any(|t| t.index == d.index) {
+            self.tracks.device_tracks.push(d.clone());
         }
         if let Some(cost) = crate::model::rules::projecting(d.rules, d.auto_rules) {
-            self.projecting.insert(d.index, cost);
+            self.tracks.projecting.insert(d.index, cost);
         }
         let dpid = device_pid(self.host_pid, d.index);
         // Two devices of one name (two GPUs of a model) are told apart by their numbers.
@@ -151,6 +152,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
     /// Names what never got its name (a device or queue whose record was dropped or never came).
     pub(super) fn name_the_rest(&mut self) {
         let mut unnamed: Vec<u32> = self
+            .tracks
             .devices
             .iter()
             .filter(|&(_, &named)| !named)
@@ -160,12 +162,12 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         for index in unnamed {
             let dpid = device_pid(self.host_pid, index);
             self.meta(dpid, None, "process_name", &format!("device #{index}"));
-            self.devices.insert(index, true);
+            self.tracks.devices.insert(index, true);
         }
-        let mut queues: Vec<QueueRef> = self.queues.keys().copied().collect();
+        let mut queues: Vec<QueueRef> = self.tracks.queues.keys().copied().collect();
         queues.sort_by_key(|q| (q.device, q.queue));
         for q in queues {
-            if let Some(lanes) = self.queues.get_mut(&q) {
+            if let Some(lanes) = self.tracks.queues.get_mut(&q) {
                 lanes
                     .label
                     .get_or_insert_with(|| format!("queue {}", q.queue));
