@@ -307,7 +307,7 @@ fn each_variant_of_the_port_is_judged_against_the_card_meant() {
     let fix = staged["findings"][0]["fix"].as_str().unwrap();
     let uhp = fix.find("1. a CL_MEM_USE_HOST_PTR buffer").expect(fix);
     let ring = fix
-        .find("2. a ring of 6 mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer block (16.0 MiB")
+        .find("2. a ring of 6 mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer size (H2D 3 of 16.0 MiB, D2H 3 of 16.0 MiB")
         .expect(fix);
     assert!(uhp < ring, "{fix}");
     assert!(

@@ -1625,7 +1625,7 @@ fn the_staging_advice_fits_the_program_s_block() {
     // Sized from the program (issue #57): its 1 MiB block, one moving at once, checked.
     assert!(
         fix.contains(
-            "a ring of 3 mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer block \
+            "a ring of 3 mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer size \
              (1.00 MiB; 1 moving at once at most"
         ),
         "{fix}"

@@ -9,10 +9,11 @@ use crate::model::rules::{Placement, UseHostPtr};
 use crate::units::bytes;
 
 /// What a pinned host side is wanted for: the bytes of the program's region (its transfers'
-/// bytes, at least), its transfer block, and how many of its transfers ran at once (H2D, D2H).
+/// bytes, at least), its transfer size and how many of its transfers ran at once, per direction
+/// (H2D, D2H).
 pub(super) struct Want {
     pub region: u64,
-    pub block: u64,
+    pub block: [u64; 2],
     pub in_flight: [u64; 2],
     /// The program's region is already host-visible memory that takes device memory (its own
     /// finding): a fix replaces it rather than adds to it, and the same kind is no fix.
@@ -84,35 +85,48 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
             set.name, set.name
         )),
     }
-    // A ring of mapped ALLOC_HOST_PTR blocks per direction: as many as ran at once, one queued
-    // behind them (the device never waits for the host's copy) and one filling.
-    let depth: u64 = (want.in_flight.iter())
-        .filter(|&&n| n > 0)
-        .map(|&n| n + 2)
-        .sum::<u64>()
-        .max(3);
-    let ring = want.block.saturating_mul(depth);
+    // A ring of mapped ALLOC_HOST_PTR blocks per direction, of its transfer size: as many as
+    // ran at once, one queued behind them (the device never waits for the host's copy) and one
+    // filling; three of the larger block where nothing ran timed.
+    let rings: Vec<(&str, u64, u64)> = (["H2D", "D2H"].into_iter())
+        .zip(want.in_flight)
+        .zip(want.block)
+        .filter(|((_, n), b)| *n > 0 && *b > 0)
+        .map(|((dir, n), b)| (dir, n + 2, b))
+        .collect();
+    let rings = match rings.is_empty() {
+        true => vec![("", 3, want.block.into_iter().max().unwrap_or(0))],
+        false => rings,
+    };
+    let depth: u64 = rings.iter().map(|r| r.1).sum();
+    let ring: u64 = (rings.iter()).map(|r| r.1.saturating_mul(r.2)).sum();
     let ring_device = match set.alloc_host_ptr.value {
         Placement::Device => ring,
         Placement::Host => 0,
     };
-    let flights = match want.in_flight {
-        [0, 0] => "one moving, one queued, one filling".to_string(),
-        [h, 0] | [0, h] => format!(
-            "{h} moving at once at most, as the program's queues ran them, one queued, one filling"
+    let blocks = match (rings.as_slice(), want.in_flight) {
+        ([(_, _, b)], [0, 0]) => format!("{}; one moving, one queued, one filling", bytes(*b)),
+        ([(_, n, b)], _) => format!(
+            "{}; {} moving at once at most, as the program's queues ran them, one queued, one \
+             filling",
+            bytes(*b),
+            n - 2
         ),
-        [h, d] => format!(
-            "{} for H2D and {} for D2H: as many as the program's queues ran at once ({h} and \
-             {d}), one queued and one filling",
-            h + 2,
-            d + 2
-        ),
+        (parts, _) => {
+            let each: Vec<String> = (parts.iter())
+                .map(|(dir, n, b)| format!("{dir} {n} of {}", bytes(*b)))
+                .collect();
+            format!(
+                "{}: per direction as many as the program's queues ran at once, one queued and \
+                 one filling",
+                each.join(", ")
+            )
+        }
     };
     let ring_text = format!(
         "a ring of {depth} mapped CL_MEM_ALLOC_HOST_PTR buffers of the program's transfer \
-         block ({}; {flights}), the program copying each block in and out on the host: {} of \
-         pinned host memory{}",
-        bytes(want.block),
+         size ({blocks}), the program copying each block in and out on the host: {} of pinned \
+         host memory{}",
         bytes(ring),
         match ring_device {
             0 => String::new(),
@@ -124,8 +138,7 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
         }
     );
     match room(ring_device) {
-        _ if want.replaces.is_some_and(|r| r.0 == "ALLOC_HOST_PTR")
-            && want.block >= want.region => {}
+        _ if want.replaces.is_some_and(|r| r.0 == "ALLOC_HOST_PTR") && ring >= want.region => {}
         true => offered.push(offer(ring_text, ring_device)),
         false => refused.push(format!("{ring_text}: {}", over(ring_device))),
     }

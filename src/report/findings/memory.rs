@@ -70,7 +70,7 @@ pub(super) fn host_visible(j: &mut Judge) {
         // A ring of the transfer block in its place, and the program's own memory registered.
         let want = Want {
             region: peak,
-            block: block.unwrap_or(peak).min(peak),
+            block: [block.unwrap_or(peak).min(peak); 2],
             in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
             replaces: Some((now, peak)),
         };

@@ -74,10 +74,10 @@ pub(super) fn staged(j: &mut Judge) {
     ));
     let want = super::fixes::Want {
         region: dirs.iter().map(|(_, s)| s.bytes).sum(),
-        block: (dirs.iter())
-            .filter_map(|(_, s)| s.bytes.checked_div(s.count))
-            .max()
-            .unwrap_or(0),
+        block: [Direction::H2D, Direction::D2H].map(|dir| {
+            let s = &d.staged_pageable[dir as usize];
+            s.bytes.checked_div(s.count).unwrap_or(0)
+        }),
         in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
         replaces: None,
     };
