@@ -22,8 +22,12 @@ mod common;
 use common::root;
 use std::process::Command;
 
-/// Instructions added per enqueue that fail the guard.
-const GUARD: f64 = 2_750.0;
+/// Instructions added per enqueue that fail the guard: a regression's size above the noise. On
+/// 2026-12-06, idle, the figure read 2,709 before issue #57 and 2,712 to 2,751 after it (six
+/// runs; the calling thread's share unchanged since 12-05, `scripts/bench instructions`): the
+/// median of three pairs still moves by ~40 with how valgrind schedules PoCL's workers, whose
+/// own count moves by 100-180 (docs/PERFORMANCE.md), so the guard sits that far above.
+const GUARD: f64 = 2_900.0;
 const N: u64 = 4_000;
 
 /// Every thread's instructions for a storm of `n` enqueues, under clxfer in summary mode or not,
