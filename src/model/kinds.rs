@@ -41,3 +41,11 @@ impl RangeKind {
         }
     }
 }
+
+/// Whether a host-memory kind [`RangeKind::word`] names is memory the driver hands the host, the
+/// region a program stages through: a mapping, SVM, USM host or shared memory (every record of
+/// summary mode asks, so no `memcmp`).
+pub fn staging(word: &str) -> bool {
+    use crate::vocab::word::is;
+    is(word, b"mapped") || is(word, b"svm") || is(word, b"usm-host") || is(word, b"usm-shared")
+}

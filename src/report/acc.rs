@@ -261,6 +261,12 @@ pub struct Implausible {
 }
 
 impl DeviceAcc {
+    /// How many of the program's transfers from its host region ran at once, per direction
+    /// (H2D, D2H): what sizes a staging ring.
+    pub(super) fn most_in_flight(&self) -> [u64; 2] {
+        [0, 1].map(|i| most_at_once(&self.flights[i]))
+    }
+
     /// The run of one small size into `small_sizes`.
     pub(super) fn count_small_run(&mut self) {
         let (size, n) = std::mem::take(&mut self.small_run);

@@ -66,10 +66,7 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
         host_ns,
         calls: 1,
         pageable: str_of(args, s::HOST_MEMORY) == "pageable",
-        mapped: matches!(
-            str_of(args, s::HOST_MEMORY),
-            "mapped" | "svm" | "usm-host" | "usm-shared"
-        ),
+        mapped: crate::model::kinds::staging(str_of(args, s::HOST_MEMORY)),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,

@@ -371,6 +371,22 @@ mod tests {
     }
 
     const H2D: u8 = 1 << Fix::PinnedH2D as u8;
+
+    /// A non-blocking write (command 1) from pageable memory whose call held the host from 0 to
+    /// 1,000; pinned, it takes 10.
+    fn held_write() -> Item {
+        Item::Sync {
+            tid: 1,
+            begin: 0,
+            end: 1_000,
+            ids: [1].into_iter().collect(),
+            released: Some(Release {
+                device: 1,
+                bits: H2D,
+                own: 10,
+            }),
+        }
+    }
     const NONE: Older = &|_| None;
 
     #[test]
@@ -452,17 +468,7 @@ mod tests {
     /// sooner by the whole hold, not only by the transfer's shorter time.
     #[test]
     fn a_call_that_held_the_host_returns_at_once_when_pinned() {
-        let held = Item::Sync {
-            tid: 1,
-            begin: 0,
-            end: 1_000,
-            ids: [1].into_iter().collect(),
-            released: Some(Release {
-                device: 1,
-                bits: H2D,
-                own: 10,
-            }),
-        };
+        let held = held_write();
         let items = vec![
             command(1, 0, (100, 1_000), 0, H2D, 100),
             held,
@@ -485,17 +491,7 @@ mod tests {
     /// program's later clWaitForEvents on a kernel that the hold used to cover does not.
     #[test]
     fn a_thread_freed_by_a_fix_still_waits_for_what_it_waits_on() {
-        let held = Item::Sync {
-            tid: 1,
-            begin: 0,
-            end: 1_000,
-            ids: [1].into_iter().collect(),
-            released: Some(Release {
-                device: 1,
-                bits: H2D,
-                own: 10,
-            }),
-        };
+        let held = held_write();
         let items = vec![
             command(1, 0, (0, 1_000), 0, H2D, 100),
             held,

@@ -38,12 +38,7 @@ pub fn facts(
         host_ns,
         calls: 1,
         pageable: (c.host.as_ref()).is_some_and(|h| word::is(h.kind, b"pageable")),
-        mapped: (c.host.as_ref()).is_some_and(|h| {
-            word::is(h.kind, b"mapped")
-                || word::is(h.kind, b"svm")
-                || word::is(h.kind, b"usm-host")
-                || word::is(h.kind, b"usm-shared")
-        }),
+        mapped: (c.host.as_ref()).is_some_and(|h| crate::model::kinds::staging(h.kind)),
         misaligned: cited.misaligned,
         holds_host: cited.holds_host,
         hand_off: cited.hand_off,

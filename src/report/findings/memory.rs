@@ -2,7 +2,6 @@
 //! SVM or USM allocations, that also take device memory by the vendor's rules (issue #57: judged
 //! alike), against the device memory the user means; with the fixes that fit, checked.
 
-use super::super::acc::most_at_once;
 use super::fixes::{Want, checked, sentence};
 use super::judge::*;
 use crate::units::bytes;
@@ -71,7 +70,7 @@ pub(super) fn host_visible(j: &mut Judge) {
         let want = Want {
             region: peak,
             block: [block.unwrap_or(peak).min(peak); 2],
-            in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
+            in_flight: d.most_in_flight(),
             replaces: Some((now, peak)),
         };
         let (offered, refused) = checked(j, &want);

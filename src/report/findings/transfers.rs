@@ -1,7 +1,6 @@
 //! The findings on how the program's transfers are made: staged from pageable memory, held the
 //! host though non-blocking, a map for writing that copied first, many small ones, misaligned.
 
-use super::super::acc::most_at_once;
 use super::super::acc::{SMALL, Sum};
 use super::super::replay::Fix;
 use super::judge::*;
@@ -78,7 +77,7 @@ pub(super) fn staged(j: &mut Judge) {
             let s = &d.staged_pageable[dir as usize];
             s.bytes.checked_div(s.count).unwrap_or(0)
         }),
-        in_flight: [0, 1].map(|i| most_at_once(&d.flights[i])),
+        in_flight: d.most_in_flight(),
         replaces: None,
     };
     let (offered, refused) = super::fixes::checked(j, &want);
