@@ -7,6 +7,7 @@
 //! each process notes the trace and report it wrote (so `clxfer run` lists exactly those).
 
 use crate::model::rules::{self, RuleSet};
+use crate::trace::format::Format;
 use std::sync::OnceLock;
 
 mod values;
@@ -84,10 +85,11 @@ pub const OPTIONS: &[OptSpec] = &[
               Created new, mode 0600; if the name is taken, `<name>.1.<ext>`, ….",
         set: |c, v| {
             c.output = Some(v).filter(|o| !o.is_empty()).map(str::to_string);
-            // A protobuf trace by its name, whatever CLXFER_FORMAT says.
-            c.perfetto |= [".pftrace", ".perfetto-trace"]
-                .iter()
-                .any(|ext| v.ends_with(ext));
+            // Another format by its name, whatever CLXFER_FORMAT says.
+            let named = Format::of_name(std::path::Path::new(v));
+            if named != Format::Json {
+                c.format = named;
+            }
         },
     },
     OptSpec {
@@ -159,14 +161,18 @@ pub const OPTIONS: &[OptSpec] = &[
     },
     OptSpec {
         var: "CLXFER_FORMAT",
-        kind: Kind::Choice(&["json", "perfetto"]),
+        kind: Kind::Choice(&Format::NAMES),
         default: "json",
         doc: "Trace mode: `json` writes Chrome's JSON trace format (`.json`: Perfetto, DevTools \
               and `chrome://tracing` open it), `perfetto` Perfetto's own protobuf (`.pftrace`: \
               about a third the size, for long runs; Perfetto opens it, DevTools does not). A \
               `CLXFER_OUTPUT` ending in `.pftrace` picks `perfetto` too. `clxfer convert` turns \
               one into the other; every clxfer command reads both.",
-        set: |c, v| c.perfetto |= v == "perfetto",
+        set: |c, v| {
+            if c.format == Format::Json {
+                c.format = Format::named(v).unwrap_or_default();
+            }
+        },
     },
     OptSpec {
         var: "CLXFER_TRACE_LIMIT_MIB",
@@ -400,8 +406,8 @@ pub struct Config {
     pub trace_limit: u64,
     /// CLXFER_TRACE_LIMIT_KEEP=last: past the limit, the most recent part is kept.
     pub trace_keep_last: bool,
-    /// The trace is Perfetto's protobuf (CLXFER_FORMAT, or a `.pftrace` CLXFER_OUTPUT).
-    pub perfetto: bool,
+    /// The trace's format (CLXFER_FORMAT, or CLXFER_OUTPUT's extension).
+    pub format: Format,
     /// One line per bad value, to be printed once.
     pub warnings: Vec<String>,
     /// `clxfer run`'s notes file ([`RUN_NOTES`]).
@@ -488,7 +494,7 @@ impl Config {
             writer_wait_ms: 0,
             trace_limit: u64::MAX,
             trace_keep_last: false,
-            perfetto: false,
+            format: Format::Json,
             warnings,
             run_notes: lookup(RUN_NOTES)
                 .filter(|n| !n.is_empty())

@@ -6,7 +6,9 @@
 pub mod compare;
 pub mod config;
 pub mod diag;
+pub mod event;
 pub mod graph;
+pub mod json;
 pub mod layer;
 pub mod model;
 pub mod perfetto;

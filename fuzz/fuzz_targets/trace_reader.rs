@@ -5,9 +5,10 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(trace) = clxfer::trace::read::parse(data) {
-        let _ = clxfer::trace::check::check(&trace);
-        for report in clxfer::report::from_trace::report(&trace) {
+    let _ = clxfer::trace::check::check(data);
+    let mut events = Vec::new();
+    if clxfer::trace::read::parse_with(data, |_, e| events.extend(e)).is_ok() {
+        for report in clxfer::report::from_trace::report(events) {
             for format in [
                 clxfer::report::Format::Text,
                 clxfer::report::Format::Json,

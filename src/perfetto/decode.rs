@@ -1,6 +1,6 @@
-//! Reading Perfetto's protobuf trace back as the JSON events it stands for ([`super::encode`]
-//! maps them one way, this the other), so that every reader of clxfer's JSON (`check`, `report`,
-//! `merge`, `view`, the CSV) reads both formats. Interned names, track descriptors and flow ids
+//! Reading Perfetto's protobuf trace back as the events it stands for ([`super::encode`] maps
+//! them one way, this the other), so that every reader of traces (`check`, `report`, `merge`,
+//! `view`, the CSV) reads both formats. Interned names, track descriptors and flow ids
 //! are resolved per sequence as Perfetto resolves them; a file cut short (a killed program) is
 //! read up to its last whole packet.
 
@@ -9,8 +9,9 @@ use super::fields::{
     self as f, annotation as a, event as ev, interned as i, packet as p, track as t,
 };
 use super::wire::{self, Malformed, Value as W};
+use crate::event::{self, Event, FlowId, Kind, Meta, Scope};
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// A track as its descriptor says.
 #[derive(Clone, Debug, Default)]
@@ -40,7 +41,7 @@ pub struct Shape {
 }
 
 /// A slice begun: its name, category, start (ns) and args.
-type Begun = (String, String, u64, Option<Map<String, Value>>);
+type Begun = (String, String, u64, Map<String, Value>);
 
 #[derive(Default)]
 struct Decoder {
@@ -59,10 +60,10 @@ pub fn is_protobuf(b: &[u8]) -> bool {
     b.first() == Some(&((f::TRACE_PACKET as u8) << 3 | f::LEN))
 }
 
-/// Hands each JSON event the trace stands for to `out`, in order.
+/// Hands each event the trace stands for to `out`, in order.
 pub fn events(
     b: &[u8],
-    mut out: impl FnMut(Value),
+    mut out: impl FnMut(Event),
     mut read: impl FnMut(usize),
 ) -> Result<Shape, Malformed> {
     let mut d = Decoder::default();
@@ -98,7 +99,7 @@ fn text(b: &[u8]) -> String {
 }
 
 impl Decoder {
-    fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Value)) -> Result<(), Malformed> {
+    fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Event)) -> Result<(), Malformed> {
         let (mut seq, mut flags) = (0, 0);
         let (mut interned, mut event, mut descriptor) = (None, None, None);
         let mut stamp: Stamp = (None, None, None, None);
@@ -161,8 +162,8 @@ impl Decoder {
         Ok(())
     }
 
-    /// A track descriptor: the track, and the JSON's metadata events for its name and order.
-    fn describe(&mut self, b: &[u8], out: &mut impl FnMut(Value)) -> Result<(), Malformed> {
+    /// A track descriptor: the track, and the metadata events for its name and order.
+    fn describe(&mut self, b: &[u8], out: &mut impl FnMut(Event)) -> Result<(), Malformed> {
         let (mut uuid, mut name, mut rank) = (0, None, None);
         let mut track = Track::default();
         let (mut process, mut thread) = (false, false);
@@ -216,16 +217,20 @@ impl Decoder {
         if !(process || thread) {
             return Ok(());
         }
-        let meta = |what: &str, args: Value| json!({"name": what, "cat": "__metadata", "ph": "M", "pid": pid, "tid": tid, "ts": 0, "args": args});
-        let kind = if thread { "thread" } else { "process" };
+        let meta = |meta| Event {
+            name: event::track_event_name(thread, &meta).into(),
+            cat: "__metadata".into(),
+            kind: Kind::Track { thread, meta },
+            pid,
+            tid,
+            ts: 0,
+            args: Map::new(),
+        };
         if let Some(n) = name {
-            out(meta(&format!("{kind}_name"), json!({ "name": n })));
+            out(meta(Meta::Name(n)));
         }
         if let Some(r) = rank {
-            out(meta(
-                &format!("{kind}_sort_index"),
-                json!({ "sort_index": r }),
-            ));
+            out(meta(Meta::Rank(r.into())));
         }
         Ok(())
     }
@@ -235,7 +240,7 @@ impl Decoder {
         seq: u64,
         ts: u64,
         b: &[u8],
-        out: &mut impl FnMut(Value),
+        out: &mut impl FnMut(Event),
     ) -> Result<(), Malformed> {
         let (mut kind, mut uuid, mut name, mut cat) = (0, 0, String::new(), String::new());
         let (mut flow, mut counter, mut args) = (None, 0i64, Map::new());
@@ -266,8 +271,15 @@ impl Decoder {
         }
         let track = self.tracks.get(&uuid).cloned().unwrap_or_default();
         let (pid, tid) = (track.pid, track.tid.unwrap_or(track.pid));
-        let us = |ns: u64| Value::from(ns as f64 / 1000.0);
-        let args = (!args.is_empty()).then_some(args);
+        let e = |name, cat, kind, ts, args| Event {
+            name,
+            cat,
+            kind,
+            pid,
+            tid,
+            ts,
+            args,
+        };
         match kind {
             ev::SLICE_BEGIN => self
                 .open
@@ -279,50 +291,42 @@ impl Decoder {
                 else {
                     return Ok(());
                 };
-                let mut e = json!({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
-                    "ts": us(begin), "dur": us(ts.saturating_sub(begin))});
-                if let Some(args) = args {
-                    e["args"] = Value::Object(args);
-                }
-                out(e);
+                let dur = ts.saturating_sub(begin);
+                out(e(name, cat, Kind::Slice { dur }, begin, args));
             }
-            ev::INSTANT => {
-                let mut e = json!({"name": name, "cat": cat, "pid": pid, "tid": tid, "ts": us(ts)});
-                match flow {
-                    Some((start, id)) => {
-                        e["ph"] = (if start { "s" } else { "f" }).into();
-                        if !start {
-                            e["bp"] = "e".into();
-                        }
-                        e["id"] = (id & !(f::WAIT_FLOW_BIT | f::RACE_FLOW_BIT)).into();
-                    }
-                    None => {
-                        e["ph"] = "i".into();
-                        e["s"] = match (track.global, track.tid) {
-                            (true, _) => "g",
-                            (false, Some(_)) => "t",
-                            (false, None) => "p",
-                        }
-                        .into();
-                        if track.global {
-                            e["pid"] = self.host_pid.into();
-                            e["tid"] = self.host_pid.into();
-                        }
-                        if let Some(args) = args {
-                            e["args"] = Value::Object(args);
-                        }
-                    }
+            ev::INSTANT => match flow {
+                Some((start, id)) => {
+                    let end = if start {
+                        event::End::Start
+                    } else {
+                        event::End::Finish
+                    };
+                    let id = FlowId::Num(id & !(f::WAIT_FLOW_BIT | f::RACE_FLOW_BIT));
+                    out(e(name, cat, Kind::Flow { end, id }, ts, Map::new()));
                 }
-                out(e);
-            }
+                None => {
+                    let scope = match (track.global, track.tid) {
+                        (true, _) => Scope::Global,
+                        (false, Some(_)) => Scope::Thread,
+                        (false, None) => Scope::Process,
+                    };
+                    let mut instant = e(name, cat, Kind::Instant(scope), ts, args);
+                    if track.global {
+                        (instant.pid, instant.tid) = (self.host_pid, self.host_pid);
+                    }
+                    out(instant);
+                }
+            },
             ev::COUNTER => {
                 let (name, key) = track.counter.unwrap_or_default();
-                let mut a = Map::new();
-                a.insert(key, counter.into());
-                out(
-                    json!({"name": name, "cat": cat, "ph": "C", "pid": pid, "tid": 0,
-                    "ts": us(ts), "args": a}),
-                );
+                let sample = Kind::Counter {
+                    key,
+                    value: counter,
+                };
+                out(Event {
+                    tid: 0,
+                    ..e(name, cat, sample, ts, Map::new())
+                });
             }
             _ => {}
         }

@@ -30,13 +30,7 @@ mod tracks;
 /// Strings longer than this are written in full (reasons, paths): interning pays for words.
 const INTERN_LEN: usize = 40;
 
-/// Where an instant sits: its thread's track, its process's, or the trace's global track.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    Thread,
-    Process,
-    Global,
-}
+pub use crate::event::Scope;
 
 /// The pending name of the next annotation.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,10 @@
 
 use super::Report;
 use super::from_trace::process_of;
+use crate::event::Event;
+use crate::json::read::us_json;
 use crate::trace::read::{ReadError, read_expanded_with};
-use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
+use crate::vocab::schema as s;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -360,18 +362,17 @@ fn cell(v: Option<&Value>) -> String {
 
 impl Join {
     /// Takes one event; returns the rows now complete, in order.
-    fn event(&mut self, e: &Value) -> Vec<Vec<String>> {
-        let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
-        let no_args = Value::Null;
-        let args = e.get("args").unwrap_or(&no_args);
-        if e.get("name").and_then(Value::as_str) == Some(s::TRACE_START) {
+    fn event(&mut self, e: &Event) -> Vec<Vec<String>> {
+        let pid = u64::from(e.pid);
+        let args = &e.args;
+        if e.name == s::TRACE_START {
             self.pids
                 .insert(process_of(pid), cell(args.get(s::PID.name)));
         }
         // Enqueues: the timed ones' slices (category `enqueue`), and untimed ones' host slices
         // (a queue and a command number: `clFinish` names a queue and no command).
-        let is_slice = e.get("ph").and_then(Value::as_str) == Some("X")
-            && (e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
+        let is_slice = e.is_slice()
+            && (e.cat == s::CAT_ENQUEUE
                 || (args.get(s::QUEUE.name).is_some() && args.get(s::COMMAND.name).is_some()));
         if !is_slice {
             return Vec::new();
@@ -382,10 +383,11 @@ impl Join {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let key = (process_of(pid), id);
-        if pid >= DEVICE_PID_BASE as u64 {
+        let (ts, dur) = (us_json(e.ts), us_json(e.dur()));
+        if e.on_device() {
             let device = [
-                cell(e.get("ts")),
-                cell(e.get("dur")),
+                cell(Some(&ts)),
+                cell(Some(&dur)),
                 arg(s::DEVICE_GBPS),
                 arg(s::DEVICE_TIME),
             ];
@@ -423,8 +425,8 @@ impl Join {
                 arg(s::HOST_MEMORY),
                 arg(s::RULES),
                 rule_ids.join(" "),
-                cell(e.get("ts")),
-                cell(e.get("dur")),
+                cell(Some(&ts)),
+                cell(Some(&dur)),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -480,22 +482,30 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn host(pid: u64, id: u64, ts: f64) -> Value {
-        json!({"name": "w", "cat": "enqueue", "ph": "X", "pid": pid, "tid": pid, "ts": ts,
+    fn host(pid: u64, id: u64, ts: f64) -> Event {
+        ev(
+            json!({"name": "w", "cat": "enqueue", "ph": "X", "pid": pid, "tid": pid, "ts": ts,
                "dur": 2.5, "args": {"api": "clEnqueueWriteBuffer", "command": id,
                "queue": "device #1 queue #1", "direction": "H2D", "path": "staged",
-               "bytes": 4096, "blocking": false, "rule_ids": ["any.pageable", "nvidia.pageable"]}})
+               "bytes": 4096, "blocking": false, "rule_ids": ["any.pageable", "nvidia.pageable"]}}),
+        )
     }
 
-    fn device(pid: u64, id: u64, ts: f64) -> Value {
+    fn ev(v: Value) -> Event {
+        crate::json::read::from_json(v).unwrap()
+    }
+
+    fn device(pid: u64, id: u64, ts: f64) -> Event {
         let dpid = crate::vocab::schema::device_pid(pid as u32, 1);
-        json!({"name": "Write", "cat": "enqueue", "ph": "X", "pid": dpid, "tid": 1024,
-               "ts": ts, "dur": 1.25, "args": {"command": id, "device_gbps": 3.277}})
+        ev(
+            json!({"name": "Write", "cat": "enqueue", "ph": "X", "pid": dpid, "tid": 1024,
+               "ts": ts, "dur": 1.25, "args": {"command": id, "device_gbps": 3.277}}),
+        )
     }
 
     /// What a case shows, its events, and for each event the rows it completes (their command
     /// numbers).
-    type Case = (&'static str, Vec<Value>, Vec<Vec<&'static str>>);
+    type Case = (&'static str, Vec<Event>, Vec<Vec<&'static str>>);
 
     #[test]
     fn host_and_device_halves_join_in_call_order() {
@@ -539,7 +549,7 @@ mod tests {
         let row = j.event(&device(7, 1, 12.5)).remove(0);
         assert_eq!(row.len(), COMMAND_COLUMNS.len());
         assert_eq!(row[11], "any.pageable nvidia.pageable");
-        assert_eq!(&row[12..17], ["10.0", "2.5", "12.5", "1.25", "3.277"]);
+        assert_eq!(&row[12..17], ["10", "2.5", "12.5", "1.25", "3.277"]);
     }
 
     #[test]

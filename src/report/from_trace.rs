@@ -5,21 +5,22 @@ use super::{
     Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, RaceFact,
     RaceSide, Ran, Report, Sync, Work, kind,
 };
+use crate::event::{Event, Kind, Meta};
 use crate::model::classification::{Cited, Direction, Path, When};
 use crate::model::flags::{self, MAP_FLAGS, MIGRATION_FLAGS};
 use crate::model::rules::RuleSet;
-use crate::trace::read::{self, ReadError, Trace};
+use crate::trace::read::{self, ReadError};
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE, LANES};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
-/// A `ts` or `dur` in nanoseconds; 0 when absent or negative.
+/// A time in `args` (microseconds) in nanoseconds; 0 when absent or negative.
 fn ns(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_f64)
-        .map_or(0, |us| crate::trace::time::ns(us).max(0) as u64)
+        .map_or(0, |us| (us * 1000.0).round().max(0.0) as u64)
 }
 
-/// An integer: a number, or a decimal string past 2^53 (`sink::json`).
+/// An integer: a number, or a decimal string past 2^53 (`crate::json::write`).
 fn u64_of(args: &Value, key: s::Key) -> u64 {
     match args.get(key.name) {
         Some(Value::String(text)) => text.parse().unwrap_or(0),
@@ -151,7 +152,7 @@ pub struct Reader {
 
 impl Reader {
     /// A host enqueue slice's place in the graph; `at` and `dur` are its times.
-    fn link(&mut self, e: &Value, args: &Value, id: u64, (at, dur): (u64, u64)) -> Link {
+    fn link(&mut self, tid: u32, args: &Value, id: u64, (at, dur): (u64, u64)) -> Link {
         let queue = queue_of(args).unwrap_or_default();
         let previous = self.last_on.insert(queue, id).unwrap_or(0);
         let after = match args.get(s::AFTER.name).and_then(Value::as_u64) {
@@ -162,7 +163,7 @@ impl Reader {
         let waits = args.get(s::WAITS.name).and_then(Value::as_array);
         Link {
             id,
-            tid: e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32,
+            tid,
             begin: at,
             end: at.saturating_add(dur),
             before: Link::before(after, waits.into_iter().flatten().filter_map(Value::as_u64)),
@@ -170,27 +171,25 @@ impl Reader {
     }
 
     /// A host synchronisation point's slice.
-    fn sync(&mut self, e: &Value, on: On, ts: u64) {
-        let begin = ts.saturating_sub(self.start_ts);
+    fn sync(&mut self, e: &Event, on: On) {
+        let begin = e.ts.saturating_sub(self.start_ts);
         self.b.sync(Sync {
-            tid: e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32,
+            tid: e.tid,
             begin,
-            end: begin.saturating_add(ns(e.get("dur"))),
+            end: begin.saturating_add(e.dur()),
             on,
         });
     }
 
-    pub fn event(&mut self, e: &Value) {
+    pub fn event(&mut self, mut e: Event) {
         let b = &mut self.b;
-        let no_args = Value::Null;
-        let name = e.get("name").and_then(Value::as_str).unwrap_or("");
-        let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
-        let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
-        let ts = ns(e.get("ts"));
-        let args = e.get("args").unwrap_or(&no_args);
+        let (ts, dur) = (e.ts, e.dur());
+        // The schema's keys, read as JSON values (nested ones are: a race's sides, devices).
+        let args = Value::Object(std::mem::take(&mut e.args));
+        let name = e.name.as_str();
         self.last_ts = self.last_ts.max(ts);
         self.events += 1;
-        if ph == "X" && pid < DEVICE_PID_BASE as u64 {
+        if e.is_slice() && !e.on_device() {
             let api = args
                 .get(s::API.name)
                 .and_then(Value::as_str)
@@ -199,45 +198,52 @@ impl Reader {
                 let waited = args.get(s::WAITED_FOR.name).is_some()
                     || args.get(s::FINISHED_UP_TO.name).is_some()
                     || args.get(s::BLOCKING.name) == Some(&Value::Bool(true));
-                self.calls.add(api, ns(e.get("dur")), waited);
+                self.calls.add(api, dur, waited);
             }
         }
-        match (ph, name) {
-            ("i", s::TRACE_START) => {
-                self.started = true;
-                self.start_ts = ts;
-                b.program = str_of(args, s::PROGRAM).into();
-                b.pid = u64_of(args, s::PID) as u32;
-                b.start_time = str_of(args, s::START_TIME).into();
-            }
-            ("i", s::FUNCTION_NOT_FOUND) => b.missing(str_of(args, s::FUNCTION)),
-            ("i", s::RACE) => {
-                if let Some(r) = race(args) {
-                    b.race(r);
+        let args = &args;
+        match &e.kind {
+            Kind::Instant(_) => match name {
+                s::TRACE_START => {
+                    self.started = true;
+                    self.start_ts = ts;
+                    b.program = str_of(args, s::PROGRAM).into();
+                    b.pid = u64_of(args, s::PID) as u32;
+                    b.start_time = str_of(args, s::START_TIME).into();
                 }
-            }
-            ("i", s::DEVICE_INFO) => b.device(DeviceFacts {
-                index: u64_of(args, s::DEVICE_INDEX) as u32,
-                name: str_of(args, s::NAME).into(),
-                rules: str_of(args, s::RULES).into(),
-                auto_rules: str_of(args, s::AUTO_RULES).into(),
-                global_mem: u64_of(args, s::GLOBAL_MEM),
-                memory_given: u64_of(args, s::MEMORY_GIVEN),
-                host_import: str_of(args, s::HOST_IMPORT).into(),
-            }),
-            ("i", s::TRACE_END) => {
-                self.left_out = u64_of(args, s::LEFT_OUT);
-                self.end = Some(end_facts(args, ts.saturating_sub(self.start_ts)))
-            }
-            ("M", "thread_name") if pid >= DEVICE_PID_BASE as u64 => {
-                // A queue's first lane is named for its kind: `queue #Q (out-of-order) · …`.
-                let tid = e.get("tid").and_then(Value::as_u64).unwrap_or(0) as u32;
-                if tid.is_multiple_of(LANES) && str_of(args, s::NAME).contains("(out-of-order)") {
-                    self.out_of_order.insert(((pid & 0xff) as u32, tid / LANES));
+                s::FUNCTION_NOT_FOUND => b.missing(str_of(args, s::FUNCTION)),
+                s::RACE => {
+                    if let Some(r) = race(args) {
+                        b.race(r);
+                    }
                 }
+                s::DEVICE_INFO => b.device(DeviceFacts {
+                    index: u64_of(args, s::DEVICE_INDEX) as u32,
+                    name: str_of(args, s::NAME).into(),
+                    rules: str_of(args, s::RULES).into(),
+                    auto_rules: str_of(args, s::AUTO_RULES).into(),
+                    global_mem: u64_of(args, s::GLOBAL_MEM),
+                    memory_given: u64_of(args, s::MEMORY_GIVEN),
+                    host_import: str_of(args, s::HOST_IMPORT).into(),
+                }),
+                s::TRACE_END => {
+                    self.left_out = u64_of(args, s::LEFT_OUT);
+                    self.end = Some(end_facts(args, ts.saturating_sub(self.start_ts)))
+                }
+                _ => {}
+            },
+            // A queue's first lane is named for its kind: `queue #Q (out-of-order) · …`.
+            Kind::Track {
+                thread: true,
+                meta: Meta::Name(track),
+            } if e.on_device()
+                && e.tid.is_multiple_of(LANES)
+                && track.contains("(out-of-order)") =>
+            {
+                self.out_of_order.insert((e.pid & 0xff, e.tid / LANES));
             }
-            ("X", _)
-                if e.get("cat").and_then(Value::as_str) == Some(s::CAT_ENQUEUE)
+            Kind::Slice { .. }
+                if e.cat == s::CAT_ENQUEUE
                     || args.get(s::PATH.name).is_some()
                     || args.get(s::KERNEL.name).is_some() =>
             {
@@ -245,9 +251,8 @@ impl Reader {
                 let untimed = matches!(str_of(args, s::DEVICE_TIME), "untimed" | "sampled");
                 let command = u64_of(args, s::COMMAND);
                 let id = if untimed { 0 } else { command };
-                let dur = ns(e.get("dur"));
                 let at = ts.saturating_sub(self.start_ts);
-                if pid >= DEVICE_PID_BASE as u64 {
+                if e.on_device() {
                     let unavailable = args.get(s::DEVICE_TIME.name).is_some();
                     let after_call = args.get(s::ENQUEUE_TO_START.name).map(|us| ns(Some(us)));
                     let ran = Ran {
@@ -266,7 +271,7 @@ impl Reader {
                     b.completed(id, (!unavailable).then_some(ran));
                     return;
                 }
-                let link = self.link(e, args, command, (at, dur));
+                let link = self.link(e.tid, args, command, (at, dur));
                 let b = &mut self.b;
                 if let Some(facts) = enqueue(args, dur) {
                     let work = match args.get(s::KERNEL.name).and_then(Value::as_str) {
@@ -279,15 +284,15 @@ impl Reader {
                     b.fact(id, Fact { work, link });
                 }
             }
-            ("X", _) if args.get(s::WAITED_FOR.name).is_some() => {
+            Kind::Slice { .. } if args.get(s::WAITED_FOR.name).is_some() => {
                 let ids = args[s::WAITED_FOR.name].as_array().into_iter().flatten();
                 let on = On::Commands(ids.filter_map(Value::as_u64).collect());
-                self.sync(e, on, ts);
+                self.sync(&e, on);
             }
-            ("X", _) if args.get(s::FINISHED_UP_TO.name).is_some() => {
+            Kind::Slice { .. } if args.get(s::FINISHED_UP_TO.name).is_some() => {
                 if let Some(queue) = queue_of(args) {
                     let last = u64_of(args, s::FINISHED_UP_TO);
-                    self.sync(e, On::Queue { queue, last }, ts);
+                    self.sync(&e, On::Queue { queue, last });
                 }
             }
             _ => {}
@@ -326,8 +331,8 @@ struct Processes {
 }
 
 impl Processes {
-    fn event(&mut self, e: &Value) {
-        let p = process_of(e.get("pid").and_then(Value::as_u64).unwrap_or(0));
+    fn event(&mut self, e: Event) {
+        let p = process_of(e.pid.into());
         let at = match self.each.iter().position(|(q, _)| *q == p) {
             Some(at) => at,
             None => {
@@ -343,10 +348,10 @@ impl Processes {
     }
 }
 
-/// The report of each process in a trace (one, unless the trace is a merge).
-pub fn report(trace: &Trace) -> Vec<Report> {
+/// The report of each process in a trace's events (one, unless the trace is a merge).
+pub fn report(events: impl IntoIterator<Item = Event>) -> Vec<Report> {
     let mut ps = Processes::default();
-    for e in &trace.events {
+    for e in events {
         ps.event(e);
     }
     ps.each.into_iter().map(|(_, r)| r.report()).collect()
@@ -375,7 +380,7 @@ pub fn report_file(
         project,
         ..Processes::default()
     };
-    read::read_expanded_with(path, |_, e| ps.event(&e))?;
+    read::read_expanded_with(path, |_, e| ps.event(e))?;
     let events: u64 = ps.each.iter().map(|(_, r)| r.events).sum();
     if events == 0 {
         return Err(ReadError(format!(
@@ -507,8 +512,11 @@ mod tests {
     #[test]
     fn huge_times_do_not_overflow() {
         // Found by the fuzz target: a slice whose start plus duration passes i64.
-        let t = crate::trace::read::parse(b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]").unwrap();
-        let reports = super::report(&t);
+        let mut events = Vec::new();
+        let text = b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]";
+        crate::trace::read::parse_with(text, |_, e| events.extend(e)).unwrap();
+        assert_eq!(events.len(), 2);
+        let reports = super::report(events);
         assert!(reports.iter().all(|r| r.devices.is_empty()));
     }
 }

@@ -22,12 +22,11 @@ mod tests;
 mod tracks;
 mod waits;
 
-use super::emit::Part;
-use super::emit::{Emit, Heads, Name};
-use super::json::{self, Json, quoted};
 use super::record::*;
 use super::ring::TraceOut;
 use super::writer::Output;
+use crate::event::{self, Emit, FlowId, Head, Heads, Kind, Meta, Name, Part, Scope, Text};
+use crate::json::{self, Json, quoted};
 use crate::model::flags::{self, MAP_FLAGS, MEM_FLAGS, MIGRATION_FLAGS};
 use crate::report::On;
 use crate::timing::clock;
@@ -217,18 +216,17 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         };
         // Room for a flush's worth and the record that crosses it, from the start.
         c.j.start(t0.mono_ns, 2 * FLUSH_AT);
-        c.meta(host_pid, None, "process_name", start.program);
+        c.meta(host_pid, None, start.program);
         c.sort_index(host_pid, None, 0);
         let j = c.begin(
             Name::Words(&[s::TRACE_START]),
             s::CAT_CLXFER,
-            "i",
+            Kind::Instant(Scope::Global),
             host_pid,
             host_pid,
             0,
         );
-        j.qkey(quoted!("s")).word("g");
-        j.qkey(quoted!("args")).open();
+        j.args();
         j.field(s::PROGRAM).str(start.program);
         j.field(s::COMMAND_LINE).open_array();
         for a in start.command_line {
@@ -297,17 +295,27 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         ns.saturating_sub(self.start_ns)
     }
 
-    /// Opens an event: name, cat, ph, pid, tid, ts. The caller adds fields, then `end_event`.
+    /// Opens an event: name, cat, kind, pid, tid, ts. The caller adds its args, then
+    /// `end_event`.
     fn begin(
         &mut self,
         name: Name,
         cat: &'static str,
-        ph: &'static str,
+        kind: Kind<&str>,
         pid: u32,
         tid: u32,
         ts: u64,
     ) -> &mut E {
-        (self.j).begin_event(name, cat, ph, pid, tid, ts, &mut self.heads);
+        let cat = Text::Word(cat);
+        let head = Head {
+            name,
+            cat,
+            kind,
+            pid,
+            tid,
+            ts,
+        };
+        (self.j).begin_event(&head, &mut self.heads);
         &mut self.j
     }
 
@@ -395,13 +403,12 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
                 let j = self.begin(
                     Name::Words(&[s::FUNCTION_NOT_FOUND]),
                     s::CAT_CLXFER,
-                    "i",
+                    Kind::Instant(Scope::Thread),
                     pid,
                     tid,
                     ts,
                 );
-                j.qkey(quoted!("s")).word("t");
-                j.qkey(quoted!("args")).open();
+                j.args();
                 j.field(s::FUNCTION).str(&m.name);
                 j.close();
                 self.end_event();

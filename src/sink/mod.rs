@@ -8,11 +8,8 @@ pub mod channel;
 pub mod chrome;
 pub mod counters;
 pub mod counts;
-pub mod emit;
 pub mod host_calls;
-pub mod json;
 pub mod own;
-pub mod pftrace;
 pub mod record;
 pub mod ring;
 pub mod summary;
@@ -21,6 +18,8 @@ pub mod transfers;
 pub mod writer;
 
 use crate::config::{self, Mode};
+use crate::event::Emit;
+use crate::trace::format::Writer;
 
 /// Whether every call becomes a record (trace mode), or only enqueues (summary mode).
 #[inline]
@@ -51,10 +50,10 @@ fn output() -> Option<Box<dyn writer::Output>> {
                 // A chunk passes its size by a flush and the record that crossed it.
                 let flush = 2 * chrome::FLUSH_AT as u64;
                 let out = ring::Ring::new(path, file, config.trace_limit, flush);
-                both(out, what, start, summary, config.perfetto)
+                (config.format).write_with(TraceOutput(out, what, start, summary))
             } else {
                 let out = std::io::BufWriter::with_capacity(1 << 16, file);
-                both(out, what, start, summary, config.perfetto)
+                (config.format).write_with(TraceOutput(out, what, start, summary))
             }
         }
         Mode::Summary => Some(Box::new(summary::Summary::new(&program, report, true))),
@@ -62,19 +61,14 @@ fn output() -> Option<Box<dyn writer::Output>> {
     }
 }
 
-/// The trace, in the format asked for, and the summary beside it.
-fn both<W: ring::TraceOut + 'static>(
-    out: W,
-    what: String,
-    start: chrome::Start,
-    summary: summary::Summary,
-    perfetto: bool,
-) -> Option<Box<dyn writer::Output>> {
-    if perfetto {
-        let trace: chrome::Chrome<_, pftrace::Proto> = chrome::Chrome::new(out, what, start);
-        Some(Box::new(summary::Both { trace, summary }))
-    } else {
-        let trace: chrome::Chrome<_> = chrome::Chrome::new(out, what, start);
+/// The trace, waiting for the serialiser of the format asked for, and the summary beside it.
+struct TraceOutput<'a, W>(W, String, chrome::Start<'a>, summary::Summary);
+
+impl<W: ring::TraceOut + 'static> Writer for TraceOutput<'_, W> {
+    type Out = Option<Box<dyn writer::Output>>;
+    fn with<E: Emit + 'static>(self) -> Self::Out {
+        let TraceOutput(out, what, start, summary) = self;
+        let trace: chrome::Chrome<W, E> = chrome::Chrome::new(out, what, start);
         Some(Box::new(summary::Both { trace, summary }))
     }
 }

@@ -2,6 +2,7 @@
 //! `CLXFER_OUTPUT` gives, created new (never clobbering an existing file, never following a
 //! symlink), mode 0600, closed on exec. If the name is taken, `.1`, `.2`, … are tried.
 
+use crate::trace::format::Format;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -43,13 +44,13 @@ pub fn room() -> u64 {
 }
 
 /// The trace file's first name: `output` with its placeholders filled in, or
-/// `clxfer-<program>-<pid>.json` (`.pftrace`: `perfetto`) in `dir`.
+/// `clxfer-<program>-<pid>.<ext>` in `dir`, the format's extension (`.json`, `.pftrace`).
 pub fn trace_name(
     dir: &Path,
     output: Option<&str>,
     program: &str,
     pid: u32,
-    perfetto: bool,
+    format: Format,
 ) -> PathBuf {
     let program = sanitize(program);
     match output {
@@ -58,7 +59,7 @@ pub fn trace_name(
                 .replace("{program}", &program),
         ),
         None => {
-            let ext = if perfetto { "pftrace" } else { "json" };
+            let ext = format.extensions()[0];
             dir.join(format!("clxfer-{program}-{pid}.{ext}"))
         }
     }
@@ -71,7 +72,7 @@ pub fn create(config: &crate::config::Config, program: &str) -> Option<(File, Pa
         config.output.as_deref(),
         program,
         std::process::id(),
-        config.perfetto,
+        config.format,
     );
     match create_new(&first) {
         Ok(created) => Some(created),
@@ -211,15 +212,16 @@ mod tests {
     #[test]
     fn trace_names_fill_their_placeholders() {
         let d = Path::new("/d");
-        for (output, perfetto, want) in [
-            (None, false, "/d/clxfer-my_prog-42.json"),
-            (None, true, "/d/clxfer-my_prog-42.pftrace"),
-            (Some("t.json"), false, "t.json"),
-            (Some("/x/{program}-{pid}.json"), false, "/x/my_prog-42.json"),
-            (Some("run-{pid}-{pid}.json"), false, "run-42-42.json"),
-            (Some("{PID}.json"), false, "{PID}.json"),
+        let (json, perfetto) = (Format::Json, Format::Perfetto);
+        for (output, format, want) in [
+            (None, json, "/d/clxfer-my_prog-42.json"),
+            (None, perfetto, "/d/clxfer-my_prog-42.pftrace"),
+            (Some("t.json"), json, "t.json"),
+            (Some("/x/{program}-{pid}.json"), json, "/x/my_prog-42.json"),
+            (Some("run-{pid}-{pid}.json"), json, "run-42-42.json"),
+            (Some("{PID}.json"), json, "{PID}.json"),
         ] {
-            let got = trace_name(d, output, "my prog", 42, perfetto);
+            let got = trace_name(d, output, "my prog", 42, format);
             assert_eq!(got, PathBuf::from(want));
         }
     }

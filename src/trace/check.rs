@@ -1,8 +1,8 @@
 //! `clxfer check`: every rule of perfetto-json.md that a trace can break, checked. A trace that
 //! passes is drawn by Perfetto as written: no dropped or mis-nested slices, every arrow bound.
 
-use super::read::{ReadError, Trace};
-use super::time::ns;
+use super::read::{Read, ReadError};
+use crate::event::{End, FlowId, Kind};
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -51,17 +51,21 @@ fn keep(texts: &mut Vec<String>, count: &mut usize, text: impl FnOnce() -> Strin
 }
 
 /// Checks a file event by event (any size: see [`super::read::read_file_with`]).
-/// A protobuf trace is checked twice: against the rules of Perfetto's protobuf import
-/// (`crate::perfetto::rules`), and as the JSON events it stands for against those below.
 pub fn check_file(path: &Path) -> Result<Report, ReadError> {
     // Mapped once for both passes.
     let map = super::read::mapped(path)?;
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
-    let mut c = Checker::default();
-    let shape = super::read::parse_with(bytes, |i, e| c.event(i, &e))
-        .map_err(|e| ReadError(format!("{}: {e}", path.display())));
+    let r = check(bytes).map_err(|e| ReadError(format!("{}: {e}", path.display())));
     super::read::file_read(bytes.len());
-    let shape = shape?;
+    r
+}
+
+/// Checks a trace's bytes. A protobuf trace is checked twice: against the rules of Perfetto's
+/// protobuf import (`crate::perfetto::rules`), and as the events it stands for against those
+/// below.
+pub fn check(bytes: &[u8]) -> Result<Report, ReadError> {
+    let mut c = Checker::default();
+    let shape = super::read::parse_with(bytes, |i, e| c.event(i, e))?;
     let mut r = c.finish(shape.closed, shape.truncated);
     if crate::perfetto::decode::is_protobuf(bytes) {
         let (texts, count) = crate::perfetto::rules::check(bytes, KEPT);
@@ -76,13 +80,13 @@ const EXACT: f64 = crate::vocab::schema::EXACT as f64;
 #[derive(Clone, Copy)]
 struct Slice {
     index: usize,
-    start: i64,
-    end: i64,
+    start: u64,
+    end: u64,
     cat: u32,
 }
 
 /// A flow end: (event index, pid, tid, ts in ns, category).
-type FlowEnd = (usize, u32, u32, i64, u32);
+type FlowEnd = (usize, u32, u32, u64, u32);
 
 /// A flow's starts and ends: one of each, inline, when the trace is right.
 type FlowEnds = (SmallVec<[FlowEnd; 1]>, SmallVec<[FlowEnd; 1]>);
@@ -100,14 +104,6 @@ pub struct Checker {
     cats: HashMap<String, u32>,
 }
 
-pub fn check(trace: &Trace) -> Report {
-    let mut c = Checker::default();
-    for (i, e) in trace.events.iter().enumerate() {
-        c.event(i, e);
-    }
-    c.finish(trace.closed, trace.truncated)
-}
-
 impl Checker {
     fn bad(&mut self, i: usize, what: String) {
         self.r.violation(|| format!("event {i}: {what}"));
@@ -122,145 +118,44 @@ impl Checker {
         n
     }
 
-    /// Event number `i`.
-    pub fn event(&mut self, i: usize, e: &Value) {
+    /// Event number `i`, or why it is not an event ([`crate::event::from_json`] says).
+    pub fn event(&mut self, i: usize, e: Read) {
         self.r.events = self.r.events.max(i + 1);
-        let Some(obj) = e.as_object() else {
-            self.bad(i, "not an object".into());
-            return;
+        let e = match e {
+            Ok(e) => e,
+            Err(why) => return self.bad(i, why),
         };
-        let Some(ph) = obj.get("ph").and_then(Value::as_str) else {
-            self.bad(i, "no \"ph\" string".into());
-            return;
-        };
-        if !matches!(
-            ph,
-            "X" | "B" | "E" | "i" | "I" | "C" | "M" | "s" | "t" | "f"
-        ) {
-            self.bad(i, format!("phase {ph:?} is not imported by Perfetto"));
-            return;
+        if let Some(path) = inexact(&e.args, "args") {
+            self.bad(
+                i,
+                format!("{path} is a number beyond 2^53; write 64-bit values as hex strings"),
+            );
         }
-        if obj.get("name").is_some_and(|n| !n.is_string()) {
-            self.bad(i, "\"name\" is not a string".into());
-        }
-        let id = |key: &str| -> Result<u32, String> {
-            match obj.get(key) {
-                Some(Value::Number(n)) => n
-                    .as_u64()
-                    .filter(|&v| v <= u32::MAX as u64)
-                    .map(|v| v as u32)
-                    .ok_or_else(|| format!("\"{key}\" {n} is not an unsigned 32-bit integer")),
-                Some(other) => Err(format!("\"{key}\" must be a number, not {other}")),
-                None if key == "tid" && matches!(ph, "C" | "M") => Ok(0),
-                None => Err(format!("no \"{key}\"")),
-            }
-        };
-        let (pid, tid) = match (id("pid"), id("tid")) {
-            (Ok(p), Ok(t)) => (p, t),
-            (Err(e), _) | (_, Err(e)) => {
-                self.bad(i, e);
-                return;
-            }
-        };
-        let ts = match obj.get("ts") {
-            Some(Value::Number(n)) => match n.as_f64() {
-                Some(v) if v >= 0.0 && v.is_finite() => ns(v),
-                _ => {
-                    self.bad(
-                        i,
-                        format!("\"ts\" {n} is negative (Perfetto drops the event)"),
-                    );
-                    return;
-                }
-            },
-            None if ph == "M" => 0,
-            _ => {
-                self.bad(i, "no numeric \"ts\"".into());
-                return;
-            }
-        };
-        if let Some(args) = obj.get("args") {
-            match args {
-                Value::Object(map) => {
-                    if let Some(path) = inexact(map, "args") {
-                        self.bad(
-                            i,
-                            format!(
-                                "{path} is a number beyond 2^53; write 64-bit values as hex strings"
-                            ),
-                        );
-                    }
-                }
-                _ => self.bad(i, "\"args\" is not an object".into()),
-            }
-        }
-        let cat = self.cat(obj.get("cat").and_then(Value::as_str).unwrap_or(""));
-        match ph {
-            "X" => {
-                let dur = match obj.get("dur").and_then(Value::as_f64) {
-                    Some(d) if d >= 0.0 && d.is_finite() => ns(d),
-                    Some(_) => {
-                        self.bad(i, "negative \"dur\" (Perfetto drops the slice)".into());
-                        return;
-                    }
-                    None => {
-                        self.bad(
-                            i,
-                            "\"X\" without a numeric \"dur\" (a parser failure in Perfetto)".into(),
-                        );
-                        return;
-                    }
-                };
+        let cat = self.cat(&e.cat);
+        let (pid, tid, ts) = (e.pid, e.tid, e.ts);
+        match &e.kind {
+            Kind::Slice { dur } => {
                 self.r.slices += 1;
                 self.tracks.entry((pid, tid)).or_default().push(Slice {
                     index: i,
                     start: ts,
-                    end: ts.saturating_add(dur),
+                    end: ts.saturating_add(*dur),
                     cat,
                 });
             }
-            "s" | "t" | "f" => {
-                let key = match obj.get("id") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v.abs() <= EXACT) => {
-                        n.to_string()
-                    }
-                    Some(Value::Number(n)) => {
-                        self.bad(i, format!("flow id {n} is beyond 2^53"));
-                        return;
-                    }
-                    _ => {
-                        self.bad(i, "flow without an \"id\"".into());
-                        return;
-                    }
+            Kind::Flow { end, id } => {
+                let key = match id {
+                    FlowId::Num(n) => n.to_string(),
+                    FlowId::Text(t) => t.clone(),
                 };
-                if ph == "f" && obj.get("bp").and_then(Value::as_str) != Some("e") {
-                    self.bad(
-                        i,
-                        "flow end without \"bp\":\"e\" binds to the next slice, not its own".into(),
-                    );
-                }
                 // Perfetto and DevTools key a flow by its category, name and id.
-                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
-                let cat_name = obj.get("cat").and_then(Value::as_str).unwrap_or("");
-                let key = format!("{key} ({cat_name}/{name})");
+                let key = format!("{key} ({}/{})", e.cat, e.name);
                 let entry = self.flows.entry(key).or_default();
-                let end = (i, pid, tid, ts, cat);
-                match ph {
-                    "s" => entry.0.push(end),
-                    "f" => entry.1.push(end),
-                    _ => {}
-                }
-            }
-            "C" => match obj.get("args").and_then(Value::as_object) {
-                Some(a) if !a.is_empty() && a.values().all(Value::is_number) => {}
-                _ => self.bad(i, "counter without numeric \"args\"".into()),
-            },
-            "i" | "I" => {
-                if let Some(s) = obj.get("s")
-                    && !matches!(s.as_str(), Some("g" | "p" | "t"))
-                {
-                    self.bad(i, format!("instant scope {s} is not g, p or t"));
+                let at = (i, pid, tid, ts, cat);
+                match end {
+                    End::Start => entry.0.push(at),
+                    End::Finish => entry.1.push(at),
+                    End::Step => {}
                 }
             }
             _ => {}
@@ -303,7 +198,7 @@ impl Checker {
         overlaps.sort();
         let names: HashMap<u32, &str> = self.cats.iter().map(|(k, &v)| (v, k.as_str())).collect();
         // Whether an X slice of category `cat` starts at `ts` on the track (its slices are sorted).
-        let starts_at = |pid: u32, tid: u32, ts: i64, cat: u32| {
+        let starts_at = |pid: u32, tid: u32, ts: u64, cat: u32| {
             self.tracks.get(&(pid, tid)).is_some_and(|slices| {
                 let first = slices.partition_point(|s| s.start < ts);
                 slices[first..]
@@ -407,14 +302,12 @@ fn inexact(map: &Map<String, Value>, at: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::read::parse;
     use super::*;
 
     #[test]
     fn huge_times_do_not_overflow() {
         // Found by the fuzz target: a slice whose start plus duration passes i64.
-        let t = parse(b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]").unwrap();
-        let r = check(&t);
+        let r = check(b"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9e300,\"dur\":9e300},\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1e18}]").unwrap();
         assert_eq!(r.slices, 2);
     }
 
@@ -429,7 +322,7 @@ mod tests {
             ));
         }
         text.push_str("{}]");
-        let r = check(&parse(text.as_bytes()).unwrap());
+        let r = check(text.as_bytes()).unwrap();
         assert_eq!(r.violations.len(), KEPT);
         // 2,001 without a phase, 1,999 overlaps, 2,000 flows with no end.
         assert_eq!(r.violation_count, 6000);
@@ -438,7 +331,7 @@ mod tests {
     }
 
     fn violations(text: &str) -> Vec<String> {
-        check(&parse(text.as_bytes()).unwrap()).violations
+        check(text.as_bytes()).unwrap().violations
     }
 
     const GOOD: &str = r#"[
@@ -454,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_good_trace_passes() {
-        let report = check(&parse(GOOD.as_bytes()).unwrap());
+        let report = check(GOOD.as_bytes()).unwrap();
         assert!(report.ok(), "{:?}", report.violations);
         assert_eq!((report.slices, report.flows), (3, 1));
     }

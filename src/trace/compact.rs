@@ -3,7 +3,8 @@
 //! the report, the CSV and the tests see each host slice with its whole classification and each
 //! device slice with its direction, path, bytes and enqueue-to-start, as if nothing were left out.
 
-use crate::vocab::schema::{self as s, DEVICE_PID_BASE};
+use crate::event::Event;
+use crate::vocab::schema as s;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
@@ -29,7 +30,7 @@ const WAITING: usize = 1 << 20;
 
 /// What a device slice takes from its host slice.
 struct Host {
-    ts: f64,
+    ts: u64,
     class: Vec<(&'static str, Value)>,
 }
 
@@ -45,27 +46,22 @@ pub struct Expand {
 }
 
 impl Expand {
-    pub fn event(&mut self, e: &mut Value) {
-        let Some(obj) = e.as_object_mut() else {
-            return;
-        };
-        if obj.get("ph").and_then(Value::as_str) != Some("X") {
+    pub fn event(&mut self, e: &mut Event) {
+        if !e.is_slice() {
             return;
         }
-        let pid = obj.get("pid").and_then(Value::as_u64).unwrap_or(0);
-        let ts = obj.get("ts").and_then(Value::as_f64).unwrap_or(0.0);
-        let Some(args) = obj.get_mut("args").and_then(Value::as_object_mut) else {
-            return;
-        };
+        let (pid, ts) = (u64::from(e.pid), e.ts);
+        let on_device = e.on_device();
+        let args = &mut e.args;
         let command = args.get(s::COMMAND.name).and_then(Value::as_u64);
-        if pid < DEVICE_PID_BASE as u64 {
+        if !on_device {
             self.host(pid, ts, command, args);
         } else if let Some(command) = command {
             self.device(pid, ts, command, args);
         }
     }
 
-    fn host(&mut self, pid: u64, ts: f64, command: Option<u64>, args: &mut Map<String, Value>) {
+    fn host(&mut self, pid: u64, ts: u64, command: Option<u64>, args: &mut Map<String, Value>) {
         let Some(class) = args.get(s::CLASS.name).and_then(Value::as_u64) else {
             return;
         };
@@ -106,7 +102,7 @@ impl Expand {
         self.hosts.insert((pid, command), Host { ts, class });
     }
 
-    fn device(&mut self, pid: u64, ts: f64, command: u64, args: &mut Map<String, Value>) {
+    fn device(&mut self, pid: u64, ts: u64, command: u64, args: &mut Map<String, Value>) {
         let host_pid = (pid >> 8) & 0x3f_ffff;
         let Some(h) = self.hosts.remove(&(host_pid, command)) else {
             return;
@@ -118,10 +114,10 @@ impl Expand {
         if args.contains_key(s::QUEUED_TO_SUBMIT.name)
             && !args.contains_key(s::ENQUEUE_TO_START.name)
         {
-            let ns = super::time::ns(ts) - super::time::ns(h.ts);
+            let ns = ts.saturating_sub(h.ts);
             args.insert(
                 s::ENQUEUE_TO_START.name.into(),
-                Value::from(ns.max(0) as f64 / 1000.0),
+                Value::from(ns as f64 / 1000.0),
             );
         }
     }
@@ -131,6 +127,15 @@ impl Expand {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The event a test's short JSON stands for (its thread and duration are not the point).
+    fn ev(mut v: Value) -> Event {
+        v["tid"] = 1.into();
+        if v["ph"] == "X" {
+            v["dur"] = 0.into();
+        }
+        crate::json::read::from_json(v).unwrap()
+    }
 
     /// (events as written, the same events as read back whole).
     #[test]
@@ -162,9 +167,10 @@ mod tests {
             json!({"ph": "s", "pid": 7, "ts": 10.0, "id": 1}),
         ];
         let mut x = Expand::default();
-        for (mut e, want) in written.into_iter().zip(whole) {
+        for (e, want) in written.into_iter().zip(whole) {
+            let mut e = ev(e);
             x.event(&mut e);
-            assert_eq!(e, want);
+            assert_eq!(e, ev(want));
         }
     }
 
@@ -174,9 +180,9 @@ mod tests {
         let mut x = Expand::default();
         let slice = |class: u64, api: Option<&str>| match api {
             Some(api) => {
-                json!({"ph": "X", "pid": 7, "ts": 1.0, "args": {"class": class, "api": api}})
+                ev(json!({"ph": "X", "pid": 7, "ts": 1.0, "args": {"class": class, "api": api}}))
             }
-            None => json!({"ph": "X", "pid": 7, "ts": 1.0, "args": {"class": class}}),
+            None => ev(json!({"ph": "X", "pid": 7, "ts": 1.0, "args": {"class": class}})),
         };
         for class in 1..=s::CLASSES + 1 {
             x.event(&mut slice(class, Some("clFoo")));

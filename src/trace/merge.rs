@@ -5,9 +5,9 @@
 //! traces of any size merge in the memory of one event.
 
 use super::read::{ReadError, read_file_with};
-use super::time::ns;
+use crate::event::{self, Emit, Event, FlowId, Heads, Kind};
+use crate::json::Json;
 use crate::vocab::schema::{self as s, DEVICE_PID_BASE, device_pid};
-use serde_json::Value;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,9 +21,8 @@ struct Found {
     max_id: u64,
 }
 
-fn is_flow(e: &Value) -> bool {
-    matches!(e.get("ph").and_then(Value::as_str), Some("s" | "f" | "t"))
-}
+/// Bytes of events gathered before a write.
+const FLUSH_AT: usize = 1 << 20;
 
 /// Merges `paths` into `out` as a closed bare array, one event per line; returns the number of
 /// events, or why a trace cannot be read or aligned.
@@ -37,22 +36,15 @@ pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, Stri
             max_id: 0,
         };
         read_file_with(path, |_, e| {
-            if f.wall.is_none() && e.get("name").and_then(Value::as_str) == Some(s::TRACE_START) {
-                let args = e.get("args");
-                let started = args
-                    .and_then(|a| a.get(s::START_TIME.name))
-                    .and_then(Value::as_str);
+            let Ok(e) = e else { return };
+            if f.wall.is_none() && e.name == s::TRACE_START {
+                let started = e.arg(s::START_TIME).and_then(|v| v.as_str());
                 f.started = started.unwrap_or_default().to_string();
                 f.wall = started.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-                f.pid = args
-                    .and_then(|a| a.get(s::PID.name))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0) as u32;
+                f.pid = e.u64(s::PID) as u32;
             }
-            if is_flow(&e) {
-                f.max_id = f
-                    .max_id
-                    .max(e.get("id").and_then(Value::as_u64).unwrap_or(0));
+            if let Some(id) = e.flow_id() {
+                f.max_id = f.max_id.max(id);
             }
         })
         .map_err(|ReadError(e)| e)?;
@@ -87,7 +79,8 @@ pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, Stri
     let mut id_base = 0u64;
     let mut written = 0usize;
     let mut failed: Option<std::io::Error> = None;
-    out.write_all(b"[\n").map_err(|e| e.to_string())?;
+    let (mut j, mut heads) = (Json::default(), Heads::default());
+    j.start(0, FLUSH_AT);
     for (path, f) in paths.iter().zip(&found) {
         let wall = f.wall.unwrap_or(earliest);
         let shift_ns = (wall - earliest).num_nanoseconds().unwrap_or(0).max(0) as u64;
@@ -99,56 +92,49 @@ pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, Stri
             used.insert(free);
             free
         };
-        read_file_with(path, |_, mut e| {
-            if failed.is_some() {
-                return;
-            }
+        read_file_with(path, |_, e| {
+            let Ok(mut e) = e else { return };
             place(&mut e, shift_ns, pid, new_pid, id_base);
-            let sep: &[u8] = if written == 0 { b"" } else { b",\n" };
-            if let Err(err) = out
-                .write_all(sep)
-                .and_then(|_| serde_json::to_writer(&mut out, &e).map_err(std::io::Error::other))
-            {
-                failed = Some(err);
-            }
+            event::write(&mut j, &e, &mut heads);
             written += 1;
+            if j.bytes().len() >= FLUSH_AT && failed.is_none() {
+                failed = out.write_all(j.bytes()).err();
+                j.clear();
+            }
         })
         .map_err(|ReadError(e)| e)?;
         id_base = id_base.saturating_add(f.max_id);
     }
+    j.finish();
+    if failed.is_none() {
+        failed = out.write_all(j.bytes()).err();
+    }
     if let Some(e) = failed {
         return Err(e.to_string());
     }
-    out.write_all(b"\n]\n").map_err(|e| e.to_string())?;
     Ok(written)
 }
 
 /// One event on the merged timeline.
-fn place(e: &mut Value, shift_ns: u64, pid: u32, new_pid: u32, id_base: u64) {
-    let flow = is_flow(e);
-    let Some(obj) = e.as_object_mut() else {
-        return;
+fn place(e: &mut Event, shift_ns: u64, pid: u32, new_pid: u32, id_base: u64) {
+    e.ts = e.ts.saturating_add(shift_ns);
+    let p = e.pid;
+    e.pid = if p == pid {
+        new_pid
+    } else if p >= DEVICE_PID_BASE && (p >> 8) & 0x3f_ffff == pid & 0x3f_ffff {
+        device_pid(new_pid, p & 0xff)
+    } else {
+        p
     };
-    if let Some(ts) = obj.get("ts").and_then(Value::as_f64) {
-        let at = (ns(ts).max(0) as u64).saturating_add(shift_ns);
-        obj.insert("ts".into(), Value::from(at as f64 / 1000.0));
+    // The trace start and end are instants whose tid is the pid.
+    if e.tid == p && p == pid {
+        e.tid = new_pid;
     }
-    if let Some(p) = obj.get("pid").and_then(Value::as_u64) {
-        let p = p as u32;
-        let mapped = if p == pid {
-            new_pid
-        } else if p >= DEVICE_PID_BASE && (p >> 8) & 0x3f_ffff == pid & 0x3f_ffff {
-            device_pid(new_pid, p & 0xff)
-        } else {
-            p
-        };
-        obj.insert("pid".into(), Value::from(mapped));
-        // The trace start and end are instants whose tid is the pid.
-        if obj.get("tid").and_then(Value::as_u64) == Some(p as u64) && p == pid {
-            obj.insert("tid".into(), Value::from(new_pid));
-        }
-    }
-    if flow && let Some(id) = obj.get("id").and_then(Value::as_u64) {
-        obj.insert("id".into(), Value::from(id.saturating_add(id_base)));
+    if let Kind::Flow {
+        id: FlowId::Num(id),
+        ..
+    } = &mut e.kind
+    {
+        *id = id.saturating_add(id_base);
     }
 }

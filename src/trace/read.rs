@@ -1,8 +1,12 @@
 //! Reads a Chrome trace JSON the way Perfetto does: the bare array (with or without its closing
 //! `]`, a trailing comma allowed, a truncated last event dropped) or the `{"traceEvents": [...]}`
-//! object (which must be complete); or a Perfetto protobuf trace, as the JSON events it stands
-//! for (`crate::perfetto::decode`), so every reader takes both formats.
+//! object (which must be complete: `crate::json::read`); or a Perfetto protobuf trace
+//! (`crate::perfetto::decode`). Either way the events come out typed ([`Event`]), so every
+//! reader takes every format ([`super::format`]).
 
+use crate::event::Event;
+pub use crate::event::Read;
+use crate::json::read::to_json;
 use serde_json::Value;
 use std::fmt;
 use std::path::Path;
@@ -45,7 +49,7 @@ fn hook(read: u64) {
     }
 }
 
-/// A trace as read.
+/// A trace as read, its events as JSON (what tests and tools that want JSON's shape read).
 #[derive(Debug, Default)]
 pub struct Trace {
     pub events: Vec<Value>,
@@ -67,16 +71,19 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Whether a file's name is one clxfer gives its traces (`clxfer-PROGRAM-PID.json` or
-/// `.pftrace`): what is read of a directory given for traces.
+/// Whether a file's name is one clxfer gives its traces (`clxfer-PROGRAM-PID.json`, or another
+/// format's first extension): what is read of a directory given for traces.
 pub fn is_trace_name(name: &str) -> bool {
-    name.starts_with("clxfer-") && (name.ends_with(".json") || name.ends_with(".pftrace"))
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    name.starts_with("clxfer-")
+        && (super::format::Format::ALL.iter()).any(|f| f.extensions()[0] == ext)
 }
 
-/// A trace file's events, read back whole (compact events expanded: [`super::compact`]).
+/// A trace file's events as JSON, read back whole (compact events expanded:
+/// [`super::compact`]).
 pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
     let mut events = Vec::new();
-    let shape = read_expanded_with(path, |_, e| events.push(e))?;
+    let shape = read_expanded_with(path, |_, e| events.push(to_json(&e)))?;
     Ok(Trace {
         events,
         closed: shape.closed,
@@ -94,7 +101,7 @@ pub struct Shape {
 
 /// Hands each event of the file to `f` in turn, holding one at a time: the file is mapped, not
 /// copied, so a trace of any size takes the memory of its largest event (and the page cache).
-pub fn read_file_with(path: &Path, f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
+pub fn read_file_with(path: &Path, f: impl FnMut(usize, Read)) -> Result<Shape, ReadError> {
     let map = mapped(path)?;
     let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
     let shape = parse_with(bytes, f).map_err(|e| ReadError(format!("{}: {e}", path.display())));
@@ -122,66 +129,31 @@ pub fn mapped(path: &Path) -> Result<Option<memmap2::Mmap>, ReadError> {
     Ok(Some(unsafe { memmap2::Mmap::map(&file) }.map_err(cannot)?))
 }
 
-/// A Perfetto protobuf trace's events, as the JSON events they stand for
-/// ([`crate::perfetto::decode`]).
-fn protobuf_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
-    let mut n = 0;
-    let shape = crate::perfetto::decode::events(
-        b,
-        |e| {
-            f(n, e);
-            n += 1;
-        },
-        reading_at,
-    )
-    .map_err(|e| ReadError(format!("not a Perfetto protobuf trace: {}", e.0)))?;
-    Ok(Shape {
-        events: n,
-        closed: !shape.truncated,
-        truncated: shape.truncated,
-    })
-}
-
-/// [`read_file_with`], each event read back whole ([`super::compact`]): what clxfer's readers
-/// (the report, the CSV) take; the checker takes the events as written.
+/// [`read_file_with`], each event read back whole ([`super::compact`]) and those that are not
+/// events left out: what clxfer's readers (the report, the CSV) take; the checker takes the
+/// events as written.
 pub fn read_expanded_with(
     path: &Path,
-    mut f: impl FnMut(usize, Value),
+    mut f: impl FnMut(usize, Event),
 ) -> Result<Shape, ReadError> {
     let mut x = super::compact::Expand::default();
-    read_file_with(path, |i, mut e| {
-        x.event(&mut e);
-        f(i, e)
+    read_file_with(path, |i, e| {
+        if let Ok(mut e) = e {
+            x.event(&mut e);
+            f(i, e)
+        }
     })
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-/// Line and column of byte `at`, for messages.
-fn position(b: &[u8], at: usize) -> String {
-    let at = at.min(b.len());
-    let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
-    let col = at
-        - b[..at]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |p| p + 1)
-        + 1;
-    format!("line {line}, column {col}")
-}
-
-/// A trace's events, read back whole (compact events expanded: [`super::compact`]).
+/// A trace's events as JSON, read back whole (compact events expanded: [`super::compact`]).
 pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
     let mut events = Vec::new();
     let mut x = super::compact::Expand::default();
-    let shape = parse_with(b, |_, mut e| {
-        x.event(&mut e);
-        events.push(e)
+    let shape = parse_with(b, |_, e| {
+        if let Ok(mut e) = e {
+            x.event(&mut e);
+            events.push(to_json(&e))
+        }
     })?;
     Ok(Trace {
         events,
@@ -190,115 +162,63 @@ pub fn parse(b: &[u8]) -> Result<Trace, ReadError> {
     })
 }
 
-/// [`parse`], handing each event to `f` (with its number) instead of keeping them.
-pub fn parse_with(b: &[u8], mut f: impl FnMut(usize, Value)) -> Result<Shape, ReadError> {
-    if crate::perfetto::decode::is_protobuf(b) {
-        return protobuf_with(b, f);
-    }
-    // Perfetto's detection: the first 128 bytes without whitespace start with `[{"` or `{"`.
-    let head: Vec<u8> = b
-        .iter()
-        .take(128)
-        .copied()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    if head.starts_with(b"{\"") {
-        let v: Value = serde_json::from_slice(b)
-            .map_err(|e| ReadError(format!("not a complete JSON object: {e}")))?;
-        let events = match v {
-            Value::Object(mut o) => match o.remove("traceEvents") {
-                Some(Value::Array(events)) => events,
-                _ => return Err(ReadError("no \"traceEvents\" array".into())),
+/// Hands each event of `b` as written to `f`, with its number, whichever its format
+/// ([`super::format`]).
+pub fn parse_with(b: &[u8], mut f: impl FnMut(usize, Read)) -> Result<Shape, ReadError> {
+    let mut n = 0;
+    let ended = super::format::Format::of_bytes(b)
+        .decode(
+            b,
+            |e| {
+                f(n, e);
+                n += 1;
             },
-            _ => return Err(ReadError("no \"traceEvents\" array".into())),
-        };
-        let n = events.len();
-        for (i, e) in events.into_iter().enumerate() {
-            f(i, e);
-        }
-        return Ok(Shape {
-            events: n,
-            closed: true,
-            truncated: false,
-        });
-    }
-    if !head.starts_with(b"[{\"") {
-        return Err(ReadError(
-            "not a Chrome trace: it must start with `[{\"` or `{\"` (an empty `[]` is not one)"
-                .into(),
-        ));
-    }
-    let mut trace = Shape::default();
-    let mut i = skip_ws(b, 0) + 1;
-    loop {
-        i = skip_ws(b, i);
-        if i >= b.len() {
-            return Ok(trace);
-        }
-        if b[i] == b']' {
-            trace.closed = true;
-            let rest = skip_ws(b, i + 1);
-            if rest < b.len() {
-                return Err(ReadError(format!(
-                    "text after the closing `]` at {}",
-                    position(b, rest)
-                )));
-            }
-            return Ok(trace);
-        }
-        let mut stream = serde_json::Deserializer::from_slice(&b[i..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(v)) => {
-                f(trace.events, v);
-                trace.events += 1;
-                i += stream.byte_offset();
-                reading_at(i);
-            }
-            Some(Err(e)) if e.is_eof() => {
-                trace.truncated = true;
-                return Ok(trace);
-            }
-            Some(Err(e)) => {
-                return Err(ReadError(format!(
-                    "malformed event at {}: {e}",
-                    position(b, i)
-                )));
-            }
-            None => return Ok(trace),
-        }
-        i = skip_ws(b, i);
-        match b.get(i) {
-            Some(b',') => i += 1,
-            Some(b']') | None => {}
-            Some(_) => {
-                return Err(ReadError(format!(
-                    "expected `,` or `]` between events at {}",
-                    position(b, i)
-                )));
-            }
-        }
-    }
+            reading_at,
+        )
+        .map_err(ReadError)?;
+    Ok(Shape {
+        events: n,
+        closed: ended.closed,
+        truncated: ended.truncated,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// How many events `b` holds as written (events or not), and how it ended.
+    fn shape(b: &[u8]) -> Shape {
+        parse_with(b, |_, _| {}).unwrap()
+    }
+
     #[test]
     fn the_forms_perfetto_accepts() {
-        let closed = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"}\n]\n").unwrap();
+        let closed = shape(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"}\n]\n");
         assert_eq!(
-            (closed.events.len(), closed.closed, closed.truncated),
+            (closed.events, closed.closed, closed.truncated),
             (2, true, false)
         );
-        let open = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"},\n").unwrap();
-        assert_eq!((open.events.len(), open.closed), (2, false));
-        let cut = parse(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\",\"na").unwrap();
-        assert_eq!((cut.events.len(), cut.truncated), (1, true));
-        let trailing = parse(b"[{\"a\":1},]").unwrap();
-        assert_eq!((trailing.events.len(), trailing.closed), (1, true));
-        let object = parse(b"{\"traceEvents\":[{\"a\":1}]}").unwrap();
-        assert_eq!(object.events.len(), 1);
+        let open = shape(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\"},\n");
+        assert_eq!((open.events, open.closed), (2, false));
+        let cut = shape(b"[{\"ph\":\"i\"},\n{\"ph\":\"X\",\"na");
+        assert_eq!((cut.events, cut.truncated), (1, true));
+        let trailing = shape(b"[{\"a\":1},]");
+        assert_eq!((trailing.events, trailing.closed), (1, true));
+        let object = shape(b"{\"traceEvents\":[{\"a\":1}]}");
+        assert_eq!(object.events, 1);
+    }
+
+    #[test]
+    fn events_come_out_typed_and_what_is_not_one_says_why() {
+        let mut read = Vec::new();
+        let text = b"[{\"ph\":\"i\",\"pid\":1,\"tid\":2,\"ts\":3},{\"ph\":\"X\"}]";
+        parse_with(text, |_, e| read.push(e)).unwrap();
+        assert_eq!(
+            read[0].as_ref().map(|e| (e.pid, e.tid, e.ts)),
+            Ok((1, 2, 3000))
+        );
+        assert_eq!(read[1], Err("no \"pid\"".to_string()));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::{elf, fail, layer_library};
 use clxfer::config;
+use clxfer::event::Event;
 use std::ffi::{OsString, c_int};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -94,7 +95,7 @@ fn notes_file() -> std::io::Result<PathBuf> {
 
 /// The trace's last event, from the file's end (one event per line; the end event carries the
 /// report): `None` when the trace has none (it was cut short).
-fn end_event(trace: &Path) -> Option<serde_json::Value> {
+fn end_event(trace: &Path) -> Option<Event> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(trace).ok()?;
     let mut first = [0u8; 1];
@@ -103,7 +104,9 @@ fn end_event(trace: &Path) -> Option<serde_json::Value> {
         let mut end = None;
         let name = clxfer::vocab::schema::TRACE_END;
         let read = clxfer::trace::read::read_file_with(trace, |_, e| {
-            if e["name"] == name {
+            if let Ok(e) = e
+                && e.name == name
+            {
                 end = Some(e);
             }
         });
@@ -120,14 +123,14 @@ fn end_event(trace: &Path) -> Option<serde_json::Value> {
             clxfer::vocab::schema::TRACE_END
         ))
     })?;
-    serde_json::from_str(line.trim_end_matches(',')).ok()
+    clxfer::json::read::from_json(serde_json::from_str(line.trim_end_matches(',')).ok()?).ok()
 }
 
 /// `PATH (SIZE, N events)`, from the trace's end event (`None`: it was cut short).
-fn about(trace: &Path, end: Option<&serde_json::Value>) -> String {
+fn about(trace: &Path, end: Option<&Event>) -> String {
     let size = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
     let events = end
-        .and_then(|e| e["args"]["events"].as_u64())
+        .and_then(|e| e.args.get("events")?.as_u64())
         .map_or_else(|| "cut short".to_string(), |n| format!("{n} events"));
     format!(
         "{} ({}, {events})",
@@ -137,12 +140,9 @@ fn about(trace: &Path, end: Option<&serde_json::Value>) -> String {
 }
 
 /// The report's verdict in the trace's end event: what to change first, or that nothing needs to.
-fn verdict(end: &serde_json::Value) -> Option<String> {
-    Some(
-        end["args"]["report"]["verdict"]["headline"]
-            .as_str()?
-            .to_string(),
-    )
+fn verdict(end: &Event) -> Option<String> {
+    let report = end.arg(clxfer::vocab::schema::REPORT)?;
+    Some(report["verdict"]["headline"].as_str()?.to_string())
 }
 
 pub fn run(a: Args) -> ExitCode {

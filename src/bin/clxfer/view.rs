@@ -63,7 +63,8 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
     };
     // Served as written (the page reads a trace cut short as Perfetto does); a protobuf trace
     // as the JSON it stands for, which the page reads.
-    let body = if clxfer::trace::convert::is_protobuf_name(trace) {
+    let format = clxfer::trace::format::Format::of_name(trace);
+    let body = if format != clxfer::trace::format::Format::Json {
         let mut json = Vec::new();
         let as_json = std::path::Path::new("trace.json");
         match clxfer::trace::convert::convert_file(trace, as_json, &mut json) {

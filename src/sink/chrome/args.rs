@@ -2,8 +2,8 @@
 //! The classification's members are a host slice's class (`classes.rs`): what varies per call,
 //! the bytes and the host pointer, is written apart ([`per_call`]).
 
-use super::super::emit::Emit;
 use super::super::record::Command;
+use crate::event::Emit;
 use crate::model::classification::{Classification, Direction, Reason};
 use crate::vocab::Api;
 use crate::vocab::schema as s;

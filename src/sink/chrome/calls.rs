@@ -13,16 +13,15 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             let j = self.begin(
                 Name::Words(&[c.api.name()]),
                 s::CAT_CALL,
-                "X",
+                Kind::Slice { dur },
                 self.host_pid,
                 c.tid,
                 ts,
             );
-            j.qkey(quoted!("dur")).us(dur);
             // A call about a user event names it, as its waiters' `waits` do; a
             // synchronisation point names what it waited for.
             if c.node != 0 || c.waited.is_some() {
-                j.qkey(quoted!("args")).open();
+                j.args();
                 if c.node != 0 {
                     j.field(s::COMMAND).u64(c.node);
                 }
@@ -51,11 +50,11 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let classed =
             (e.class.as_ref()).map(|cl| [c.api.name(), cl.direction.as_str(), cl.path.as_str()]);
         let words: &[&'static str] = classed.as_ref().map_or(&api, |w| w);
-        self.begin(Name::Words(words), cat, "X", self.host_pid, c.tid, ts);
+        let slice = Kind::Slice { dur };
+        self.begin(Name::Words(words), cat, slice, self.host_pid, c.tid, ts);
         // Borrowed apart from the caches below.
         let j = &mut self.j;
-        j.qkey(quoted!("dur")).us(dur);
-        j.qkey(quoted!("args")).open();
+        j.args();
         // What varies per call first, then the class (`classes.rs`).
         j.field(s::COMMAND).u64(e.id);
         if !e.deps.waits.is_empty() {

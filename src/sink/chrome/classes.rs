@@ -6,7 +6,7 @@
 //! Perfetto shows the class's members on its first slice, and `crate::trace::compact` restores
 //! them on every slice for clxfer's readers.
 
-use super::super::emit::Emit;
+use crate::event::Emit;
 use crate::vocab::schema as s;
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;

@@ -38,12 +38,11 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             (Some(_), _) => Name::Shown(&shown),
         };
         let projected = self.tracks.projecting.contains_key(&c.queue.device);
-        let j = self.begin(name, s::CAT_ENQUEUE, "X", dpid, tid, ts);
-        j.qkey(quoted!("dur")).us(dur);
+        let j = self.begin(name, s::CAT_ENQUEUE, Kind::Slice { dur }, dpid, tid, ts);
         // The call's own details are on the host slice, one arrow away: with the arrow, what
         // the host slice says (the class, the bytes) and what follows from its start is not
         // said again (`crate::trace::compact` restores it).
-        j.qkey(quoted!("args")).open();
+        j.args();
         j.field(s::COMMAND).u64(c.id);
         if let Some((dir, path)) = c.class.filter(|_| !flow) {
             j.field(s::DIRECTION).word(dir.as_str());
@@ -101,13 +100,12 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let j = self.begin(
             Name::Words(&[s::RACE]),
             s::CAT_CLXFER,
-            "i",
+            Kind::Instant(Scope::Thread),
             pid,
             f.second.thread,
             to,
         );
-        j.qkey(quoted!("s")).word("t");
-        j.qkey(quoted!("args")).open();
+        j.args();
         j.field(s::MEM_OBJECT).hex(f.object);
         j.field(s::CONFIDENCE).str(&f.confidence);
         for (key, side) in [(s::FIRST, &f.first), (s::SECOND, &f.second)] {
@@ -159,12 +157,18 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         from: waits::At,
         to: waits::At,
     ) {
-        let j = self.begin(Name::Words(&[name]), cat, "s", from.pid, from.tid, from.ts);
-        j.qkey(quoted!("id")).u64(id);
+        let (id, name) = (FlowId::Num(id), Name::Words(&[name]));
+        let start = Kind::Flow {
+            end: event::End::Start,
+            id: id.clone(),
+        };
+        self.begin(name, cat, start, from.pid, from.tid, from.ts);
         self.end_event();
-        let j = self.begin(Name::Words(&[name]), cat, "f", to.pid, to.tid, to.ts);
-        j.qkey(quoted!("bp")).word("e");
-        j.qkey(quoted!("id")).u64(id);
+        let finish = Kind::Flow {
+            end: event::End::Finish,
+            id,
+        };
+        self.begin(name, cat, finish, to.pid, to.tid, to.ts);
         self.end_event();
     }
 
@@ -193,14 +197,13 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
                 (device_pid(self.host_pid, d), s::RESIDENT_COUNTER)
             }
         };
-        let j = self.begin(Name::Words(&[name]), s::CAT_CLXFER, "C", pid, 0, ts);
         // Perfetto plots counters as doubles and takes only numbers: a value past 2^53 (from
         // sizes a driver accepted from a hostile call) is drawn at 2^53.
-        j.qkey(quoted!("args"))
-            .open()
-            .field(s::BYTES)
-            .u64(value.min(json::EXACT))
-            .close();
+        let sample = Kind::Counter {
+            key: s::BYTES.name,
+            value: value.min(json::EXACT) as i64,
+        };
+        self.begin(Name::Words(&[name]), s::CAT_CLXFER, sample, pid, 0, ts);
         self.end_event();
     }
 }

@@ -42,13 +42,12 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
         let j = self.begin(
             Name::Words(&[s::TRACE_END]),
             s::CAT_CLXFER,
-            "i",
+            Kind::Instant(Scope::Global),
             pid,
             pid,
             ts,
         );
-        j.qkey(quoted!("s")).word("g");
-        j.qkey(quoted!("args")).open();
+        j.args();
         j.field(s::DEVICES).open_array();
         for d in &end.devices {
             j.open();

@@ -106,7 +106,7 @@ fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
     drop(c);
     let trace = parse(&out).unwrap();
     assert!(trace.closed);
-    let report = check(&trace);
+    let report = check(&out).unwrap();
     assert!(report.ok(), "{:?}", report.violations);
     let lane_of = |id: u64| {
         trace

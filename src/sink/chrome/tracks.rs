@@ -5,39 +5,25 @@
 use super::*;
 
 impl<W: TraceOut, E: Emit> Chrome<W, E> {
-    /// An `M` event `what` for (pid, tid) whose one `args` member is `key` (pre-quoted), written
-    /// by `value`.
-    fn metadata(
-        &mut self,
-        pid: u32,
-        tid: Option<u32>,
-        what: &'static str,
-        key: &'static str,
-        value: impl FnOnce(&mut E),
-    ) {
+    /// What an `M` event says of the track of (pid, tid): a thread's, or with no tid its
+    /// process's.
+    fn metadata(&mut self, pid: u32, tid: Option<u32>, meta: Meta<&str>) {
+        let kind = Kind::Track {
+            thread: tid.is_some(),
+            meta,
+        };
         let tid = tid.unwrap_or(0);
-        let j = self.begin(Name::Words(&[what]), "__metadata", "M", pid, tid, 0);
-        j.qkey(quoted!("args")).open().qkey(key);
-        value(j);
-        j.close();
+        self.begin(Name::Words(&[]), "__metadata", kind, pid, tid, 0);
         self.end_event();
     }
 
-    pub(super) fn meta(&mut self, pid: u32, tid: Option<u32>, what: &'static str, name: &str) {
-        self.metadata(pid, tid, what, quoted!("name"), |j| {
-            j.str(name);
-        });
+    /// The track's name.
+    pub(super) fn meta(&mut self, pid: u32, tid: Option<u32>, name: &str) {
+        self.metadata(pid, tid, Meta::Name(name));
     }
 
     pub(super) fn sort_index(&mut self, pid: u32, tid: Option<u32>, index: u32) {
-        let what = if tid.is_some() {
-            "thread_sort_index"
-        } else {
-            "process_sort_index"
-        };
-        self.metadata(pid, tid, what, quoted!("sort_index"), |j| {
-            j.u64(index as u64);
-        });
+        self.metadata(pid, tid, Meta::Rank(index.into()));
     }
 
     /// Names a host thread the first time it shows a call.
@@ -52,7 +38,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         }
         entry.1 = true;
         let name = entry.0.clone();
-        self.meta(self.host_pid, Some(tid), "thread_name", &name);
+        self.meta(self.host_pid, Some(tid), &name);
     }
 
     pub(super) fn name_lanes(&mut self, queue: QueueRef) {
@@ -76,7 +62,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             } else {
                 format!("{label} · lane {}", lane + 1)
             };
-            self.meta(dpid, Some(tid), "thread_name", &name);
+            self.meta(dpid, Some(tid), &name);
             self.sort_index(dpid, Some(tid), tid);
         }
     }
@@ -120,18 +106,17 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         let dpid = device_pid(self.host_pid, d.index);
         // Two devices of one name (two GPUs of a model) are told apart by their numbers.
         let name = format!("device #{} · {}", d.index, d.name);
-        self.meta(dpid, None, "process_name", &name);
+        self.meta(dpid, None, &name);
         self.sort_index(dpid, None, d.index);
         let j = self.begin(
             Name::Words(&[s::DEVICE_INFO]),
             s::CAT_CLXFER,
-            "i",
+            Kind::Instant(Scope::Process),
             dpid,
             0,
             0,
         );
-        j.qkey(quoted!("s")).word("p");
-        j.qkey(quoted!("args")).open();
+        j.args();
         j.field(s::DEVICE_INDEX).u64(d.index as u64);
         j.field(s::NAME).str(&d.name);
         j.field(s::VENDOR).str(&d.vendor);
@@ -161,7 +146,7 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         unnamed.sort();
         for index in unnamed {
             let dpid = device_pid(self.host_pid, index);
-            self.meta(dpid, None, "process_name", &format!("device #{index}"));
+            self.meta(dpid, None, &format!("device #{index}"));
             self.tracks.devices.insert(index, true);
         }
         let mut queues: Vec<QueueRef> = self.tracks.queues.keys().copied().collect();

@@ -5,7 +5,9 @@
 /// The largest integer every JSON reader (doubles) holds exactly: 2^53.
 pub use crate::vocab::schema::EXACT;
 
-use super::emit::Part;
+use crate::event::{
+    Emit, End, FlowId, Head, Heads, Kind, Meta, Name, Part, Text, track_event_name,
+};
 
 /// Appends JSON to a byte buffer. Commas are placed by one flag: a value or a closed container
 /// calls for one before the next, an opening or a key does not (one test per value, where a bit
@@ -67,16 +69,15 @@ impl Json {
         self.closed(b']')
     }
 
-    /// `"key":` inside an object; the value follows (it must not add its own comma).
+    /// `"key":` inside an object; the value follows (it must not add its own comma). Keys are
+    /// clxfer's own words, or (converting a trace) whatever the trace had, escaped.
     #[inline]
     pub fn key(&mut self, key: &str) -> &mut Self {
         self.sep();
-        // Keys are clxfer's own words: nothing to escape.
-        debug_assert!(!needs_escape(key.as_bytes()));
         let buf = &mut self.buf;
         buf.reserve(key.len() + 3);
         buf.push(b'"');
-        buf.extend_from_slice(key.as_bytes());
+        escape_into(buf, key);
         buf.extend_from_slice(b"\":");
         // The value that follows is this member: no comma before it.
         self.comma = false;
@@ -293,6 +294,16 @@ impl Json {
         self.comma = false;
     }
 
+    /// A number that is not an integer (read from a trace): the shortest text that reads back
+    /// the same; JSON has no NaN or infinity, which become 0.
+    pub fn f64(&mut self, value: f64) -> &mut Self {
+        use std::io::Write as _;
+        self.sep();
+        let v = if value.is_finite() { value } else { 0.0 };
+        let _ = write!(self.buf, "{v}");
+        self
+    }
+
     /// Whether every container opened was closed.
     pub fn balanced(&self) -> bool {
         self.depth == 0
@@ -307,41 +318,80 @@ macro_rules! quoted {
 }
 pub(crate) use quoted;
 
-impl super::emit::Emit for Json {
+impl Emit for Json {
     #[inline]
-    fn begin_event(
-        &mut self,
-        name: super::emit::Name,
-        cat: &'static str,
-        ph: &'static str,
-        pid: u32,
-        tid: u32,
-        ts: u64,
-        heads: &mut super::emit::Heads,
-    ) {
+    fn begin_event(&mut self, h: &Head, heads: &mut Heads) {
         self.open();
         self.qkey(quoted!("name"));
-        match name {
-            super::emit::Name::Words(w) => self.words(w),
-            super::emit::Name::Shown(d) => self.display(d),
+        match (&h.kind, h.name) {
+            (Kind::Track { thread, meta }, _) => self.word(track_event_name(*thread, meta)),
+            (_, Name::Words(w)) => self.words(w),
+            (_, Name::Shown(d)) => self.display(d),
+            (_, Name::Text(t)) => self.str(t),
         };
-        let at = |s: &str| (s.as_ptr() as usize, s.len());
-        let key = (at(cat), at(ph), pid, tid);
-        // One copy for five members; the timestamp follows its key. Looked up before the entry
-        // is made: nearly every event finds its head.
-        match heads.get(&key) {
-            Some(head) => self.raw_bytes(head),
-            None => {
-                let head = head(cat, ph, pid, tid);
-                self.raw_bytes(&head);
-                if heads.len() >= HEADS_CACHED {
-                    heads.clear();
+        let ph = ph_word(&h.kind);
+        match h.cat {
+            Text::Word(cat) => {
+                let at = |s: &str| (s.as_ptr() as usize, s.len());
+                let key = (at(cat), at(ph), h.pid, h.tid);
+                // One copy for five members; the timestamp follows its key. Looked up before
+                // the entry is made: nearly every event finds its head.
+                match heads.get(&key) {
+                    Some(head) => self.raw_bytes(head),
+                    None => {
+                        let head = head(cat, ph, h.pid, h.tid);
+                        self.raw_bytes(&head);
+                        if heads.len() >= HEADS_CACHED {
+                            heads.clear();
+                        }
+                        heads.insert(key, head);
+                        &mut *self
+                    }
                 }
-                heads.insert(key, head);
-                self
             }
+            // Text read from a trace: its address says nothing of what it holds next time.
+            Text::Str(cat) => self.raw_bytes(&head(cat, ph, h.pid, h.tid)),
         }
-        .us_bare(ts);
+        .us_bare(h.ts);
+        match &h.kind {
+            Kind::Slice { dur } => {
+                self.qkey(quoted!("dur")).us(*dur);
+            }
+            Kind::Instant(scope) => {
+                self.qkey(quoted!("s")).word(scope.letter());
+            }
+            Kind::Flow { end, id } => {
+                if *end == End::Finish {
+                    self.qkey(quoted!("bp")).word("e");
+                }
+                self.qkey(quoted!("id"));
+                match id {
+                    FlowId::Num(n) => self.u64(*n),
+                    FlowId::Text(t) => self.str(t),
+                };
+            }
+            Kind::Counter { key, value } => {
+                self.qkey(quoted!("args"))
+                    .open()
+                    .key(key)
+                    .i64(*value)
+                    .close();
+            }
+            Kind::Track { meta, .. } => {
+                self.qkey(quoted!("args")).open();
+                match meta {
+                    Meta::Name(n) => self.qkey(quoted!("name")).str(n),
+                    Meta::Rank(r) => self.qkey(quoted!("sort_index")).i64(*r),
+                };
+                self.close();
+            }
+            Kind::Other { .. } => {}
+        }
+    }
+
+    #[inline]
+    fn args(&mut self) -> &mut Self {
+        self.qkey(quoted!("args")).open()
     }
 
     #[inline]
@@ -442,6 +492,16 @@ impl super::emit::Emit for Json {
         Json::bool(self, value)
     }
     #[inline]
+    fn f64(&mut self, value: f64) -> &mut Self {
+        Json::f64(self, value)
+    }
+    #[inline]
+    fn null(&mut self) -> &mut Self {
+        self.sep();
+        self.buf.extend_from_slice(b"null");
+        self
+    }
+    #[inline]
     fn us(&mut self, ns: u64) -> &mut Self {
         Json::us(self, ns)
     }
@@ -464,6 +524,30 @@ impl super::emit::Emit for Json {
     #[inline]
     fn raw_parts(&mut self, parts: &[Part]) -> &mut Self {
         Json::raw_parts(self, parts)
+    }
+}
+
+/// Chrome's phase letter of `kind`, as one of clxfer's constants (the heads' cache keys on its
+/// address).
+fn ph_word(kind: &Kind<&str>) -> &'static str {
+    match kind {
+        Kind::Slice { .. } => "X",
+        Kind::Instant(_) => "i",
+        Kind::Flow {
+            end: End::Start, ..
+        } => "s",
+        Kind::Flow { end: End::Step, .. } => "t",
+        Kind::Flow {
+            end: End::Finish, ..
+        } => "f",
+        Kind::Counter { .. } => "C",
+        Kind::Track { .. } => "M",
+        Kind::Other { ph } => match *ph {
+            "B" => "B",
+            "E" => "E",
+            "I" => "I",
+            _ => "M",
+        },
     }
 }
 
