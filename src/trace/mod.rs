@@ -7,4 +7,3 @@ pub mod convert;
 pub mod format;
 pub mod merge;
 pub mod read;
-pub mod time;
