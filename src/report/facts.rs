@@ -315,6 +315,29 @@ pub enum Work {
 }
 
 impl Work {
+    /// What an enqueue did, as every source of facts tells it (the layer in summary mode, the
+    /// trace writer's records, a saved trace): a classified move (`moved`), with the kernel whose
+    /// launch made it; a kernel's launch alone, on queue `on`; or nothing the report counts.
+    pub fn of(
+        moved: Option<Enqueue>,
+        kernel: Option<std::sync::Arc<str>>,
+        on: (u32, u32),
+        (host_ns, sampled): (u64, bool),
+    ) -> Option<Work> {
+        Some(match (moved, kernel) {
+            (Some(e), Some(name)) => Work::Launch(Box::new((e, name))),
+            (Some(e), None) => Work::Transfer(e),
+            (None, Some(name)) => Work::Kernel(KernelRun {
+                device: on.0,
+                queue: on.1,
+                name,
+                host_ns,
+                sampled,
+            }),
+            (None, None) => return None,
+        })
+    }
+
     /// Its classified move: a transfer's, or a launch's whose arguments moved.
     pub fn moved(&self) -> Option<&Enqueue> {
         match self {

@@ -2,8 +2,8 @@
 //! (`sink/summary.rs`), fed to the same [`Builder`].
 
 use super::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, KernelRun, Link, On, RaceFact,
-    RaceSide, Ran, Report, Sync, Work, kind,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Link, On, RaceFact, RaceSide,
+    Ran, Report, Sync, Work, kind,
 };
 use crate::event::{Event, Kind, Meta};
 use crate::model::classification::{Cited, Direction, Path, When};
@@ -78,7 +78,6 @@ fn enqueue(args: &Value, host_ns: u64) -> Option<Enqueue> {
     })
 }
 
-/// A host enqueue slice's facts, if it was a kernel launch.
 /// A race instant's facts (`sink/chrome.rs` writes them).
 fn race(args: &Value) -> Option<RaceFact> {
     let side = |v: &Value| -> Option<RaceSide> {
@@ -103,18 +102,6 @@ fn race(args: &Value) -> Option<RaceFact> {
         confidence: str_of(args, s::CONFIDENCE).into(),
         first: side(args.get(s::FIRST.name)?)?,
         second: side(args.get(s::SECOND.name)?)?,
-    })
-}
-
-fn kernel(args: &Value, host_ns: u64) -> Option<KernelRun> {
-    let name = args.get(s::KERNEL.name)?.as_str()?;
-    let (device, queue) = queue_of(args)?;
-    Some(KernelRun {
-        device,
-        queue,
-        name: name.into(),
-        host_ns,
-        sampled: str_of(args, s::DEVICE_TIME) == "sampled",
     })
 }
 
@@ -272,16 +259,18 @@ impl Reader {
                     return;
                 }
                 let link = self.link(e.tid, args, command, (at, dur));
-                let b = &mut self.b;
-                if let Some(facts) = enqueue(args, dur) {
-                    let work = match args.get(s::KERNEL.name).and_then(Value::as_str) {
-                        Some(name) => Work::Launch(Box::new((facts, name.into()))),
-                        None => Work::Transfer(facts),
-                    };
-                    b.fact(id, Fact { work, link });
-                } else if let Some(kernel) = kernel(args, dur) {
-                    let work = Work::Kernel(kernel);
-                    b.fact(id, Fact { work, link });
+                let kernel = args.get(s::KERNEL.name).and_then(Value::as_str);
+                let sampled = str_of(args, s::DEVICE_TIME) == "sampled";
+                let work = queue_of(args).and_then(|on| {
+                    Work::of(
+                        enqueue(args, dur),
+                        kernel.map(Into::into),
+                        on,
+                        (dur, sampled),
+                    )
+                });
+                if let Some(work) = work {
+                    self.b.fact(id, Fact { work, link });
                 }
             }
             Kind::Slice { .. } if args.get(s::WAITED_FOR.name).is_some() => {

@@ -8,8 +8,8 @@ use super::trace_file;
 use super::writer::Output;
 use crate::model::classification::{Classification, When};
 use crate::report::{
-    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, KernelRun, Link, Ran,
-    Report, Sync, Work,
+    Builder, DeviceEndFacts, DeviceFacts, EndFacts, Enqueue, Fact, Format, Link, Ran, Report, Sync,
+    Work,
 };
 use crate::timing::clock;
 use crate::vocab::{Api, word};
@@ -101,21 +101,11 @@ impl Summary {
                     end: rel(call.end),
                     before: Link::before(e.deps.after.unwrap_or(0), e.deps.waits.iter().copied()),
                 };
-                let work = if let Some(c) = &e.class {
-                    let facts = facts(call.api, e.queue, c, (e.flags, host_ns, e.sampled));
-                    match &e.kernel {
-                        Some(name) => Work::Launch(Box::new((facts, name.clone()))),
-                        None => Work::Transfer(facts),
-                    }
-                } else if let Some(name) = &e.kernel {
-                    Work::Kernel(KernelRun {
-                        device: e.queue.device,
-                        queue: e.queue.queue,
-                        name: name.clone(),
-                        host_ns,
-                        sampled: e.sampled,
-                    })
-                } else {
+                let moved = (e.class.as_ref())
+                    .map(|c| facts(call.api, e.queue, c, (e.flags, host_ns, e.sampled)));
+                let on = (e.queue.device, e.queue.queue);
+                let how = (host_ns, e.sampled);
+                let Some(work) = Work::of(moved, e.kernel.clone(), on, how) else {
                     return;
                 };
                 b.fact(id, Fact { work, link });
