@@ -2,6 +2,7 @@
 //! OpenCL library, and the one generic path every intercepted call takes ([`forward`]).
 
 pub mod api;
+pub mod args;
 mod dlsym;
 pub mod driver;
 mod expand;

@@ -3,13 +3,14 @@
 //! commands ([`Timed`]); each command classified into the memory model, placed in the command
 //! graph and the race check, timed on the device or counted as sampled out, and reported.
 
-use super::events::{self, Capture, EnqueueArgs};
-use super::graph::{self, WaitList};
+use super::events::{self, Capture};
+use super::graph;
 use super::pending::What;
 use super::queues;
 use super::state::QueueInfo;
 use super::state::{Device, WORLD, bounded_insert};
 use super::{completion, races};
+use crate::layer::args::EnqueueArgs;
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::classification::{Classification, ObjRef, Path};
 use crate::model::classify::{self, Op, Request};
@@ -363,7 +364,7 @@ unsafe fn summarized(
 }
 
 /// A transfer-like command: whether it blocks, and what it does (its queue and event are the
-/// enqueue's first and last arguments, [`EnqueueArgs`]).
+/// enqueue's first and last arguments, [`EnqueueArgs`]); implemented per argument struct.
 pub trait Command<A> {
     fn blocking(_args: &A) -> bool {
         false
@@ -393,7 +394,7 @@ pub trait Command<A> {
 /// note the error else.
 pub struct Enqueue<C>(PhantomData<C>);
 
-impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
+impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
@@ -450,9 +451,7 @@ pub struct Timed<const EVENT_REQUIRED: bool = false>;
 /// `clEnqueueMarker`, whose event is not optional.
 pub type Marker = Timed<true>;
 
-impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
-    for Timed<EVENT_REQUIRED>
-{
+impl<A: EnqueueArgs, const EVENT_REQUIRED: bool> Hook<A, cl_int> for Timed<EVENT_REQUIRED> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {

@@ -23,48 +23,6 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The arguments of an enqueue whose first argument is the queue and last the event out-pointer.
-pub trait EnqueueArgs {
-    fn queue(&self) -> cl_command_queue;
-    fn event(&self) -> *mut cl_event;
-    fn event_mut(&mut self) -> &mut *mut cl_event;
-}
-
-macro_rules! enqueue_args {
-    ($($t:ident)*) => {
-        #[allow(non_snake_case)]
-        impl<$($t),*> EnqueueArgs for (cl_command_queue, $($t,)* *mut cl_event) {
-            fn queue(&self) -> cl_command_queue {
-                self.0
-            }
-            fn event(&self) -> *mut cl_event {
-                let (_, $($t,)* event) = self;
-                $(let _ = $t;)*
-                *event
-            }
-            fn event_mut(&mut self) -> &mut *mut cl_event {
-                let (_, $($t,)* event) = self;
-                $(let _ = $t;)*
-                event
-            }
-        }
-    };
-}
-
-enqueue_args!();
-enqueue_args!(A);
-enqueue_args!(A B);
-enqueue_args!(A B C);
-enqueue_args!(A B C D);
-enqueue_args!(A B C D E);
-enqueue_args!(A B C D E F);
-enqueue_args!(A B C D E F G);
-enqueue_args!(A B C D E F G H);
-enqueue_args!(A B C D E F G H I);
-enqueue_args!(A B C D E F G H I J);
-enqueue_args!(A B C D E F G H I J K);
-enqueue_args!(A B C D E F G H I J K L);
-
 thread_local! {
     /// Where the driver writes the event clxfer asked for when the program passed none.
     static SLOT: Cell<cl_event> = const { Cell::new(std::ptr::null_mut()) };
