@@ -185,13 +185,13 @@ op: {
 pub struct HostImage<const TO_DEVICE: bool>;
 command!([const TO_DEVICE: bool] HostImage<TO_DEVICE>, clEnqueueReadImage,
     |a| blocking: a.blocking(),
-    op: host_image(TO_DEVICE, a.image, a.region, (a.row_pitch, a.slice_pitch), a.ptr.addr()));
+    op: host_image(TO_DEVICE, a.image, a.region, a.row_pitch, a.slice_pitch, a.ptr.addr()));
 command!([const TO_DEVICE: bool] HostImage<TO_DEVICE>, clEnqueueWriteImage,
     |a| blocking: a.blocking(),
-    op: host_image(TO_DEVICE, a.image, a.region, (a.input_row_pitch, a.input_slice_pitch), a.ptr.addr()));
+    op: host_image(TO_DEVICE, a.image, a.region, a.input_row_pitch, a.input_slice_pitch, a.ptr.addr()));
 
 /// What a read or write of `region` of `image` from or to host memory at `ptr`, laid out with
-/// `(row_pitch, slice_pitch)`, moves.
+/// `row_pitch` and `slice_pitch`, moves.
 ///
 /// # Safety
 /// `region` points to three `size_t`s the driver accepted.
@@ -199,7 +199,8 @@ unsafe fn host_image(
     to_device: bool,
     image: cl_mem,
     region: *const usize,
-    (row_pitch, slice_pitch): (usize, usize),
+    row_pitch: usize,
+    slice_pitch: usize,
     ptr: usize,
 ) -> Option<Op> {
     let (region, element_size) = (unsafe { triple(region) }, element_size(image));

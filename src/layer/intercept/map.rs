@@ -2,7 +2,7 @@
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
 use super::commands::{element_size, touch, triple};
-use super::enqueue::{enqueued, refused};
+use super::enqueue::{Accepted, enqueued, refused};
 use super::events::{Capture, capture};
 use super::races::Touch;
 use crate::graph::race::Use;
@@ -50,20 +50,12 @@ impl Hook<args::clEnqueueMapBuffer, *mut c_void> for MapBuffer {
                 bytes: a.size as u64,
                 ptr: ret as usize,
             };
-            unsafe {
-                enqueued(
-                    call,
-                    cap,
-                    a.command_queue,
-                    (a.event, (a.num_events_in_wait_list, a.event_wait_list)),
-                    span,
-                    (
-                        Some((blocking, op)),
-                        &[map_touch(a.buffer, a.map_flags, a.offset, a.size)],
-                    ),
-                    None,
-                )
+            let accepted = Accepted {
+                transfer: Some((blocking, op)),
+                touches: &[map_touch(a.buffer, a.map_flags, a.offset, a.size)],
+                ..Accepted::of(a)
             };
+            unsafe { enqueued(call, cap, accepted, span) };
             if let Some(e) = span.command.as_mut() {
                 e.region = Some((a.offset as u64, a.size as u64));
             }
@@ -116,17 +108,11 @@ impl Hook<args::clEnqueueMapImage, *mut c_void> for MapImage {
             bytes: e.span,
             ptr: ret as usize,
         };
-        unsafe {
-            enqueued(
-                call,
-                cap,
-                a.command_queue,
-                (a.event, (a.num_events_in_wait_list, a.event_wait_list)),
-                span,
-                (Some((blocking, op)), &[]),
-                None,
-            )
+        let accepted = Accepted {
+            transfer: Some((blocking, op)),
+            ..Accepted::of(a)
         };
+        unsafe { enqueued(call, cap, accepted, span) };
         ret
     }
 }

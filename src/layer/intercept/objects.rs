@@ -2,7 +2,7 @@
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
 use super::devices::device;
-use super::enqueue::{enqueued, kernel_name};
+use super::enqueue::{Accepted, enqueued, kernel_name};
 use super::events::{Capture, capture};
 use super::state::{KernelArgs, WORLD, bounded_insert};
 use crate::layer::args::{self, for_args};
@@ -389,17 +389,7 @@ impl Hook<Args, cl_int> for EnqueueSvmFree {
     ) -> cl_int {
         super::events::settle(&cap, args.command_queue);
         if ret == CL_SUCCESS {
-            unsafe {
-                enqueued(
-                    call,
-                    cap,
-                    args.command_queue,
-                    (args.event, (args.num_events_in_wait_list, args.event_wait_list)),
-                    span,
-                    (None, &[]),
-                    None,
-                )
-            };
+            unsafe { enqueued(call, cap, Accepted::of(args), span) };
         }
         if ret == CL_SUCCESS && !args.svm_pointers.is_null() {
             // The driver accepted the array of `num_svm_pointers` pointers.

@@ -2,7 +2,7 @@
 //! commands that order a queue without an event. Each collects what completed (device timing)
 //! and tells the race check and the graph what the host now knows.
 
-use super::enqueue::enqueued;
+use super::enqueue::{Accepted, enqueued};
 use super::events::{self, Capture};
 use super::graph;
 use super::{completion, queues};
@@ -27,18 +27,8 @@ impl Hook<args::clEnqueueBarrier, cl_int> for Ordered {
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            let none = (std::ptr::null_mut(), (0, std::ptr::null()));
-            unsafe {
-                enqueued(
-                    call,
-                    Capture::default(),
-                    args.command_queue,
-                    none,
-                    span,
-                    (None, &[]),
-                    None,
-                )
-            };
+            let accepted = Accepted::on(args.command_queue);
+            unsafe { enqueued(call, Capture::default(), accepted, span) };
         }
         ret
     }
@@ -57,18 +47,11 @@ impl Hook<args::clEnqueueWaitForEvents, cl_int> for Ordered {
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            let waits = (std::ptr::null_mut(), (args.num_events, args.event_list));
-            unsafe {
-                enqueued(
-                    call,
-                    Capture::default(),
-                    args.command_queue,
-                    waits,
-                    span,
-                    (None, &[]),
-                    None,
-                )
+            let accepted = Accepted {
+                waits: (args.num_events, args.event_list),
+                ..Accepted::on(args.command_queue)
             };
+            unsafe { enqueued(call, Capture::default(), accepted, span) };
         }
         ret
     }
