@@ -99,7 +99,7 @@ pub(super) fn uploaded(call: Call, device_handle: usize, op: Op, span: &mut Span
         device: device_handle,
         blocking: true,
     };
-    if !crate::sink::records_every_call() {
+    if !crate::sink::recording().slices {
         record(call, &dev, req, &mut class, &mut flags, None);
         let host_ns = span.end.saturating_sub(span.begin);
         span.facts = class.map(|c| crate::report::Fact {
@@ -242,7 +242,7 @@ pub(super) unsafe fn enqueued(call: Call, mut cap: Capture, accepted: Accepted, 
     if !cap.supplied() {
         unsafe { graph::made(event, id) };
     }
-    if !crate::sink::records_every_call() {
+    if !crate::sink::recording().slices {
         // No trace: whether the command is timed matters to no slice.
         span.races = race(&deps, false);
         let kernel = kernel.and_then(kernel_name);

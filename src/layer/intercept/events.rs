@@ -59,9 +59,8 @@ impl Capture {
 #[inline]
 pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
     let config = crate::config::global();
-    // Summary mode reports transfers and kernels: other commands need no device time.
     if config.device_timing == DeviceTiming::Off
-        || (sample == Sample::Other && !crate::sink::records_every_call())
+        || (sample == Sample::Other && !crate::sink::recording().time_unreported)
     {
         return Capture::default();
     }
@@ -217,8 +216,7 @@ pub unsafe fn track(
         return false;
     }
     let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing.on();
-    // Summary mode reports transfers and kernels only: other commands need no device time.
-    let unreported = facts.is_none() && !crate::sink::records_every_call();
+    let unreported = facts.is_none() && !crate::sink::recording().time_unreported;
     if untimed || unreported {
         if untimed {
             queue.device.untimed.fetch_add(1, Ordering::Relaxed);
