@@ -7,7 +7,8 @@
 //!
 //! Where entry points name parameters alike, the traits below are implemented here for every one
 //! of them, so that one hook serves them all: [`EnqueueArgs`] for each enqueue with a wait list,
-//! [`Blocking`] for each with a `blocking_*` flag.
+//! [`Blocking`] for each with a `blocking_*` flag. A hook that reads other fields the entry points
+//! it serves share writes its impl once for all of them with `for_args!`.
 
 use opencl_sys::cl_egl::*;
 use opencl_sys::*;
