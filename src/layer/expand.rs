@@ -1,5 +1,6 @@
 //! The macro that turns the list in `vocab/api.rs` into functions. Every generated body is the same three
-//! lines: pick the next function down, pack the arguments, hand both to [`super::forward`].
+//! lines: pick the next function down, pack the arguments into the entry point's struct
+//! ([`super::args`]), hand both to [`super::forward`].
 
 /// The hook type of an entry: the one named after `=>`, else [`super::Plain`].
 macro_rules! hook_of {
@@ -26,14 +27,14 @@ macro_rules! cl_entry_points {
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         pub mod exports {
             use super::*;
-            use $crate::layer::{Via, forward, preload, Fallback};
+            use $crate::layer::{Via, args, forward, preload, Fallback};
             $(
                 #[unsafe(no_mangle)]
                 pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                     unsafe {
                         forward::<$crate::layer::expand::hook_of!($($hook)?), _, _, _>(
-                            Api::$name, Via::Preload, preload::real().$name, ($($arg,)*),
-                            |f, ($($arg,)*)| f($($arg),*),
+                            Api::$name, Via::Preload, preload::real().$name, args::$name { $($arg),* },
+                            |f, args::$name { $($arg),* }| f($($arg),*),
                             || { $(if !$err.is_null() { *$err = $crate::layer::NO_DRIVER; })? Fallback::fallback(Api::$name) },
                         )
                     }
@@ -54,13 +55,13 @@ macro_rules! cl_entry_points {
         #[allow(non_snake_case)]
         mod layer_fns {
             use super::*;
-            use $crate::layer::{Via, forward, loader_layer, Fallback};
+            use $crate::layer::{Via, args, forward, loader_layer, Fallback};
             $(
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                     unsafe {
                         forward::<$crate::layer::expand::hook_of!($($hook)?), _, _, _>(
-                            Api::$name, Via::Layer, loader_layer::target().and_then(|t| t.$name), ($($arg,)*),
-                            |f, ($($arg,)*)| f($($arg),*),
+                            Api::$name, Via::Layer, loader_layer::target().and_then(|t| t.$name), args::$name { $($arg),* },
+                            |f, args::$name { $($arg),* }| f($($arg),*),
                             || Fallback::fallback(Api::$name),
                         )
                     }
@@ -98,15 +99,15 @@ macro_rules! cl_entry_points {
         #[allow(non_snake_case)]
         mod ext_fns {
             use super::*;
-            use $crate::layer::{Via, forward, extensions, Fallback};
+            use $crate::layer::{Via, args, forward, extensions, Fallback};
             $(
                 pub(super) unsafe extern "C" fn $xname($xfirst: $xfty $(, $xarg: $xty)*) -> $xret {
                     unsafe {
                         let real = extensions::real(Api::$xname, $xfirst as *const c_void);
                         let down = std::mem::transmute::<*mut c_void, Option<unsafe extern "C" fn($xfty $(, $xty)*) -> $xret>>(real);
                         forward::<$crate::layer::expand::hook_of!($($xhook)?), _, _, _>(
-                            Api::$xname, Via::Extension, down, ($xfirst, $($xarg,)*),
-                            |f, ($xfirst, $($xarg,)*)| f($xfirst $(, $xarg)*),
+                            Api::$xname, Via::Extension, down, args::$xname { $xfirst $(, $xarg)* },
+                            |f, args::$xname { $xfirst $(, $xarg)* }| f($xfirst $(, $xarg)*),
                             || { $(if !$xerr.is_null() { *$xerr = $crate::layer::NO_DRIVER; })? Fallback::fallback(Api::$xname) },
                         )
                     }

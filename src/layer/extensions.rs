@@ -3,7 +3,7 @@
 //! per platform, and hands back its own wrapper for the functions in the `extension` list; any other
 //! name gets exactly what the driver gave.
 
-use super::{Api, Call, Hook, Span};
+use super::{Api, Call, Hook, Span, args};
 use crate::sync::{Mutex, RwLock};
 use std::ffi::{CStr, c_char, c_void};
 use std::marker::PhantomData;
@@ -142,42 +142,42 @@ unsafe fn wrap<W: Wrappers>(
 /// `clGetExtensionFunctionAddress(func_name)`: no platform given, so the pointer's platform is unknown.
 pub struct AddressHook<W>(PhantomData<W>);
 
-impl<W: Wrappers> Hook<(*const c_char,), *mut c_void> for AddressHook<W> {
+impl<W: Wrappers> Hook<args::clGetExtensionFunctionAddress, *mut c_void> for AddressHook<W> {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (*const c_char,)) {}
+    unsafe fn before(_: Call, _: &mut args::clGetExtensionFunctionAddress) {}
     unsafe fn after(
         _: (),
-        args: &(*const c_char,),
+        args: &args::clGetExtensionFunctionAddress,
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
         if ret.is_null() {
-            unsafe { not_found(args.0, span.end) };
+            unsafe { not_found(args.func_name, span.end) };
         }
-        unsafe { wrap::<W>(args.0, 0, ret) }
+        unsafe { wrap::<W>(args.func_name, 0, ret) }
     }
 }
 
 /// `clGetExtensionFunctionAddressForPlatform(platform, func_name)`.
 pub struct AddressForPlatformHook<W>(PhantomData<W>);
 
-type ForPlatformArgs = (opencl_sys::cl_platform_id, *const c_char);
-
-impl<W: Wrappers> Hook<ForPlatformArgs, *mut c_void> for AddressForPlatformHook<W> {
+impl<W: Wrappers> Hook<args::clGetExtensionFunctionAddressForPlatform, *mut c_void>
+    for AddressForPlatformHook<W>
+{
     type State = ();
-    unsafe fn before(_: Call, _: &mut ForPlatformArgs) {}
+    unsafe fn before(_: Call, _: &mut args::clGetExtensionFunctionAddressForPlatform) {}
     unsafe fn after(
         _: (),
-        args: &ForPlatformArgs,
+        args: &args::clGetExtensionFunctionAddressForPlatform,
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
         if ret.is_null() {
-            unsafe { not_found(args.1, span.end) };
+            unsafe { not_found(args.func_name, span.end) };
             return ret;
         }
         // The driver returned a function for this platform, so the handle is a live platform.
-        let dispatch = unsafe { dispatch_of(args.0 as *const c_void) };
-        unsafe { wrap::<W>(args.1, dispatch, ret) }
+        let dispatch = unsafe { dispatch_of(args.platform as *const c_void) };
+        unsafe { wrap::<W>(args.func_name, dispatch, ret) }
     }
 }

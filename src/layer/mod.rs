@@ -2,6 +2,7 @@
 //! OpenCL library, and the one generic path every intercepted call takes ([`forward`]).
 
 pub mod api;
+pub mod args;
 mod dlsym;
 pub mod driver;
 mod expand;
@@ -140,9 +141,9 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         return call(f, args);
     }
     crate::sink::counts::record(api, via);
-    // Summary mode records only enqueues and synchronisation points; every call is timed, for
-    // the host-call table (`sink/host_calls.rs`).
-    let recorded = H::ENQUEUES || H::SYNCS || crate::sink::records_every_call();
+    // Every call is timed, for the host-call table (`sink/host_calls.rs`).
+    let every_call = crate::sink::recording().every_call;
+    let recorded = H::ENQUEUES || H::SYNCS || every_call;
     // One recorded call in 64 measures clxfer's own time (`sink::own`).
     let measured = recorded && crate::sink::own::tick();
     let entered = if measured { clock::now_ns() } else { 0 };
@@ -193,8 +194,8 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
         } = span;
         match facts {
             Some(facts) => crate::sink::buffer::push_fact(facts),
-            // Summary mode keeps only classified enqueues, as facts, and synchronisation points.
-            None if waited.is_none() && !crate::sink::records_every_call() => {}
+            // Else only classified enqueues, as facts, and synchronisation points.
+            None if waited.is_none() && !every_call => {}
             None => crate::sink::buffer::push_with(|tid| {
                 Record::Call(crate::sink::record::Call {
                     api,

@@ -69,8 +69,7 @@ fn maybe_sample(c: Counter, g: &Gauge, value: impl FnOnce() -> u64, now: u64) {
 
 /// Sets a counter (a value read from the memory model).
 pub fn set(c: Counter, value: u64, now: u64) {
-    // Counters are drawn in the trace only.
-    if !super::records_every_call() {
+    if !super::recording().counters {
         return;
     }
     // Read before written: most calls change nothing, and a store (or a swap) would take the
@@ -86,7 +85,7 @@ pub fn set(c: Counter, value: u64, now: u64) {
 /// Bytes enqueued (`delta` > 0) or completed (`delta` < 0) for the bytes-in-flight counter;
 /// `now` is asked only when the counter is kept (trace mode).
 pub fn in_flight_add(delta: i64, now: impl FnOnce() -> u64) {
-    if !super::records_every_call() {
+    if !super::recording().counters {
         return;
     }
     let now = now();

@@ -21,10 +21,38 @@ use crate::config::{self, Mode};
 use crate::event::Emit;
 use crate::trace::format::Writer;
 
-/// Whether every call becomes a record (trace mode), or only enqueues (summary mode).
+/// What the mode means for recording, decided here alone: trace mode records every call, each
+/// command as slices, and the counters; summary mode only what its report needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recording {
+    /// Every call is a record of its own; else only enqueues and host synchronisation points.
+    pub every_call: bool,
+    /// A command is recorded as the trace's slices (its call's and its device's); else as the
+    /// report's facts.
+    pub slices: bool,
+    /// Commands no report fact needs (markers, barriers, unclassified commands) are timed on the
+    /// device too.
+    pub time_unreported: bool,
+    /// The counters (pinned, resident, in flight), which only the trace draws, are kept.
+    pub counters: bool,
+}
+
+impl Recording {
+    pub const fn of(mode: Mode) -> Recording {
+        let trace = matches!(mode, Mode::Trace);
+        Recording {
+            every_call: trace,
+            slices: trace,
+            time_unreported: trace,
+            counters: trace,
+        }
+    }
+}
+
+/// This process's [`Recording`].
 #[inline]
-pub fn records_every_call() -> bool {
-    config::global().mode == Mode::Trace
+pub fn recording() -> Recording {
+    Recording::of(config::global().mode)
 }
 
 /// The output of this process's mode, opened by the writer thread when it starts.

@@ -3,7 +3,8 @@
 //! hands the list to a macro: here to the one that makes [`Api`] (names only: the signatures and
 //! hooks are not resolved here), in `layer/api.rs` to the one that makes the LD_PRELOAD exports,
 //! the loader-layer table and the extension wrappers, where the compiler checks every signature
-//! against opencl-sys's dispatch table and `_t` types.
+//! against opencl-sys's dispatch table and `_t` types, and in `layer/args.rs` to the one that
+//! makes each entry point's arguments a struct whose fields are the parameters named here.
 //!
 //! `core`: every function the ICD loader exports (OpenCL 3.0 core, with the deprecated 1.x entry
 //! points and the GL/EGL sharing functions that have dispatch slots). D3D/DX9 slots (Windows) and

@@ -6,12 +6,12 @@ use super::objects::kernel_args;
 use super::races::{Touch, Touches};
 use super::state::WORLD;
 use crate::graph::race::{Certainty, Use};
+use crate::layer::args::{self, Blocking};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
 use crate::model::kernel_source::Access;
 use crate::timing::sample::Sample;
 use opencl_sys::*;
-use std::ffi::c_void;
 
 /// A host pointer argument, `*const` or `*mut`.
 pub trait Addr: Copy {
@@ -70,41 +70,49 @@ fn mapped(handle: usize, ptr: usize) -> Sample {
     }
 }
 
-/// One `Command` impl; `[generics]` first when the impl needs them.
+/// The `Command` impls of one shape, for each argument struct listed (`[generics]` first when
+/// the impl needs them): one body serves entry points that name their parameters alike.
 macro_rules! command {
-    ([$($gen:tt)*] $name:ty, $args:ty,
+    (@each [$($gen:tt)*] $name:ty, [], $($body:tt)*) => {};
+    (@each [$($gen:tt)*] $name:ty, [$args:ident $(, $more:ident)*], $($body:tt)*) => {
+        command!(@one [$($gen)*] $name, $args, $($body)*);
+        command!(@each [$($gen)*] $name, [$($more),*], $($body)*);
+    };
+    (@one [$($gen:tt)*] $name:ty, $args:ident,
         |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
         $(, touches: $touches:expr)? $(, sample: $sample:expr)?) => {
-        impl<$($gen)*> Command<$args> for $name {
-            fn blocking($a: &$args) -> bool {
+        impl<$($gen)*> Command<args::$args> for $name {
+            fn blocking($a: &args::$args) -> bool {
                 let _ = $a;
                 $blocking
             }
-            unsafe fn op($a: &$args) -> Option<Op> {
+            unsafe fn op($a: &args::$args) -> Option<Op> {
                 let _ = $a;
                 #[allow(unused_unsafe)]
                 unsafe {
                     $op
                 }
             }
-            $(fn kernel($a: &$args) -> Option<cl_kernel> {
+            $(fn kernel($a: &args::$args) -> Option<cl_kernel> {
                 Some($kernel)
             })?
-            $(unsafe fn touches($a: &$args) -> Touches {
+            $(unsafe fn touches($a: &args::$args) -> Touches {
                 #[allow(unused_unsafe)]
                 unsafe {
                     $touches
                 }
             })?
-            $(fn sample($a: &$args) -> Sample {
+            $(fn sample($a: &args::$args) -> Sample {
                 let _ = $a;
                 $sample
             })?
         }
     };
-    ($name:ty, $args:ty, |$a:ident| blocking: $blocking:expr, op: $op:expr $(, kernel: $kernel:expr)?
-        $(, touches: $touches:expr)? $(, sample: $sample:expr)?) => {
-        command!([] $name, $args, |$a| blocking: $blocking, op: $op $(, kernel: $kernel)? $(, touches: $touches)? $(, sample: $sample)?);
+    ([$($gen:tt)*] $name:ty, $($args:ident)|+, $($body:tt)*) => {
+        command!(@each [$($gen)*] $name, [$($args),+], $($body)*);
+    };
+    ($name:ty, $($args:ident)|+, $($body:tt)*) => {
+        command!(@each [] $name, [$($args),+], $($body)*);
     };
 }
 
@@ -148,222 +156,213 @@ fn kernel_touches(kernel: cl_kernel) -> Touches {
 
 /// `clEnqueueReadBuffer` (`TO_DEVICE == false`), `clEnqueueWriteBuffer`.
 pub struct HostBuffer<const TO_DEVICE: bool>;
-type HostBufferArgs<P> = (
-    cl_command_queue,
-    cl_mem,
-    cl_bool,
-    usize,
-    usize,
-    P,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-);
-command!([P: Addr, const TO_DEVICE: bool] HostBuffer<TO_DEVICE>, HostBufferArgs<P>,
-|a| blocking: a.2 != 0,
+command!([const TO_DEVICE: bool] HostBuffer<TO_DEVICE>, clEnqueueReadBuffer | clEnqueueWriteBuffer,
+|a| blocking: a.blocking(),
 op: {
-    let (mem, ptr, bytes) = (a.1 as usize, a.5.addr(), a.4 as u64);
+    let (mem, ptr, bytes) = (a.buffer as usize, a.ptr.addr(), a.size as u64);
     Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span: bytes, rect: false })
 },
 touches: {
     let use_ = if TO_DEVICE { Use::Write } else { Use::Read };
-    Touches::from_buf_and_len([touch(a.1, a.3, a.4, use_); 2], 1)
+    Touches::from_buf_and_len([touch(a.buffer, a.offset, a.size, use_); 2], 1)
 },
-sample: Sample::Bytes(a.4 as u64));
+sample: Sample::Bytes(a.size as u64));
 
 /// `clEnqueueReadBufferRect`, `clEnqueueWriteBufferRect`.
 pub struct HostRect<const TO_DEVICE: bool>;
-type HostRectArgs<P> = (
-    cl_command_queue,
-    cl_mem,
-    cl_bool,
-    *const usize,
-    *const usize,
-    *const usize,
-    usize,
-    usize,
-    usize,
-    usize,
-    P,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-);
-command!([P: Addr, const TO_DEVICE: bool] HostRect<TO_DEVICE>, HostRectArgs<P>,
-|a| blocking: a.2 != 0,
+command!([const TO_DEVICE: bool] HostRect<TO_DEVICE>, clEnqueueReadBufferRect | clEnqueueWriteBufferRect,
+|a| blocking: a.blocking(),
 op: {
-    let (origin, region) = (triple(a.4), triple(a.5));
-    let (row_pitch, slice_pitch) = (a.8, a.9);
+    let (origin, region) = (triple(a.host_origin), triple(a.region));
+    let (row_pitch, slice_pitch) = (a.host_row_pitch, a.host_slice_pitch);
     let e = Region { origin, region, row_pitch, slice_pitch, element_size: 1 }.extent();
-    let ptr = a.10.addr().wrapping_add(e.offset as usize);
-    let (mem, bytes, span) = (a.1 as usize, e.bytes, e.span);
+    let ptr = a.ptr.addr().wrapping_add(e.offset as usize);
+    let (mem, bytes, span) = (a.buffer as usize, e.bytes, e.span);
     Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span, rect: true })
 });
 
-/// `clEnqueueReadImage`, `clEnqueueWriteImage`.
+/// `clEnqueueReadImage`, `clEnqueueWriteImage` (whose host pitches are `input_*`).
 pub struct HostImage<const TO_DEVICE: bool>;
-type HostImageArgs<P> = (
-    cl_command_queue,
-    cl_mem,
-    cl_bool,
-    *const usize,
-    *const usize,
-    usize,
-    usize,
-    P,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-);
-command!([P: Addr, const TO_DEVICE: bool] HostImage<TO_DEVICE>, HostImageArgs<P>,
-|a| blocking: a.2 != 0,
-op: {
-    let (region, element_size) = (triple(a.4), element_size(a.1));
-    let (row_pitch, slice_pitch) = (a.5, a.6);
-    let e = Region { origin: [0; 3], region, row_pitch, slice_pitch, element_size }.extent();
-    let (mem, ptr, bytes, span) = (a.1 as usize, a.7.addr(), e.bytes, e.span);
-    Some(Op::Host { mem, to_device: TO_DEVICE, ptr, bytes, span, rect: span != bytes })
-});
+command!([const TO_DEVICE: bool] HostImage<TO_DEVICE>, clEnqueueReadImage,
+    |a| blocking: a.blocking(),
+    op: host_image(TO_DEVICE, a.image, a.region, a.row_pitch, a.slice_pitch, a.ptr.addr()));
+command!([const TO_DEVICE: bool] HostImage<TO_DEVICE>, clEnqueueWriteImage,
+    |a| blocking: a.blocking(),
+    op: host_image(TO_DEVICE, a.image, a.region, a.input_row_pitch, a.input_slice_pitch, a.ptr.addr()));
+
+/// What a read or write of `region` of `image` from or to host memory at `ptr`, laid out with
+/// `row_pitch` and `slice_pitch`, moves.
+///
+/// # Safety
+/// `region` points to three `size_t`s the driver accepted.
+unsafe fn host_image(
+    to_device: bool,
+    image: cl_mem,
+    region: *const usize,
+    row_pitch: usize,
+    slice_pitch: usize,
+    ptr: usize,
+) -> Option<Op> {
+    let (region, element_size) = (unsafe { triple(region) }, element_size(image));
+    let e = Region {
+        origin: [0; 3],
+        region,
+        row_pitch,
+        slice_pitch,
+        element_size,
+    }
+    .extent();
+    let (mem, bytes, span) = (image as usize, e.bytes, e.span);
+    Some(Op::Host {
+        mem,
+        to_device,
+        ptr,
+        bytes,
+        span,
+        rect: span != bytes,
+    })
+}
 
 pub struct CopyBuffer;
-command!(CopyBuffer, (cl_command_queue, cl_mem, cl_mem, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: a.5 as u64 }),
-    touches: Touches::from_buf([touch(a.1, a.3, a.5, Use::Read), touch(a.2, a.4, a.5, Use::Write)]),
-    sample: Sample::Bytes(a.5 as u64));
+command!(CopyBuffer, clEnqueueCopyBuffer,
+    |a| blocking: false, op: Some(Op::Copy { src: a.src_buffer as usize, dst: a.dst_buffer as usize, bytes: a.size as u64 }),
+    touches: Touches::from_buf([
+        touch(a.src_buffer, a.src_offset, a.size, Use::Read),
+        touch(a.dst_buffer, a.dst_offset, a.size, Use::Write),
+    ]),
+    sample: Sample::Bytes(a.size as u64));
 
 pub struct CopyBufferRect;
-command!(CopyBufferRect, (
-        cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize,
-        usize, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
+command!(CopyBufferRect, clEnqueueCopyBufferRect,
     |a| blocking: false,
-    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(std::ptr::null_mut(), a.5) }));
+    op: Some(Op::Copy { src: a.src_buffer as usize, dst: a.dst_buffer as usize, bytes: region_bytes(std::ptr::null_mut(), a.region) }));
 
 pub struct CopyImage;
-command!(CopyImage, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+command!(CopyImage, clEnqueueCopyImage,
     |a| blocking: false,
-    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.5) }));
+    op: Some(Op::Copy { src: a.src_image as usize, dst: a.dst_image as usize, bytes: region_bytes(a.src_image, a.region) }));
 
 pub struct CopyImageToBuffer;
-command!(CopyImageToBuffer, (cl_command_queue, cl_mem, cl_mem, *const usize, *const usize, usize, cl_uint, *const cl_event, *mut cl_event),
+command!(CopyImageToBuffer, clEnqueueCopyImageToBuffer,
     |a| blocking: false,
-    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.1, a.4) }));
+    op: Some(Op::Copy { src: a.src_image as usize, dst: a.dst_buffer as usize, bytes: region_bytes(a.src_image, a.region) }));
 
 pub struct CopyBufferToImage;
-command!(CopyBufferToImage, (cl_command_queue, cl_mem, cl_mem, usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
+command!(CopyBufferToImage, clEnqueueCopyBufferToImage,
     |a| blocking: false,
-    op: Some(Op::Copy { src: a.1 as usize, dst: a.2 as usize, bytes: region_bytes(a.2, a.5) }));
+    op: Some(Op::Copy { src: a.src_buffer as usize, dst: a.dst_image as usize, bytes: region_bytes(a.dst_image, a.region) }));
 
 pub struct FillBuffer;
-command!(FillBuffer, (cl_command_queue, cl_mem, *const c_void, usize, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: a.5 as u64 }),
-    touches: Touches::from_buf_and_len([touch(a.1, a.4, a.5, Use::Write); 2], 1),
-    sample: Sample::Bytes(a.5 as u64));
+command!(FillBuffer, clEnqueueFillBuffer,
+    |a| blocking: false, op: Some(Op::Fill { mem: a.buffer as usize, bytes: a.size as u64 }),
+    touches: Touches::from_buf_and_len([touch(a.buffer, a.offset, a.size, Use::Write); 2], 1),
+    sample: Sample::Bytes(a.size as u64));
 
 pub struct FillImage;
-command!(FillImage, (cl_command_queue, cl_mem, *const c_void, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Fill { mem: a.1 as usize, bytes: region_bytes(a.1, a.4) }));
+command!(FillImage, clEnqueueFillImage,
+    |a| blocking: false, op: Some(Op::Fill { mem: a.image as usize, bytes: region_bytes(a.image, a.region) }));
 
 pub struct Unmap;
-command!(Unmap, (cl_command_queue, cl_mem, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Unmap { mem: a.1 as usize, ptr: a.2 as usize }),
-    sample: mapped(a.1 as usize, a.2 as usize));
+command!(Unmap, clEnqueueUnmapMemObject,
+    |a| blocking: false, op: Some(Op::Unmap { mem: a.memobj as usize, ptr: a.mapped_ptr as usize }),
+    sample: mapped(a.memobj as usize, a.mapped_ptr as usize));
+
+/// The `n` handles at `list` (none where it is NULL).
+///
+/// # Safety
+/// The driver accepted `n` handles at `list`.
+unsafe fn handles<'a, T>(n: cl_uint, list: *const T) -> &'a [T] {
+    if list.is_null() {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(list, n as usize) }
+    }
+}
 
 pub struct Migrate;
-command!(Migrate, (cl_command_queue, cl_uint, *const cl_mem, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+command!(Migrate, clEnqueueMigrateMemObjects,
 |a| blocking: false,
 op: {
-    let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
-    Some(Op::Migrate { mems: mems.iter().map(|&m| m as usize).collect(), flags: a.3 })
+    let mems = handles(a.num_mem_objects, a.mem_objects);
+    Some(Op::Migrate { mems: mems.iter().map(|&m| m as usize).collect(), flags: a.flags })
 },
 touches: {
     // A migration reads what it moves; one whose contents are undefined may overwrite them.
-    let mems = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, a.1 as usize) };
-    let undefined = a.3 & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0;
+    let mems = handles(a.num_mem_objects, a.mem_objects);
+    let undefined = a.flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0;
     let use_ = if undefined { Use::Write } else { Use::Read };
     mems.iter().map(|&m| touch(m, 0, usize::MAX, use_)).collect()
 });
 
 /// `clEnqueueSVMMemcpy`, `clEnqueueSVMMemcpyARM`, `clEnqueueMemcpyINTEL`.
 pub struct PtrCopy;
-command!(PtrCopy, (cl_command_queue, cl_bool, *mut c_void, *const c_void, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: a.1 != 0,
-    op: Some(Op::PtrCopy { dst: a.2 as usize, src: a.3 as usize, bytes: a.4 as u64 }),
-    sample: Sample::Bytes(a.4 as u64));
+command!(PtrCopy, clEnqueueSVMMemcpy | clEnqueueSVMMemcpyARM | clEnqueueMemcpyINTEL,
+    |a| blocking: a.blocking(),
+    op: Some(Op::PtrCopy { dst: a.dst_ptr as usize, src: a.src_ptr as usize, bytes: a.size as u64 }),
+    sample: Sample::Bytes(a.size as u64));
 
-/// `clEnqueueSVMMemFill`, `clEnqueueSVMMemFillARM`, `clEnqueueMemFillINTEL`.
+/// `clEnqueueSVMMemFill`, `clEnqueueSVMMemFillARM`, `clEnqueueMemFillINTEL` (whose pointer is
+/// `dst_ptr`).
 pub struct PtrFill;
-command!(PtrFill, (cl_command_queue, *mut c_void, *const c_void, usize, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.4 as u64 }),
-    sample: Sample::Bytes(a.4 as u64));
+command!(PtrFill, clEnqueueSVMMemFill | clEnqueueSVMMemFillARM,
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.svm_ptr as usize, bytes: a.size as u64 }),
+    sample: Sample::Bytes(a.size as u64));
+command!(PtrFill, clEnqueueMemFillINTEL,
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.dst_ptr as usize, bytes: a.size as u64 }),
+    sample: Sample::Bytes(a.size as u64));
 
 /// `clEnqueueMemsetINTEL`.
 pub struct Memset;
-command!(Memset, (cl_command_queue, *mut c_void, cl_int, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.1 as usize, bytes: a.3 as u64 }),
-    sample: Sample::Bytes(a.3 as u64));
+command!(Memset, clEnqueueMemsetINTEL,
+    |a| blocking: false, op: Some(Op::PtrFill { ptr: a.dst_ptr as usize, bytes: a.size as u64 }),
+    sample: Sample::Bytes(a.size as u64));
 
 /// `clEnqueueSVMMap`, `clEnqueueSVMMapARM`.
 pub struct SvmMap;
-command!(SvmMap, (cl_command_queue, cl_bool, cl_map_flags, *mut c_void, usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: a.1 != 0,
-    op: Some(Op::PtrMap { ptr: a.3 as usize, flags: a.2, bytes: a.4 as u64 }),
-    sample: Sample::Bytes(a.4 as u64));
+command!(SvmMap, clEnqueueSVMMap | clEnqueueSVMMapARM,
+    |a| blocking: a.blocking(),
+    op: Some(Op::PtrMap { ptr: a.svm_ptr as usize, flags: a.flags, bytes: a.size as u64 }),
+    sample: Sample::Bytes(a.size as u64));
 
 /// `clEnqueueSVMUnmap`, `clEnqueueSVMUnmapARM`.
 pub struct SvmUnmap;
-command!(SvmUnmap, (cl_command_queue, *mut c_void, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::PtrUnmap { ptr: a.1 as usize }),
-    sample: mapped(crate::model::classify::SVM_MAPPINGS, a.1 as usize));
+command!(SvmUnmap, clEnqueueSVMUnmap | clEnqueueSVMUnmapARM,
+    |a| blocking: false, op: Some(Op::PtrUnmap { ptr: a.svm_ptr as usize }),
+    sample: mapped(crate::model::classify::SVM_MAPPINGS, a.svm_ptr as usize));
 
 /// `clEnqueueSVMMigrateMem`: a size of 0 (or no sizes) means the whole allocation.
 pub struct SvmMigrate;
-command!(SvmMigrate, (cl_command_queue, cl_uint, *mut *const c_void, *const usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+command!(SvmMigrate, clEnqueueSVMMigrateMem,
 |a| blocking: false,
 op: {
-    let n = a.1 as usize;
-    let ptrs = if a.2.is_null() { &[][..] } else { std::slice::from_raw_parts(a.2, n) };
-    let sizes = if a.3.is_null() { &[][..] } else { std::slice::from_raw_parts(a.3, n) };
+    let ptrs = handles(a.num_svm_pointers, a.svm_pointers);
+    let sizes = handles(a.num_svm_pointers, a.sizes);
     let memory = WORLD.memory.lock();
     let ptrs = ptrs.iter().enumerate().map(|(i, &p)| {
         let size = sizes.get(i).copied().unwrap_or(0) as u64;
         let whole = || memory.host_range(p as usize, 1).map_or(0, |h| h.range.len - h.offset);
         (p as usize, if size == 0 { whole() } else { size })
     }).collect();
-    Some(Op::PtrMigrate { ptrs, flags: a.4 })
+    Some(Op::PtrMigrate { ptrs, flags: a.flags })
 });
 
 /// `clEnqueueMigrateMemINTEL`.
 pub struct UsmMigrate;
-command!(UsmMigrate, (cl_command_queue, *const c_void, usize, cl_mem_migration_flags, cl_uint, *const cl_event, *mut cl_event),
+command!(UsmMigrate, clEnqueueMigrateMemINTEL,
     |a| blocking: false,
-    op: Some(Op::PtrMigrate { ptrs: vec![(a.1 as usize, a.2 as u64)], flags: a.3 }),
-    sample: Sample::Bytes(a.2 as u64));
+    op: Some(Op::PtrMigrate { ptrs: vec![(a.ptr as usize, a.size as u64)], flags: a.flags }),
+    sample: Sample::Bytes(a.size as u64));
 
 /// `clEnqueueNDRangeKernel`, `clEnqueueTask`, `clEnqueueNativeKernel`: buffers follow the kernel.
 /// The first two name their arguments once, as touches; the op's objects and which of them it
 /// only reads are filled from those (`Enqueue::after`).
 pub struct Kernel;
-command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *const usize, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
-    touches: kernel_touches(a.1), sample: Sample::Kernel);
-command!(Kernel, (cl_command_queue, cl_kernel, cl_uint, *const cl_event, *mut cl_event),
-    |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.1,
-    touches: kernel_touches(a.1), sample: Sample::Kernel);
-type NativeArgs = (
-    cl_command_queue,
-    Option<unsafe extern "C" fn(*mut c_void)>,
-    *mut c_void,
-    usize,
-    cl_uint,
-    *const cl_mem,
-    *mut *const c_void,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-);
-command!(Kernel, NativeArgs, |a| blocking: false,
+command!(Kernel, clEnqueueNDRangeKernel | clEnqueueTask,
+    |a| blocking: false, op: Some(Op::Kernel { mems: Vec::new(), reads: 0 }), kernel: a.kernel,
+    touches: kernel_touches(a.kernel), sample: Sample::Kernel);
+command!(Kernel, clEnqueueNativeKernel, |a| blocking: false,
 op: {
-    let mems = if a.5.is_null() { &[][..] } else { std::slice::from_raw_parts(a.5, a.4 as usize) };
+    let mems = handles(a.num_mem_objects, a.mem_list);
     Some(Op::Kernel { mems: mems.iter().map(|&m| m as usize).collect(), reads: 0 })
 },
 sample: Sample::Kernel);

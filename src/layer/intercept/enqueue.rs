@@ -3,13 +3,14 @@
 //! commands ([`Timed`]); each command classified into the memory model, placed in the command
 //! graph and the race check, timed on the device or counted as sampled out, and reported.
 
-use super::events::{self, Capture, EnqueueArgs};
-use super::graph::{self, WaitList};
+use super::events::{self, Capture};
+use super::graph;
 use super::pending::What;
 use super::queues;
 use super::state::QueueInfo;
 use super::state::{Device, WORLD, bounded_insert};
 use super::{completion, races};
+use crate::layer::args::EnqueueArgs;
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::classification::{Classification, ObjRef, Path};
 use crate::model::classify::{self, Op, Request};
@@ -23,24 +24,20 @@ use smallvec::SmallVec;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// Classifies a command the driver accepted on `queue` into `class` and updates the model. In
-/// trace mode (`trace`: where the objects the command names go, and the end of the call), also
-/// lists those objects and updates the counters. `class` is left `None` when the command is not
-/// a transfer to report.
+/// Classifies `req`, a command the driver accepted on `dev`, into `class` and updates the model.
+/// In trace mode (`trace`: where the objects the command names go, and the end of the call),
+/// also lists those objects and updates the counters. `class` is left `None` when the command is
+/// not a transfer to report.
 #[inline(always)]
 fn record(
     call: Call,
-    (dev, device_handle): (&Device, usize),
-    (blocking, op): (bool, Op),
+    dev: &Device,
+    req: Request,
     class: &mut Option<Classification>,
     flags: &mut CallFlags,
     trace: Option<(&mut SmallVec<[ObjRef; 2]>, u64)>,
 ) {
-    let req = Request {
-        op,
-        device: device_handle,
-        blocking,
-    };
+    let device_handle = req.device;
     let (mems, now) = trace.unzip();
     let usage = {
         let mut memory = WORLD.memory.lock();
@@ -97,15 +94,13 @@ pub(super) fn uploaded(call: Call, device_handle: usize, op: Op, span: &mut Span
         device: dev.profile.index,
         queue: 0,
     };
-    if !crate::sink::records_every_call() {
-        record(
-            call,
-            (&dev, device_handle),
-            (true, op),
-            &mut class,
-            &mut flags,
-            None,
-        );
+    let req = Request {
+        op,
+        device: device_handle,
+        blocking: true,
+    };
+    if !crate::sink::recording().slices {
+        record(call, &dev, req, &mut class, &mut flags, None);
         let host_ns = span.end.saturating_sub(span.begin);
         span.facts = class.map(|c| crate::report::Fact {
             work: crate::report::Work::Transfer(summary::facts(
@@ -120,14 +115,7 @@ pub(super) fn uploaded(call: Call, device_handle: usize, op: Op, span: &mut Span
     }
     let mut e = buffer::boxed(queue, None);
     let trace = Some((&mut e.mems, span.end));
-    record(
-        call,
-        (&dev, device_handle),
-        (true, op),
-        &mut e.class,
-        &mut e.flags,
-        trace,
-    );
+    record(call, &dev, req, &mut e.class, &mut e.flags, trace);
     if e.class.is_some() {
         span.command = Some(e);
     }
@@ -173,20 +161,58 @@ pub(super) fn kernel_name(kernel: cl_kernel) -> Option<Arc<str>> {
     Some(name)
 }
 
+/// An enqueue the driver accepted, as its hook read it from the arguments.
+pub(super) struct Accepted<'a> {
+    pub queue: cl_command_queue,
+    /// The event out-pointer the driver got (see [`events::track`]).
+    pub event: *mut cl_event,
+    /// `(num_events_in_wait_list, event_wait_list)`.
+    pub waits: (cl_uint, *const cl_event),
+    /// A transfer-like command: whether it blocks, and what it does.
+    pub transfer: Option<(bool, Op)>,
+    /// The memory it touches, for the race check.
+    pub touches: &'a [races::Touch],
+    /// A kernel launch's kernel.
+    pub kernel: Option<cl_kernel>,
+}
+
+impl Accepted<'_> {
+    /// A command on `queue` without an event or a wait list that classifies nothing.
+    pub fn on(queue: cl_command_queue) -> Self {
+        Accepted {
+            queue,
+            event: std::ptr::null_mut(),
+            waits: (0, std::ptr::null()),
+            transfer: None,
+            touches: &[],
+            kernel: None,
+        }
+    }
+
+    /// The command of an enqueue with `args`, which classifies nothing.
+    pub fn of(args: &impl EnqueueArgs) -> Self {
+        Accepted {
+            event: args.event(),
+            waits: args.wait_list(),
+            ..Accepted::on(args.queue())
+        }
+    }
+}
+
 /// After an enqueue the driver accepted: classify it (if it is a transfer), time it on the
 /// device, and note both in the call's span.
 ///
 /// # Safety
-/// `event` is the event out-pointer the driver got (see [`events::track`]).
-pub(super) unsafe fn enqueued(
-    call: Call,
-    mut cap: Capture,
-    queue: cl_command_queue,
-    (event, waits): (*mut cl_event, (cl_uint, *const cl_event)),
-    span: &mut Span,
-    (transfer, touches): (Option<(bool, Op)>, &[races::Touch]),
-    kernel: Option<cl_kernel>,
-) {
+/// `accepted.event` is the event out-pointer the driver got (see [`events::track`]).
+pub(super) unsafe fn enqueued(call: Call, mut cap: Capture, accepted: Accepted, span: &mut Span) {
+    let Accepted {
+        queue,
+        event,
+        waits,
+        transfer,
+        touches,
+        kernel,
+    } = accepted;
     let Some(q) = cap.queue.take().or_else(|| queues::info(queue as usize)) else {
         return;
     };
@@ -199,48 +225,50 @@ pub(super) unsafe fn enqueued(
     // Read once: the race check's record of the call, and summary mode's link.
     let tid = buffer::current_tid();
     let race = |deps: &crate::graph::Deps, timed| {
-        let kind = graph::kind(call.api);
-        races::command(
+        races::command(&races::NewCommand {
             id,
-            call.api,
-            &q,
-            kind,
+            api: call.api,
+            q: &q,
+            kind: graph::kind(call.api),
             deps,
             touches,
-            (named, blocking),
-            (tid, span.begin, timed),
-        )
+            named,
+            blocking,
+            thread: tid,
+            begin: span.begin,
+            timed,
+        })
     };
     if !cap.supplied() {
         unsafe { graph::made(event, id) };
     }
-    if !crate::sink::records_every_call() {
+    if !crate::sink::recording().slices {
         // No trace: whether the command is timed matters to no slice.
         span.races = race(&deps, false);
         let kernel = kernel.and_then(kernel_name);
-        return unsafe {
-            summarized(
-                call,
-                (id, cap, tid),
-                event,
-                &q,
-                span,
-                (transfer, kernel),
-                &deps,
-            )
+        let placed = Placed {
+            id,
+            tid,
+            q: &q,
+            deps: &deps,
         };
+        return unsafe { summarized(call, cap, placed, event, span, transfer, kernel) };
     }
     let mut e = buffer::boxed(q.r, kernel.and_then(kernel_name));
     e.id = id;
-    if let Some(transfer) = transfer {
-        if let (_, Op::Kernel { .. }) = &transfer {
+    if let Some((blocking, op)) = transfer {
+        if let Op::Kernel { .. } = &op {
             for (i, t) in touches.iter().enumerate() {
                 e.uses.set(i, t.use_, t.how);
             }
         }
         let trace = Some((&mut e.mems, span.end));
-        let on = (&*q.device, q.device_handle);
-        record(call, on, transfer, &mut e.class, &mut e.flags, trace);
+        let req = Request {
+            op,
+            device: q.device_handle,
+            blocking,
+        };
+        record(call, &q.device, req, &mut e.class, &mut e.flags, trace);
         let class = e.class.as_ref().map(|c| (c.direction, c.path));
         unsafe { graph::classified(event, q.device.rules, call.api, class) };
         // A kernel names its arguments whether or not they move; another command that moves
@@ -277,28 +305,42 @@ pub(super) unsafe fn enqueued(
     span.command = Some(e);
 }
 
+/// A command [`enqueued`] placed: its number, the enqueuing thread, its queue, and its place in
+/// the graph.
+struct Placed<'a> {
+    id: u64,
+    tid: u32,
+    q: &'a Arc<QueueInfo>,
+    deps: &'a crate::graph::Deps,
+}
+
 /// [`enqueued`] in summary mode: a transfer's or kernel launch's report facts (~50 bytes), to go
-/// with its device time and its place in the graph (of `deps`); other commands are neither timed
-/// nor recorded.
+/// with its device time and its place in the graph; other commands are neither timed nor
+/// recorded.
 ///
 /// # Safety
 /// As [`enqueued`].
 #[inline]
 unsafe fn summarized(
     call: Call,
-    (id, cap, tid): (u64, Capture, u32),
+    cap: Capture,
+    placed: Placed,
     event: *mut cl_event,
-    q: &Arc<QueueInfo>,
     span: &mut Span,
-    (transfer, kernel): (Option<(bool, Op)>, Option<Arc<str>>),
-    deps: &crate::graph::Deps,
+    transfer: Option<(bool, Op)>,
+    kernel: Option<Arc<str>>,
 ) {
     use crate::report::{Fact, KernelRun, Link, Work};
+    let Placed { id, tid, q, deps } = placed;
     let host_ns = span.end.saturating_sub(span.begin);
     let (mut class, mut flags) = (None, CallFlags::None);
-    if let Some(transfer) = transfer {
-        let on = (&*q.device, q.device_handle);
-        record(call, on, transfer, &mut class, &mut flags, None);
+    if let Some((blocking, op)) = transfer {
+        let req = Request {
+            op,
+            device: q.device_handle,
+            blocking,
+        };
+        record(call, &q.device, req, &mut class, &mut flags, None);
         let c = class.as_ref().map(|c| (c.direction, c.path));
         unsafe { graph::classified(event, q.device.rules, call.api, c) };
     }
@@ -363,7 +405,7 @@ unsafe fn summarized(
 }
 
 /// A transfer-like command: whether it blocks, and what it does (its queue and event are the
-/// enqueue's first and last arguments, [`EnqueueArgs`]).
+/// enqueue's first and last arguments, [`EnqueueArgs`]); implemented per argument struct.
 pub trait Command<A> {
     fn blocking(_args: &A) -> bool {
         false
@@ -393,7 +435,7 @@ pub trait Command<A> {
 /// note the error else.
 pub struct Enqueue<C>(PhantomData<C>);
 
-impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
+impl<A: EnqueueArgs, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
@@ -412,7 +454,6 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
             refused(call, queue as usize, C::blocking(args), Some(ret));
         } else {
             let mut op = unsafe { C::op(args) }.map(|op| (C::blocking(args), op));
-            let event = (args.event(), args.wait_list());
             let mut touches = unsafe { C::touches(args) };
             // A kernel's arguments, read once: as touches, and so as the op's objects.
             if let Some((_, Op::Kernel { mems, reads })) = &mut op
@@ -426,17 +467,13 @@ impl<A: EnqueueArgs + WaitList, C: Command<A>> Hook<A, cl_int> for Enqueue<C> {
                 }
             }
             races::in_parents(&mut touches);
-            unsafe {
-                enqueued(
-                    call,
-                    cap,
-                    queue,
-                    event,
-                    span,
-                    (op, &touches),
-                    C::kernel(args),
-                )
+            let accepted = Accepted {
+                transfer: op,
+                touches: &touches,
+                kernel: C::kernel(args),
+                ..Accepted::of(args)
             };
+            unsafe { enqueued(call, cap, accepted, span) };
         }
         ret
     }
@@ -450,9 +487,7 @@ pub struct Timed<const EVENT_REQUIRED: bool = false>;
 /// `clEnqueueMarker`, whose event is not optional.
 pub type Marker = Timed<true>;
 
-impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
-    for Timed<EVENT_REQUIRED>
-{
+impl<A: EnqueueArgs, const EVENT_REQUIRED: bool> Hook<A, cl_int> for Timed<EVENT_REQUIRED> {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
     unsafe fn before(call: Call, args: &mut A) -> (Call, Capture) {
@@ -473,8 +508,7 @@ impl<A: EnqueueArgs + WaitList, const EVENT_REQUIRED: bool> Hook<A, cl_int>
     ) -> cl_int {
         events::settle(&cap, args.queue());
         if ret == CL_SUCCESS {
-            let event = (args.event(), args.wait_list());
-            unsafe { enqueued(call, cap, args.queue(), event, span, (None, &[]), None) };
+            unsafe { enqueued(call, cap, Accepted::of(args), span) };
         }
         ret
     }

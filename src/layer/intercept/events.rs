@@ -23,48 +23,6 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The arguments of an enqueue whose first argument is the queue and last the event out-pointer.
-pub trait EnqueueArgs {
-    fn queue(&self) -> cl_command_queue;
-    fn event(&self) -> *mut cl_event;
-    fn event_mut(&mut self) -> &mut *mut cl_event;
-}
-
-macro_rules! enqueue_args {
-    ($($t:ident)*) => {
-        #[allow(non_snake_case)]
-        impl<$($t),*> EnqueueArgs for (cl_command_queue, $($t,)* *mut cl_event) {
-            fn queue(&self) -> cl_command_queue {
-                self.0
-            }
-            fn event(&self) -> *mut cl_event {
-                let (_, $($t,)* event) = self;
-                $(let _ = $t;)*
-                *event
-            }
-            fn event_mut(&mut self) -> &mut *mut cl_event {
-                let (_, $($t,)* event) = self;
-                $(let _ = $t;)*
-                event
-            }
-        }
-    };
-}
-
-enqueue_args!();
-enqueue_args!(A);
-enqueue_args!(A B);
-enqueue_args!(A B C);
-enqueue_args!(A B C D);
-enqueue_args!(A B C D E);
-enqueue_args!(A B C D E F);
-enqueue_args!(A B C D E F G);
-enqueue_args!(A B C D E F G H);
-enqueue_args!(A B C D E F G H I);
-enqueue_args!(A B C D E F G H I J);
-enqueue_args!(A B C D E F G H I J K);
-enqueue_args!(A B C D E F G H I J K L);
-
 thread_local! {
     /// Where the driver writes the event clxfer asked for when the program passed none.
     static SLOT: Cell<cl_event> = const { Cell::new(std::ptr::null_mut()) };
@@ -101,9 +59,8 @@ impl Capture {
 #[inline]
 pub fn capture(event: &mut *mut cl_event, queue: cl_command_queue, sample: Sample) -> Capture {
     let config = crate::config::global();
-    // Summary mode reports transfers and kernels: other commands need no device time.
     if config.device_timing == DeviceTiming::Off
-        || (sample == Sample::Other && !crate::sink::records_every_call())
+        || (sample == Sample::Other && !crate::sink::recording().time_unreported)
     {
         return Capture::default();
     }
@@ -259,8 +216,7 @@ pub unsafe fn track(
         return false;
     }
     let untimed = queue.timing == Timing::Untimed || !crate::config::global().device_timing.on();
-    // Summary mode reports transfers and kernels only: other commands need no device time.
-    let unreported = facts.is_none() && !crate::sink::records_every_call();
+    let unreported = facts.is_none() && !crate::sink::recording().time_unreported;
     if untimed || unreported {
         if untimed {
             queue.device.untimed.fetch_add(1, Ordering::Relaxed);

@@ -67,7 +67,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
     // Times the vendor's driver does not really measure are not used as if it did.
     let untrusted =
         (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class));
-    if !crate::sink::records_every_call() {
+    if !crate::sink::recording().slices {
         // Summary mode: the report needs the duration and the start on the host clock (for the
         // busy time, a blocking call's wait for the commands ahead of it, and the critical
         // path), and no device slice; the in-flight counter is the trace's. START, two queries

@@ -5,49 +5,12 @@
 use super::state::QueueInfo;
 use super::state::WORLD;
 use crate::graph::{Deps, Id, Kind};
+use crate::layer::args::{self, for_args};
 use crate::layer::{Api, Call};
 use crate::layer::{Hook, Span};
 use crate::report::On;
 use opencl_sys::*;
 use smallvec::SmallVec;
-
-/// The wait list of an enqueue: `(num_events_in_wait_list, event_wait_list)`, the two arguments
-/// before its event out-pointer; none for `clEnqueueMarker`.
-pub trait WaitList {
-    fn wait_list(&self) -> (cl_uint, *const cl_event);
-}
-
-impl WaitList for (cl_command_queue, *mut cl_event) {
-    fn wait_list(&self) -> (cl_uint, *const cl_event) {
-        (0, std::ptr::null())
-    }
-}
-
-macro_rules! wait_list {
-    ($($t:ident)*) => {
-        #[allow(non_snake_case)]
-        impl<$($t),*> WaitList for (cl_command_queue, $($t,)* cl_uint, *const cl_event, *mut cl_event) {
-            fn wait_list(&self) -> (cl_uint, *const cl_event) {
-                let (_, $($t,)* n, list, _) = self;
-                $(let _ = $t;)*
-                (*n, *list)
-            }
-        }
-    };
-}
-
-wait_list!();
-wait_list!(A);
-wait_list!(A B);
-wait_list!(A B C);
-wait_list!(A B C D);
-wait_list!(A B C D E);
-wait_list!(A B C D E F);
-wait_list!(A B C D E F G);
-wait_list!(A B C D E F G H);
-wait_list!(A B C D E F G H I);
-wait_list!(A B C D E F G H I J);
-wait_list!(A B C D E F G H I J K);
 
 /// How an entry point orders its queue.
 pub(super) fn kind(api: Api) -> Kind {
@@ -154,23 +117,15 @@ pub fn commands_of(events: &[cl_event]) -> Option<On> {
 /// status query that sees `CL_COMPLETE` is a host synchronisation point (a polling loop's end).
 pub struct EventAsked;
 
-type InfoArgs = (
-    cl_event,
-    cl_event_info,
-    usize,
-    *mut std::ffi::c_void,
-    *mut usize,
-);
-
-impl Hook<InfoArgs, cl_int> for EventAsked {
+impl Hook<args::clGetEventInfo, cl_int> for EventAsked {
     type State = ();
     const SYNCS: bool = true;
-    unsafe fn before(call: Call, args: &mut InfoArgs) {
+    unsafe fn before(call: Call, args: &mut args::clGetEventInfo) {
         unsafe { super::EventQueried::before(call, args) }
     }
-    unsafe fn after(_: (), args: &InfoArgs, ret: cl_int, span: &mut Span) -> cl_int {
-        let (event, param, size, value, _) = *args;
-        if param != CL_EVENT_COMMAND_EXECUTION_STATUS {
+    unsafe fn after(_: (), args: &args::clGetEventInfo, ret: cl_int, span: &mut Span) -> cl_int {
+        let (event, size, value) = (args.event, args.param_value_size, args.param_value);
+        if args.param_name != CL_EVENT_COMMAND_EXECUTION_STATUS {
             return unsafe { super::EventQueried::after((), args, ret, span) };
         }
         let complete = ret == CL_SUCCESS
@@ -201,24 +156,29 @@ pub struct Wrapped {
 }
 
 type Notify = unsafe extern "C" fn(cl_event, cl_int, *mut std::ffi::c_void);
-type CallbackArgs = (cl_event, cl_int, Option<Notify>, *mut std::ffi::c_void);
 
-impl Hook<CallbackArgs, cl_int> for CallbackSet {
+impl Hook<args::clSetEventCallback, cl_int> for CallbackSet {
     /// The wrapper the driver was given, to take back if it refused.
     type State = Option<*mut Wrapped>;
-    unsafe fn before(_: Call, args: &mut CallbackArgs) -> Option<*mut Wrapped> {
-        let (event, status, notify, user) = *args;
-        let notify = notify.filter(|_| status == CL_COMPLETE)?;
+    unsafe fn before(_: Call, args: &mut args::clSetEventCallback) -> Option<*mut Wrapped> {
+        let (event, user) = (args.event, args.user_data);
+        let status = args.command_exec_callback_type;
+        let notify = args.pfn_notify.filter(|_| status == CL_COMPLETE)?;
         let id = WORLD.events.lock().completed_by_status(event as usize)?;
         let wrapped = Box::into_raw(Box::new(Wrapped {
             notify,
             user,
             id: Some(id),
         }));
-        (args.2, args.3) = (Some(trampoline as Notify), wrapped.cast());
+        (args.pfn_notify, args.user_data) = (Some(trampoline as Notify), wrapped.cast());
         Some(wrapped)
     }
-    unsafe fn after(wrapped: Self::State, _: &CallbackArgs, ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn after(
+        wrapped: Self::State,
+        _: &args::clSetEventCallback,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
         if let Some(w) = wrapped.filter(|_| ret != CL_SUCCESS) {
             // SAFETY: the driver refused it, so it will never call the trampoline with it.
             drop(unsafe { Box::from_raw(w) });
@@ -246,31 +206,32 @@ unsafe extern "C" fn trampoline(event: cl_event, status: cl_int, data: *mut std:
 /// `clRetainEvent` (`RETAIN`) and `clReleaseEvent`: the program's references to its events.
 pub struct EventHeld<const RETAIN: bool>;
 
-impl<const RETAIN: bool> Hook<(cl_event,), cl_int> for EventHeld<RETAIN> {
+for_args!([clRetainEvent, clReleaseEvent]
+impl<const RETAIN: bool> Hook<Args, cl_int> for EventHeld<RETAIN> {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_event,)) {}
-    unsafe fn after(_: (), args: &(cl_event,), ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn before(_: Call, _: &mut Args) {}
+    unsafe fn after(_: (), args: &Args, ret: cl_int, _: &mut Span) -> cl_int {
         if ret == CL_SUCCESS {
             let mut events = WORLD.events.lock();
             if RETAIN {
-                events.retained(args.0 as usize);
+                events.retained(args.event as usize);
             } else {
-                events.released(args.0 as usize);
+                events.released(args.event as usize);
             }
         }
         ret
     }
-}
+});
 
 /// `clCreateUserEvent`: a user event is a node of the graph, numbered like commands.
 pub struct UserEventCreated;
 
-impl Hook<(cl_context, *mut cl_int), cl_event> for UserEventCreated {
+impl Hook<args::clCreateUserEvent, cl_event> for UserEventCreated {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_context, *mut cl_int)) {}
+    unsafe fn before(_: Call, _: &mut args::clCreateUserEvent) {}
     unsafe fn after(
         _: (),
-        _: &(cl_context, *mut cl_int),
+        _: &args::clCreateUserEvent,
         ret: cl_event,
         span: &mut Span,
     ) -> cl_event {
@@ -287,12 +248,17 @@ impl Hook<(cl_context, *mut cl_int), cl_event> for UserEventCreated {
 /// `clSetUserEventStatus`: the host completes a user event (its slice names the event's number).
 pub struct UserEventSet;
 
-impl Hook<(cl_event, cl_int), cl_int> for UserEventSet {
+impl Hook<args::clSetUserEventStatus, cl_int> for UserEventSet {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_event, cl_int)) {}
-    unsafe fn after(_: (), args: &(cl_event, cl_int), ret: cl_int, span: &mut Span) -> cl_int {
+    unsafe fn before(_: Call, _: &mut args::clSetUserEventStatus) {}
+    unsafe fn after(
+        _: (),
+        args: &args::clSetUserEventStatus,
+        ret: cl_int,
+        span: &mut Span,
+    ) -> cl_int {
         if ret == CL_SUCCESS
-            && let Some(id) = WORLD.events.lock().command(args.0 as usize)
+            && let Some(id) = WORLD.events.lock().command(args.event as usize)
         {
             super::races::user_event_set(id);
             span.node = id;

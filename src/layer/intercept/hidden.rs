@@ -11,7 +11,7 @@
 use super::queues;
 use super::state::QueueInfo;
 use super::{collect, completion};
-use crate::layer::{Call, Hook, Span, driver};
+use crate::layer::{Call, Hook, Span, args, driver};
 use crate::sink::record::Timing;
 use opencl_sys::*;
 use std::cell::Cell;
@@ -64,15 +64,42 @@ pub struct Out {
     size_ret: *mut usize,
 }
 
-impl Out {
-    fn of<H, P>(args: &InfoArgs<H, P>) -> Out {
-        Out {
-            size: args.2,
-            value: args.3,
-            size_ret: args.4,
-        }
-    }
+/// An info query's arguments, whatever its entry point calls the object asked about.
+#[derive(Clone, Copy)]
+pub struct Query {
+    handle: *mut c_void,
+    param: cl_uint,
+    out: Out,
 }
+
+/// The info queries clxfer answers.
+pub trait Queried {
+    fn query(&self) -> Query;
+}
+
+/// Each query names its object (`name.object`); the rest of their parameters are named alike.
+macro_rules! queried {
+    ($($name:ident.$handle:ident),*) => { $(
+        impl Queried for args::$name {
+            fn query(&self) -> Query {
+                let out = Out {
+                    size: self.param_value_size,
+                    value: self.param_value,
+                    size_ret: self.param_value_size_ret,
+                };
+                Query { handle: self.$handle, param: self.param_name, out }
+            }
+        }
+    )* };
+}
+
+queried!(
+    clGetMemObjectInfo.memobj,
+    clGetContextInfo.context,
+    clGetCommandQueueInfo.command_queue,
+    clGetEventInfo.event,
+    clGetEventProfilingInfo.event
+);
 
 /// Writes an info value of `bytes` as the driver would: `CL_INVALID_VALUE` when the program's
 /// buffer is too small, the size where asked.
@@ -92,8 +119,6 @@ unsafe fn answer(out: Out, bytes: &[u8]) -> cl_int {
     CL_SUCCESS
 }
 
-type InfoArgs<H, P> = (H, P, usize, *mut c_void, *mut usize);
-
 /// `clGetCommandQueueInfo`.
 pub struct QueueQueried;
 
@@ -105,20 +130,19 @@ pub enum QueueAsk {
     Array(Arc<QueueInfo>, Out),
 }
 
-impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQueried {
+impl Hook<args::clGetCommandQueueInfo, cl_int> for QueueQueried {
     type State = QueueAsk;
-    unsafe fn before(
-        _: Call,
-        args: &mut InfoArgs<cl_command_queue, cl_command_queue_info>,
-    ) -> QueueAsk {
-        match args.1 {
+    unsafe fn before(_: Call, args: &mut args::clGetCommandQueueInfo) -> QueueAsk {
+        match args.param_name {
             CL_QUEUE_REFERENCE_COUNT => QueueAsk::Count,
             CL_QUEUE_PROPERTIES => QueueAsk::Props,
-            CL_QUEUE_PROPERTIES_ARRAY => match forced(args.0 as usize) {
+            CL_QUEUE_PROPERTIES_ARRAY => match forced(args.command_queue as usize) {
                 Some(info) => {
-                    let out = Out::of(args);
+                    let out = args.query().out;
                     let size = SIZE.with(|s| s.as_ptr());
-                    (args.2, args.3, args.4) = (0, std::ptr::null_mut(), size);
+                    args.param_value_size = 0;
+                    args.param_value = std::ptr::null_mut();
+                    args.param_value_size_ret = size;
                     QueueAsk::Array(info, out)
                 }
                 None => QueueAsk::Other,
@@ -128,7 +152,7 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
     }
     unsafe fn after(
         ask: QueueAsk,
-        args: &InfoArgs<cl_command_queue, cl_command_queue_info>,
+        args: &args::clGetCommandQueueInfo,
         ret: cl_int,
         _: &mut Span,
     ) -> cl_int {
@@ -137,10 +161,11 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
         }
         match ask {
             QueueAsk::Other => ret,
-            QueueAsk::Count => unsafe { recount(args, ret) },
+            QueueAsk::Count => unsafe { recount(args.query(), ret) },
             QueueAsk::Props => {
-                let (size, value) = (args.2, args.3 as *mut cl_command_queue_properties);
-                if let Some(info) = forced(args.0 as usize)
+                let size = args.param_value_size;
+                let value = args.param_value as *mut cl_command_queue_properties;
+                if let Some(info) = forced(args.command_queue as usize)
                     && !value.is_null()
                     && size >= size_of::<cl_command_queue_properties>()
                 {
@@ -160,25 +185,21 @@ impl Hook<InfoArgs<cl_command_queue, cl_command_queue_info>, cl_int> for QueueQu
 /// `clSetCommandQueueProperty` (OpenCL 1.0): the old properties it hands back.
 pub struct QueuePropertySet;
 
-type SetArgs = (
-    cl_command_queue,
-    cl_command_queue_properties,
-    cl_bool,
-    *mut cl_command_queue_properties,
-);
-
-impl Hook<SetArgs, cl_int> for QueuePropertySet {
+impl Hook<args::clSetCommandQueueProperty, cl_int> for QueuePropertySet {
     type State = ();
-    unsafe fn before(_: Call, _: &mut SetArgs) {}
-    unsafe fn after(_: (), args: &SetArgs, ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn before(_: Call, _: &mut args::clSetCommandQueueProperty) {}
+    unsafe fn after(
+        _: (),
+        args: &args::clSetCommandQueueProperty,
+        ret: cl_int,
+        _: &mut Span,
+    ) -> cl_int {
         if ret == CL_SUCCESS
-            && !args.3.is_null()
-            && let Some(info) = forced(args.0 as usize)
+            && !args.old_properties.is_null()
+            && let Some(info) = forced(args.command_queue as usize)
         {
-            unsafe {
-                args.3
-                    .write_unaligned(without_forced(&info, args.3.read_unaligned()))
-            };
+            let old = args.old_properties;
+            unsafe { old.write_unaligned(without_forced(&info, old.read_unaligned())) };
         }
         ret
     }
@@ -190,21 +211,21 @@ impl Hook<SetArgs, cl_int> for QueuePropertySet {
 /// driver answers queues made without profiling, its answer stands.
 pub struct ProfilingQueried;
 
-impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
+impl Hook<args::clGetEventProfilingInfo, cl_int> for ProfilingQueried {
     type State = Out;
-    unsafe fn before(_: Call, args: &mut InfoArgs<cl_event, cl_profiling_info>) -> Out {
-        let out = Out::of(args);
-        if !args.3.is_null() {
-            args.3 = VALUE.with(|v| v.as_ptr()).cast();
-            args.2 = args.2.min(size_of::<[u64; 8]>());
+    unsafe fn before(_: Call, args: &mut args::clGetEventProfilingInfo) -> Out {
+        let out = args.query().out;
+        if !args.param_value.is_null() {
+            args.param_value = VALUE.with(|v| v.as_ptr()).cast();
+            args.param_value_size = args.param_value_size.min(size_of::<[u64; 8]>());
         }
         SIZE.with(|s| s.set(usize::MAX));
-        args.4 = SIZE.with(|s| s.as_ptr());
+        args.param_value_size_ret = SIZE.with(|s| s.as_ptr());
         out
     }
     unsafe fn after(
         out: Out,
-        args: &InfoArgs<cl_event, cl_profiling_info>,
+        args: &args::clGetEventProfilingInfo,
         ret: cl_int,
         _: &mut Span,
     ) -> cl_int {
@@ -213,8 +234,8 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
         // and the buffer (PoCL does): a query the driver refused for those says so too. An
         // event the driver refused (CL_INVALID_EVENT) is not asked about.
         let valid_event =
-            ret == CL_SUCCESS || (ret == CL_INVALID_VALUE && driver::plausible(args.0));
-        if valid_event && unsafe { refused_without_clxfer(args.0) } {
+            ret == CL_SUCCESS || (ret == CL_INVALID_VALUE && driver::plausible(args.event));
+        if valid_event && unsafe { refused_without_clxfer(args.event) } {
             return CL_PROFILING_INFO_NOT_AVAILABLE;
         }
         if ret == CL_SUCCESS && !out.value.is_null() {
@@ -225,7 +246,7 @@ impl Hook<InfoArgs<cl_event, cl_profiling_info>, cl_int> for ProfilingQueried {
                 written
             };
             let value = VALUE.with(|v| v.get());
-            let n = n.min(args.2);
+            let n = n.min(args.param_value_size);
             unsafe {
                 std::ptr::copy_nonoverlapping(value.as_ptr().cast::<u8>(), out.value.cast(), n)
             };
@@ -266,8 +287,8 @@ unsafe fn concerned(handle: *mut c_void, param: cl_uint) -> Vec<Arc<QueueInfo>> 
 ///
 /// # Safety
 /// The driver has just accepted this call.
-unsafe fn ask_again(args: &InfoArgs<*mut c_void, cl_uint>) -> cl_int {
-    let (handle, param, size, value, size_ret) = *args;
+unsafe fn ask_again(query: Query) -> cl_int {
+    let Query { handle, param, out } = query;
     let Some(t) = (unsafe { driver::icd(handle) }) else {
         return CL_INVALID_VALUE;
     };
@@ -278,7 +299,7 @@ unsafe fn ask_again(args: &InfoArgs<*mut c_void, cl_uint>) -> cl_int {
         _ => t.clGetEventInfo,
     };
     f.map_or(CL_INVALID_VALUE, |f| unsafe {
-        f(handle.cast(), param, size, value, size_ret)
+        f(handle, param, out.size, out.value, out.size_ret)
     })
 }
 
@@ -286,10 +307,10 @@ unsafe fn ask_again(args: &InfoArgs<*mut c_void, cl_uint>) -> cl_int {
 ///
 /// # Safety
 /// The driver returned `ret` for this call.
-unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int {
-    let (handle, param, size, value, _) = *args;
-    let value = value as *mut cl_uint;
-    if ret != CL_SUCCESS || value.is_null() || size < size_of::<cl_uint>() {
+unsafe fn recount(query: Query, ret: cl_int) -> cl_int {
+    let Query { handle, param, out } = query;
+    let value = out.value as *mut cl_uint;
+    if ret != CL_SUCCESS || value.is_null() || out.size < size_of::<cl_uint>() {
         return ret;
     }
     let queues = unsafe { concerned(handle, param) };
@@ -298,7 +319,7 @@ unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int 
     for q in &queues {
         unsafe { completion::quiesce(q) };
     }
-    let again = unsafe { ask_again(args) };
+    let again = unsafe { ask_again(query) };
     if again != CL_SUCCESS {
         return again;
     }
@@ -311,19 +332,15 @@ unsafe fn recount(args: &InfoArgs<*mut c_void, cl_uint>, ret: cl_int) -> cl_int 
     ret
 }
 
-impl<const PARAM: u32> Hook<InfoArgs<*mut c_void, cl_uint>, cl_int> for Counted<PARAM> {
+impl<A: Queried, const PARAM: u32> Hook<A, cl_int> for Counted<PARAM> {
     type State = ();
-    unsafe fn before(_: Call, _: &mut InfoArgs<*mut c_void, cl_uint>) {}
-    unsafe fn after(
-        _: (),
-        args: &InfoArgs<*mut c_void, cl_uint>,
-        ret: cl_int,
-        _: &mut Span,
-    ) -> cl_int {
-        if args.1 != PARAM {
+    unsafe fn before(_: Call, _: &mut A) {}
+    unsafe fn after(_: (), args: &A, ret: cl_int, _: &mut Span) -> cl_int {
+        let query = args.query();
+        if query.param != PARAM {
             return ret;
         }
-        unsafe { recount(args, ret) }
+        unsafe { recount(query, ret) }
     }
 }
 

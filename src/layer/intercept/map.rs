@@ -2,10 +2,11 @@
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
 use super::commands::{element_size, touch, triple};
-use super::enqueue::{enqueued, refused};
+use super::enqueue::{Accepted, enqueued, refused};
 use super::events::{Capture, capture};
 use super::races::Touch;
 use crate::graph::race::Use;
+use crate::layer::args::{self, Blocking};
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
 use crate::model::geometry::Region;
@@ -23,55 +24,40 @@ unsafe fn error_of(errcode_ret: *mut cl_int) -> Option<cl_int> {
 
 pub struct MapBuffer;
 
-type MapBufferArgs = (
-    cl_command_queue,
-    cl_mem,
-    cl_bool,
-    cl_map_flags,
-    usize,
-    usize,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-    *mut cl_int,
-);
-
-impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
+impl Hook<args::clEnqueueMapBuffer, *mut c_void> for MapBuffer {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, a: &mut MapBufferArgs) -> (Call, Capture) {
-        (call, capture(&mut a.8, a.0, Sample::Bytes(a.5 as u64)))
+    unsafe fn before(call: Call, a: &mut args::clEnqueueMapBuffer) -> (Call, Capture) {
+        (
+            call,
+            capture(&mut a.event, a.command_queue, Sample::Bytes(a.size as u64)),
+        )
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
-        a: &MapBufferArgs,
+        a: &args::clEnqueueMapBuffer,
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
-        super::events::settle(&cap, a.0);
-        let (queue, blocking) = (a.0 as usize, a.2 != 0);
+        super::events::settle(&cap, a.command_queue);
+        let (queue, blocking) = (a.command_queue as usize, a.blocking());
         if ret.is_null() {
-            refused(call, queue, blocking, unsafe { error_of(a.9) });
+            refused(call, queue, blocking, unsafe { error_of(a.errcode_ret) });
         } else {
             let op = Op::Map {
-                mem: a.1 as usize,
-                flags: a.3,
-                bytes: a.5 as u64,
+                mem: a.buffer as usize,
+                flags: a.map_flags,
+                bytes: a.size as u64,
                 ptr: ret as usize,
             };
-            unsafe {
-                enqueued(
-                    call,
-                    cap,
-                    a.0,
-                    (a.8, (a.6, a.7)),
-                    span,
-                    (Some((blocking, op)), &[map_touch(a.1, a.3, a.4, a.5)]),
-                    None,
-                )
+            let accepted = Accepted {
+                transfer: Some((blocking, op)),
+                touches: &[map_touch(a.buffer, a.map_flags, a.offset, a.size)],
+                ..Accepted::of(a)
             };
+            unsafe { enqueued(call, cap, accepted, span) };
             if let Some(e) = span.command.as_mut() {
-                e.region = Some((a.4 as u64, a.5 as u64));
+                e.region = Some((a.offset as u64, a.size as u64));
             }
         }
         ret
@@ -80,37 +66,22 @@ impl Hook<MapBufferArgs, *mut c_void> for MapBuffer {
 
 pub struct MapImage;
 
-type MapImageArgs = (
-    cl_command_queue,
-    cl_mem,
-    cl_bool,
-    cl_map_flags,
-    *const usize,
-    *const usize,
-    *mut usize,
-    *mut usize,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-    *mut cl_int,
-);
-
-impl Hook<MapImageArgs, *mut c_void> for MapImage {
+impl Hook<args::clEnqueueMapImage, *mut c_void> for MapImage {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, a: &mut MapImageArgs) -> (Call, Capture) {
-        (call, capture(&mut a.10, a.0, Sample::Always))
+    unsafe fn before(call: Call, a: &mut args::clEnqueueMapImage) -> (Call, Capture) {
+        (call, capture(&mut a.event, a.command_queue, Sample::Always))
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
-        a: &MapImageArgs,
+        a: &args::clEnqueueMapImage,
         ret: *mut c_void,
         span: &mut Span,
     ) -> *mut c_void {
-        super::events::settle(&cap, a.0);
-        let (queue, blocking) = (a.0 as usize, a.2 != 0);
+        super::events::settle(&cap, a.command_queue);
+        let (queue, blocking) = (a.command_queue as usize, a.blocking());
         if ret.is_null() {
-            refused(call, queue, blocking, unsafe { error_of(a.11) });
+            refused(call, queue, blocking, unsafe { error_of(a.errcode_ret) });
             return ret;
         }
         // The driver accepted the region and wrote the pitches.
@@ -121,8 +92,8 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
                 unsafe { p.read_unaligned() }
             }
         };
-        let (row_pitch, slice_pitch) = (read(a.6), read(a.7));
-        let (region, element_size) = (unsafe { triple(a.5) }, element_size(a.1));
+        let (row_pitch, slice_pitch) = (read(a.image_row_pitch), read(a.image_slice_pitch));
+        let (region, element_size) = (unsafe { triple(a.region) }, element_size(a.image));
         let e = Region {
             origin: [0; 3],
             region,
@@ -132,22 +103,16 @@ impl Hook<MapImageArgs, *mut c_void> for MapImage {
         }
         .extent();
         let op = Op::Map {
-            mem: a.1 as usize,
-            flags: a.3,
+            mem: a.image as usize,
+            flags: a.map_flags,
             bytes: e.span,
             ptr: ret as usize,
         };
-        unsafe {
-            enqueued(
-                call,
-                cap,
-                a.0,
-                (a.10, (a.8, a.9)),
-                span,
-                (Some((blocking, op)), &[]),
-                None,
-            )
+        let accepted = Accepted {
+            transfer: Some((blocking, op)),
+            ..Accepted::of(a)
         };
+        unsafe { enqueued(call, cap, accepted, span) };
         ret
     }
 }

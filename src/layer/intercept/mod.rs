@@ -29,8 +29,8 @@ pub use races::synced as host_synced;
 
 pub use commands::*;
 pub use enqueue::{Command, Enqueue, Marker, Timed};
-pub use events::{EnqueueArgs, forget_after_fork};
-pub use graph::{CallbackSet, EventAsked, EventHeld, UserEventCreated, UserEventSet, WaitList};
+pub use events::forget_after_fork;
+pub use graph::{CallbackSet, EventAsked, EventHeld, UserEventCreated, UserEventSet};
 pub use hidden::{
     ContextQueried, EventQueried, MemQueried, ProfilingQueried, QueuePropertySet, QueueQueried,
 };

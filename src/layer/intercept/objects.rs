@@ -2,9 +2,10 @@
 //! contexts, queues, kernel arguments, and SVM/USM allocations.
 
 use super::devices::device;
-use super::enqueue::{enqueued, kernel_name};
+use super::enqueue::{Accepted, enqueued, kernel_name};
 use super::events::{Capture, capture};
 use super::state::{KernelArgs, WORLD, bounded_insert};
+use crate::layer::args::{self, for_args};
 use crate::layer::{Call, Hook, Span, driver};
 use crate::model::kernel_source::Access;
 use crate::model::kinds::{MemKind, RangeKind};
@@ -32,104 +33,41 @@ impl<A> Hook<A, cl_mem> for MemCreated {
 /// call (`CL_MEM_HOST_PTR` names no pointer for it: the argument does).
 pub struct CopyHostPtr;
 
-/// A creating call's flags, size (`None`: an image's, taken from the object) and host pointer.
+/// What a creating call may copy from the host: its flags, the size (`None`: an image's, taken
+/// from the object) and the host pointer.
+pub struct HostCopy {
+    flags: cl_mem_flags,
+    size: Option<usize>,
+    host_ptr: *mut c_void,
+}
+
+/// The arguments of a call that creates a buffer or an image.
 pub trait CreateArgs {
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void);
+    fn copied(&self) -> HostCopy;
 }
 
-/// clCreateBuffer.
-impl CreateArgs for (cl_context, cl_mem_flags, usize, *mut c_void, *mut cl_int) {
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.1, Some(self.2), self.3)
-    }
+/// Every creating call names its flags and host pointer alike; a buffer's gives its `(size)`.
+macro_rules! create_args {
+    ($($name:ident $(($size:ident))?),*) => { $(
+        impl CreateArgs for args::$name {
+            fn copied(&self) -> HostCopy {
+                let args::$name { flags, host_ptr, $($size,)? .. } = *self;
+                HostCopy { flags, size: create_args!(@size $($size)?), host_ptr }
+            }
+        }
+    )* };
+    (@size $size:ident) => { Some($size) };
+    (@size) => { None };
 }
 
-/// clCreateBufferWithProperties.
-impl CreateArgs
-    for (
-        cl_context,
-        *const cl_mem_properties,
-        cl_mem_flags,
-        usize,
-        *mut c_void,
-        *mut cl_int,
-    )
-{
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.2, Some(self.3), self.4)
-    }
-}
-
-/// clCreateImage2D.
-impl CreateArgs
-    for (
-        cl_context,
-        cl_mem_flags,
-        *const cl_image_format,
-        usize,
-        usize,
-        usize,
-        *mut c_void,
-        *mut cl_int,
-    )
-{
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.1, None, self.6)
-    }
-}
-
-/// clCreateImage3D.
-impl CreateArgs
-    for (
-        cl_context,
-        cl_mem_flags,
-        *const cl_image_format,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-        *mut c_void,
-        *mut cl_int,
-    )
-{
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.1, None, self.8)
-    }
-}
-
-/// clCreateImage.
-impl CreateArgs
-    for (
-        cl_context,
-        cl_mem_flags,
-        *const cl_image_format,
-        *const cl_image_desc,
-        *mut c_void,
-        *mut cl_int,
-    )
-{
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.1, None, self.4)
-    }
-}
-
-/// clCreateImageWithProperties.
-impl CreateArgs
-    for (
-        cl_context,
-        *const cl_mem_properties,
-        cl_mem_flags,
-        *const cl_image_format,
-        *const cl_image_desc,
-        *mut c_void,
-        *mut cl_int,
-    )
-{
-    fn copied(&self) -> (cl_mem_flags, Option<usize>, *mut c_void) {
-        (self.2, None, self.5)
-    }
-}
+create_args!(
+    clCreateBuffer(size),
+    clCreateBufferWithProperties(size),
+    clCreateImage2D,
+    clCreateImage3D,
+    clCreateImage,
+    clCreateImageWithProperties
+);
 
 impl<A: CreateArgs> Hook<A, cl_mem> for CopyHostPtr {
     type State = Call;
@@ -143,15 +81,14 @@ impl<A: CreateArgs> Hook<A, cl_mem> for CopyHostPtr {
     }
 }
 
-/// A memory object made with `(flags, size, host_ptr)` (`None`: the object's size, an image's):
-/// recorded, and its upload reported where COPY_HOST_PTR copied the program's bytes into it on
-/// its context's one device.
-fn created(
-    call: Call,
-    mem: cl_mem,
-    (flags, size, host_ptr): (u64, Option<usize>, *mut c_void),
-    span: &mut Span,
-) {
+/// A memory object made with `copied`: recorded, and its upload reported where COPY_HOST_PTR
+/// copied the program's bytes into it on its context's one device.
+fn created(call: Call, mem: cl_mem, copied: HostCopy, span: &mut Span) {
+    let HostCopy {
+        flags,
+        size,
+        host_ptr,
+    } = copied;
     if mem.is_null() || register(mem).is_none() {
         return;
     }
@@ -236,21 +173,12 @@ fn context_devices(context: usize) -> Vec<usize> {
 /// `clImportMemoryARM`: the imported host range is pinned for the object's life.
 pub struct Imported;
 
-type ImportArgs = (
-    cl_context,
-    cl_mem_flags,
-    *const cl_import_properties_arm,
-    *mut c_void,
-    usize,
-    *mut cl_int,
-);
-
-impl Hook<ImportArgs, cl_mem> for Imported {
+impl Hook<args::clImportMemoryARM, cl_mem> for Imported {
     type State = ();
-    unsafe fn before(_: Call, _: &mut ImportArgs) {}
-    unsafe fn after(_: (), args: &ImportArgs, ret: cl_mem, _: &mut Span) -> cl_mem {
+    unsafe fn before(_: Call, _: &mut args::clImportMemoryARM) {}
+    unsafe fn after(_: (), args: &args::clImportMemoryARM, ret: cl_mem, _: &mut Span) -> cl_mem {
         if !ret.is_null() && register(ret).is_some() {
-            let (ptr, len, owner) = (args.3 as usize, args.4 as u64, Some(ret as usize));
+            let (ptr, len, owner) = (args.memory as usize, args.size as u64, Some(ret as usize));
             WORLD
                 .memory
                 .lock()
@@ -293,19 +221,17 @@ impl<A> Hook<A, cl_kernel> for KernelCreated {
 
 pub struct KernelCloned;
 
-impl Hook<(cl_kernel, *mut cl_int), cl_kernel> for KernelCloned {
+impl Hook<args::clCloneKernel, cl_kernel> for KernelCloned {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_kernel, *mut cl_int)) {}
-    unsafe fn after(
-        _: (),
-        args: &(cl_kernel, *mut cl_int),
-        ret: cl_kernel,
-        _: &mut Span,
-    ) -> cl_kernel {
+    unsafe fn before(_: Call, _: &mut args::clCloneKernel) {}
+    unsafe fn after(_: (), args: &args::clCloneKernel, ret: cl_kernel, _: &mut Span) -> cl_kernel {
         if !ret.is_null() {
             WORLD.kernel_names.lock().remove(&(ret as usize));
             let mut kernels = WORLD.kernels.lock();
-            let source = kernels.get(&(args.0 as usize)).cloned().unwrap_or_default();
+            let source = kernels
+                .get(&(args.source_kernel as usize))
+                .cloned()
+                .unwrap_or_default();
             bounded_insert(&mut kernels, ret as usize, source);
         }
         ret
@@ -315,14 +241,17 @@ impl Hook<(cl_kernel, *mut cl_int), cl_kernel> for KernelCloned {
 /// `clSetKernelArg`: which memory objects a kernel will use.
 pub struct KernelArg;
 
-type ArgArgs = (cl_kernel, cl_uint, usize, *const c_void);
-
-impl Hook<ArgArgs, cl_int> for KernelArg {
+impl Hook<args::clSetKernelArg, cl_int> for KernelArg {
     type State = ();
-    unsafe fn before(_: Call, _: &mut ArgArgs) {}
+    unsafe fn before(_: Call, _: &mut args::clSetKernelArg) {}
     unsafe fn after(
         _: (),
-        &(kernel, index, size, value): &ArgArgs,
+        &args::clSetKernelArg {
+            kernel,
+            arg_index: index,
+            arg_size: size,
+            arg_value: value,
+        }: &args::clSetKernelArg,
         ret: cl_int,
         _: &mut Span,
     ) -> cl_int {
@@ -412,81 +341,60 @@ pub(super) fn kernel_args(kernel: cl_kernel) -> Vec<(usize, Access)> {
 /// `clSVMAlloc`, `clSVMAllocARM`.
 pub struct SvmAlloc;
 
-type SvmAllocArgs = (cl_context, cl_svm_mem_flags, usize, cl_uint);
-
-impl Hook<SvmAllocArgs, *mut c_void> for SvmAlloc {
+for_args!([clSVMAlloc, clSVMAllocARM]
+impl Hook<Args, *mut c_void> for SvmAlloc {
     type State = ();
-    unsafe fn before(_: Call, _: &mut SvmAllocArgs) {}
-    unsafe fn after(_: (), args: &SvmAllocArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
+    unsafe fn before(_: Call, _: &mut Args) {}
+    unsafe fn after(_: (), args: &Args, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         if !ret.is_null() {
-            let kind = RangeKind::Svm { flags: args.1 };
-            let on = occupies(args.0 as usize, 0, kind);
+            let kind = RangeKind::Svm { flags: args.flags };
+            let on = occupies(args.context as usize, 0, kind);
             WORLD
                 .memory
                 .lock()
-                .add_allocation(ret as usize, args.2 as u64, kind, on);
+                .add_allocation(ret as usize, args.size as u64, kind, on);
         }
         ret
     }
-}
+});
 
 /// `clSVMFree`, `clSVMFreeARM`.
 pub struct SvmFree;
 
-impl Hook<(cl_context, *mut c_void), ()> for SvmFree {
+for_args!([clSVMFree, clSVMFreeARM]
+impl Hook<Args, ()> for SvmFree {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
-    unsafe fn after(_: (), args: &(cl_context, *mut c_void), _: (), _: &mut Span) {
-        WORLD.memory.lock().remove_allocation(args.1 as usize);
+    unsafe fn before(_: Call, _: &mut Args) {}
+    unsafe fn after(_: (), args: &Args, _: (), _: &mut Span) {
+        WORLD.memory.lock().remove_allocation(args.svm_pointer as usize);
     }
-}
+});
 
 /// `clEnqueueSVMFree(ARM)`: the pointers are gone once the command is enqueued.
 pub struct EnqueueSvmFree;
 
-type EnqueueSvmFreeArgs<F> = (
-    cl_command_queue,
-    cl_uint,
-    *mut *mut c_void,
-    F,
-    *mut c_void,
-    cl_uint,
-    *const cl_event,
-    *mut cl_event,
-);
-
-impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
+for_args!([clEnqueueSVMFree, clEnqueueSVMFreeARM]
+impl Hook<Args, cl_int> for EnqueueSvmFree {
     type State = (Call, Capture);
     const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, args: &mut EnqueueSvmFreeArgs<F>) -> (Call, Capture) {
-        (
-            call,
-            capture(&mut args.7, args.0, crate::timing::sample::Sample::Other),
-        )
+    unsafe fn before(call: Call, args: &mut Args) -> (Call, Capture) {
+        let queue = args.command_queue;
+        (call, capture(&mut args.event, queue, crate::timing::sample::Sample::Other))
     }
     unsafe fn after(
         (call, cap): (Call, Capture),
-        args: &EnqueueSvmFreeArgs<F>,
+        args: &Args,
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
-        super::events::settle(&cap, args.0);
+        super::events::settle(&cap, args.command_queue);
         if ret == CL_SUCCESS {
-            unsafe {
-                enqueued(
-                    call,
-                    cap,
-                    args.0,
-                    (args.7, (args.5, args.6)),
-                    span,
-                    (None, &[]),
-                    None,
-                )
-            };
+            unsafe { enqueued(call, cap, Accepted::of(args), span) };
         }
-        if ret == CL_SUCCESS && !args.2.is_null() {
-            // The driver accepted the array of `args.1` pointers.
-            let ptrs = unsafe { std::slice::from_raw_parts(args.2, args.1 as usize) };
+        if ret == CL_SUCCESS && !args.svm_pointers.is_null() {
+            // The driver accepted the array of `num_svm_pointers` pointers.
+            let n = args.num_svm_pointers as usize;
+            let ptrs = unsafe { std::slice::from_raw_parts(args.svm_pointers, n) };
             let mut memory = WORLD.memory.lock();
             for &p in ptrs {
                 memory.remove_allocation(p as usize);
@@ -494,52 +402,41 @@ impl<F> Hook<EnqueueSvmFreeArgs<F>, cl_int> for EnqueueSvmFree {
         }
         ret
     }
-}
+});
 
 /// `clHostMemAllocINTEL`.
 pub struct UsmHostAlloc;
 
-type UsmHostArgs = (
-    cl_context,
-    *const cl_mem_properties_intel,
-    usize,
-    cl_uint,
-    *mut cl_int,
-);
-
-impl Hook<UsmHostArgs, *mut c_void> for UsmHostAlloc {
+impl Hook<args::clHostMemAllocINTEL, *mut c_void> for UsmHostAlloc {
     type State = ();
-    unsafe fn before(_: Call, _: &mut UsmHostArgs) {}
-    unsafe fn after(_: (), args: &UsmHostArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
-        usm_allocated(ret, args.2, RangeKind::UsmHost, None)
+    unsafe fn before(_: Call, _: &mut args::clHostMemAllocINTEL) {}
+    unsafe fn after(
+        _: (),
+        args: &args::clHostMemAllocINTEL,
+        ret: *mut c_void,
+        _: &mut Span,
+    ) -> *mut c_void {
+        usm_allocated(ret, args.size, RangeKind::UsmHost, None)
     }
 }
 
 /// `clDeviceMemAllocINTEL` (`SHARED == false`) and `clSharedMemAllocINTEL`.
 pub struct UsmAlloc<const SHARED: bool>;
 
-type UsmArgs = (
-    cl_context,
-    cl_device_id,
-    *const cl_mem_properties_intel,
-    usize,
-    cl_uint,
-    *mut cl_int,
-);
-
-impl<const SHARED: bool> Hook<UsmArgs, *mut c_void> for UsmAlloc<SHARED> {
+for_args!([clDeviceMemAllocINTEL, clSharedMemAllocINTEL]
+impl<const SHARED: bool> Hook<Args, *mut c_void> for UsmAlloc<SHARED> {
     type State = ();
-    unsafe fn before(_: Call, _: &mut UsmArgs) {}
-    unsafe fn after(_: (), args: &UsmArgs, ret: *mut c_void, _: &mut Span) -> *mut c_void {
+    unsafe fn before(_: Call, _: &mut Args) {}
+    unsafe fn after(_: (), args: &Args, ret: *mut c_void, _: &mut Span) -> *mut c_void {
         let kind = if SHARED {
             RangeKind::UsmShared
         } else {
             RangeKind::UsmDevice
         };
-        let on = occupies(args.0 as usize, args.1 as usize, kind);
-        usm_allocated(ret, args.3, kind, on)
+        let on = occupies(args.context as usize, args.device as usize, kind);
+        usm_allocated(ret, args.size, kind, on)
     }
-}
+});
 
 /// The device whose memory an SVM or USM allocation takes, by its rules: the one named, else the
 /// context's only device (in a context of several, clxfer cannot tell which: none is counted).
@@ -568,13 +465,14 @@ fn usm_allocated(ret: *mut c_void, size: usize, kind: RangeKind, on: Option<usiz
 /// `clMemFreeINTEL`, `clMemBlockingFreeINTEL`.
 pub struct UsmFree;
 
-impl Hook<(cl_context, *mut c_void), cl_int> for UsmFree {
+for_args!([clMemFreeINTEL, clMemBlockingFreeINTEL]
+impl Hook<Args, cl_int> for UsmFree {
     type State = ();
-    unsafe fn before(_: Call, _: &mut (cl_context, *mut c_void)) {}
-    unsafe fn after(_: (), args: &(cl_context, *mut c_void), ret: cl_int, _: &mut Span) -> cl_int {
+    unsafe fn before(_: Call, _: &mut Args) {}
+    unsafe fn after(_: (), args: &Args, ret: cl_int, _: &mut Span) -> cl_int {
         if ret == CL_SUCCESS {
-            WORLD.memory.lock().remove_allocation(args.1 as usize);
+            WORLD.memory.lock().remove_allocation(args.ptr as usize);
         }
         ret
     }
-}
+});

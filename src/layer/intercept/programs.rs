@@ -5,7 +5,7 @@
 //! Programs from binaries or IL keep the driver's word, or none.
 
 use super::state::{Program, WORLD, bounded_insert};
-use crate::layer::{Call, Hook, Span};
+use crate::layer::{Call, Hook, Span, args};
 use crate::model::kernel_source::{self, Access, Kernel};
 use opencl_sys::*;
 use std::ffi::{CStr, c_char};
@@ -59,30 +59,27 @@ pub(super) fn judged(program: usize, name: &str, index: u32) -> Option<Access> {
 /// `clCreateProgramWithSource`.
 pub struct ProgramSource;
 
-type SourceArgs = (
-    cl_context,
-    cl_uint,
-    *mut *const c_char,
-    *const usize,
-    *mut cl_int,
-);
-
-impl Hook<SourceArgs, cl_program> for ProgramSource {
+impl Hook<args::clCreateProgramWithSource, cl_program> for ProgramSource {
     type State = ();
-    unsafe fn before(_: Call, _: &mut SourceArgs) {}
-    unsafe fn after(_: (), a: &SourceArgs, ret: cl_program, _: &mut Span) -> cl_program {
-        if ret.is_null() || a.2.is_null() {
+    unsafe fn before(_: Call, _: &mut args::clCreateProgramWithSource) {}
+    unsafe fn after(
+        _: (),
+        a: &args::clCreateProgramWithSource,
+        ret: cl_program,
+        _: &mut Span,
+    ) -> cl_program {
+        if ret.is_null() || a.strings.is_null() {
             return ret;
         }
         let mut text = String::new();
-        for i in 0..a.1 as usize {
+        for i in 0..a.count as usize {
             // The driver accepted the strings: `count` pointers, each with its length, or
             // NUL-terminated where the length is 0 or `lengths` is NULL.
-            let s = unsafe { *a.2.add(i) };
-            let len = if a.3.is_null() {
+            let s = unsafe { *a.strings.add(i) };
+            let len = if a.lengths.is_null() {
                 0
             } else {
-                unsafe { *a.3.add(i) }
+                unsafe { *a.lengths.add(i) }
             };
             if s.is_null() {
                 return ret;
@@ -145,71 +142,35 @@ pub trait BuildArgs {
     fn options(&self) -> *const c_char;
 }
 
-impl<F> BuildArgs
-    for (
-        cl_program,
-        cl_uint,
-        *const cl_device_id,
-        *const c_char,
-        F,
-        *mut std::ffi::c_void,
-    )
-{
-    fn program(&self) -> cl_program {
-        self.0
-    }
-    fn options(&self) -> *const c_char {
-        self.3
-    }
+macro_rules! build_args {
+    ($($name:ident),*) => { $(
+        impl BuildArgs for args::$name {
+            fn program(&self) -> cl_program {
+                self.program
+            }
+            fn options(&self) -> *const c_char {
+                self.options
+            }
+        }
+    )* };
 }
 
-impl<F> BuildArgs
-    for (
-        cl_program,
-        cl_uint,
-        *const cl_device_id,
-        *const c_char,
-        cl_uint,
-        *const cl_program,
-        *mut *const c_char,
-        F,
-        *mut std::ffi::c_void,
-    )
-{
-    fn program(&self) -> cl_program {
-        self.0
-    }
-    fn options(&self) -> *const c_char {
-        self.3
-    }
-}
+build_args!(clBuildProgram, clCompileProgram);
 
 /// `clLinkProgram`: the new program's kernels are its inputs'.
 pub struct ProgramLinked;
 
-type LinkArgs<F> = (
-    cl_context,
-    cl_uint,
-    *const cl_device_id,
-    *const c_char,
-    cl_uint,
-    *const cl_program,
-    F,
-    *mut std::ffi::c_void,
-    *mut cl_int,
-);
-
-impl<F> Hook<LinkArgs<F>, cl_program> for ProgramLinked {
+impl Hook<args::clLinkProgram, cl_program> for ProgramLinked {
     type State = ();
-    unsafe fn before(_: Call, _: &mut LinkArgs<F>) {}
-    unsafe fn after(_: (), a: &LinkArgs<F>, ret: cl_program, _: &mut Span) -> cl_program {
-        if ret.is_null() || a.5.is_null() {
+    unsafe fn before(_: Call, _: &mut args::clLinkProgram) {}
+    unsafe fn after(_: (), a: &args::clLinkProgram, ret: cl_program, _: &mut Span) -> cl_program {
+        if ret.is_null() || a.input_programs.is_null() {
             return ret;
         }
         let mut kernels = Vec::new();
-        for i in 0..a.4 as usize {
+        for i in 0..a.num_input_programs as usize {
             // The driver linked these `num_input_programs` programs.
-            let input = unsafe { *a.5.add(i) } as usize;
+            let input = unsafe { *a.input_programs.add(i) } as usize;
             match kernels_of(input) {
                 Some(k) => kernels.extend(k.iter().cloned()),
                 // One input without source: its kernels are not known.

@@ -7,7 +7,7 @@
 use super::devices::device;
 use super::state::{Asked, QueueInfo, WORLD, bounded_insert};
 use crate::config::DeviceTiming;
-use crate::layer::{Call, Hook, Span, driver};
+use crate::layer::{Call, Hook, Span, args, driver};
 use crate::sink::buffer;
 use crate::sink::record::{QueueRef, QueueTrack, Record, Timing};
 use crate::sync::Mutex;
@@ -189,21 +189,14 @@ fn timing_on() -> bool {
 
 pub struct QueueCreated;
 
-type Args1 = (
-    cl_context,
-    cl_device_id,
-    cl_command_queue_properties,
-    *mut cl_int,
-);
-
 /// `clCreateCommandQueue`: the properties are a bitfield.
-impl Hook<Args1, cl_command_queue> for QueueCreated {
+impl Hook<args::clCreateCommandQueue, cl_command_queue> for QueueCreated {
     type State = Edit;
-    unsafe fn before(_: Call, args: &mut Args1) -> Edit {
-        let props = args.2;
+    unsafe fn before(_: Call, args: &mut args::clCreateCommandQueue) -> Edit {
+        let props = args.properties;
         let forced = timing_on() && props & CL_QUEUE_PROFILING_ENABLE == 0;
         if forced {
-            args.2 |= CL_QUEUE_PROFILING_ENABLE;
+            args.properties |= CL_QUEUE_PROFILING_ENABLE;
         }
         let asked = Asked { props, array: None };
         Edit::new(asked, forced, None)
@@ -213,21 +206,14 @@ impl Hook<Args1, cl_command_queue> for QueueCreated {
     }
     unsafe fn after(
         edit: Edit,
-        args: &Args1,
+        args: &args::clCreateCommandQueue,
         ret: cl_command_queue,
         _: &mut Span,
     ) -> cl_command_queue {
-        edit.created(ret, args.1);
+        edit.created(ret, args.device);
         ret
     }
 }
-
-type Args2 = (
-    cl_context,
-    cl_device_id,
-    *const cl_queue_properties,
-    *mut cl_int,
-);
 
 /// The longest properties list clxfer edits (pairs); longer lists are passed on untouched.
 const MAX_PAIRS: usize = 64;
@@ -272,13 +258,13 @@ unsafe fn read_list(list: *const cl_queue_properties) -> Option<Vec<cl_queue_pro
 }
 
 /// `clCreateCommandQueueWithProperties`: a zero-terminated list of (name, value) pairs.
-impl Hook<Args2, cl_command_queue> for QueueCreated {
+impl Hook<args::clCreateCommandQueueWithProperties, cl_command_queue> for QueueCreated {
     type State = Edit;
-    unsafe fn before(_: Call, args: &mut Args2) -> Edit {
-        let list = if args.2.is_null() {
+    unsafe fn before(_: Call, args: &mut args::clCreateCommandQueueWithProperties) -> Edit {
+        let list = if args.properties.is_null() {
             Some(Vec::new())
         } else {
-            unsafe { read_list(args.2) }
+            unsafe { read_list(args.properties) }
         };
         let Some(mut list) = list else {
             // Not a list clxfer can read safely: the program's own, untouched (an untimed queue).
@@ -290,7 +276,7 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         let props = at.map_or(0, |i| list[2 * i + 1]);
         let asked = Asked {
             props,
-            array: (!args.2.is_null()).then(|| list.iter().copied().chain([0]).collect()),
+            array: (!args.properties.is_null()).then(|| list.iter().copied().chain([0]).collect()),
         };
         let forced = timing_on() && props & CL_QUEUE_PROFILING_ENABLE == 0;
         if !forced {
@@ -304,7 +290,7 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
             ]),
         }
         list.push(0);
-        args.2 = list.as_ptr();
+        args.properties = list.as_ptr();
         Edit::new(asked, forced, Some(list))
     }
     fn retry(edit: &mut Edit, ret: &cl_command_queue) -> bool {
@@ -312,7 +298,7 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
     }
     unsafe fn after(
         mut edit: Edit,
-        args: &Args2,
+        args: &args::clCreateCommandQueueWithProperties,
         ret: cl_command_queue,
         _: &mut Span,
     ) -> cl_command_queue {
@@ -320,11 +306,11 @@ impl Hook<Args2, cl_command_queue> for QueueCreated {
         if !ret.is_null()
             && edit.timing() == Timing::Forced
             && edit.asked.array.as_deref() == Some(&[0])
-            && unsafe { driver::empty_list_answer(args.0, args.1) } == Some(0)
+            && unsafe { driver::empty_list_answer(args.context, args.device) } == Some(0)
         {
             edit.asked.array = None;
         }
-        edit.created(ret, args.1);
+        edit.created(ret, args.device);
         ret
     }
 }

@@ -76,22 +76,43 @@ fn with<R: Default>(f: impl FnOnce(&mut State) -> R) -> R {
     f(s.get_or_insert_with(State::default))
 }
 
-/// Command `id`, enqueued by `api` on `q` with `deps` (its queue's order added), touches
-/// `touches`; `(named, blocking)`: the program holds its event, the call returned once it
-/// completed; `(thread, begin, timed)`: its call's thread and start, and whether a device slice
-/// comes. The races it makes, said on stderr here, are returned for the report and the trace
-/// (to be sent after the call's own record).
-#[allow(clippy::too_many_arguments)]
-pub fn command(
-    id: Id,
-    api: Api,
-    q: &QueueInfo,
-    kind: Kind,
-    deps: &Deps,
-    touches: &[Touch],
-    (named, blocking): (bool, bool),
-    (thread, begin, timed): (u32, u64, bool),
-) -> Vec<record::Race> {
+/// A command for the race check: `id`, enqueued by `api` on `q` with `deps` (its queue's order
+/// added), touching `touches`.
+pub struct NewCommand<'a> {
+    pub id: Id,
+    pub api: Api,
+    pub q: &'a QueueInfo,
+    pub kind: Kind,
+    pub deps: &'a Deps,
+    pub touches: &'a [Touch],
+    /// The program holds its event.
+    pub named: bool,
+    /// The call returned once it completed.
+    pub blocking: bool,
+    /// Its call's thread and start (monotonic ns).
+    pub thread: u32,
+    pub begin: u64,
+    /// A device slice comes for it.
+    pub timed: bool,
+}
+
+/// Places command `c` in happens-before and judges its accesses. The races it makes, said on
+/// stderr here, are returned for the report and the trace (to be sent after the call's own
+/// record).
+pub fn command(c: &NewCommand) -> Vec<record::Race> {
+    let &NewCommand {
+        id,
+        api,
+        q,
+        kind,
+        deps,
+        touches,
+        named,
+        blocking,
+        thread,
+        begin,
+        timed,
+    } = c;
     let site = Site {
         api: Some(api),
         device: q.r.device,

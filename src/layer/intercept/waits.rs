@@ -2,73 +2,56 @@
 //! commands that order a queue without an event. Each collects what completed (device timing)
 //! and tells the race check and the graph what the host now knows.
 
-use super::enqueue::enqueued;
+use super::enqueue::{Accepted, enqueued};
 use super::events::{self, Capture};
 use super::graph;
 use super::{completion, queues};
-use crate::layer::{Call, Hook, Span, driver};
-use opencl_sys::{CL_SUCCESS, cl_command_queue, cl_event, cl_int, cl_uint};
+use crate::layer::{Call, Hook, Span, args, driver};
+use opencl_sys::{CL_SUCCESS, cl_int};
 use smallvec::SmallVec;
 
 /// `clEnqueueBarrier` and `clEnqueueWaitForEvents` (OpenCL 1.1): commands without an event,
 /// which order their queue as a barrier does.
 pub struct Ordered;
 
-impl Hook<(cl_command_queue,), cl_int> for Ordered {
+impl Hook<args::clEnqueueBarrier, cl_int> for Ordered {
     type State = Call;
     const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, _: &mut (cl_command_queue,)) -> Call {
+    unsafe fn before(call: Call, _: &mut args::clEnqueueBarrier) -> Call {
         call
     }
     unsafe fn after(
         call: Call,
-        args: &(cl_command_queue,),
+        args: &args::clEnqueueBarrier,
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            let none = (std::ptr::null_mut(), (0, std::ptr::null()));
-            unsafe {
-                enqueued(
-                    call,
-                    Capture::default(),
-                    args.0,
-                    none,
-                    span,
-                    (None, &[]),
-                    None,
-                )
-            };
+            let accepted = Accepted::on(args.command_queue);
+            unsafe { enqueued(call, Capture::default(), accepted, span) };
         }
         ret
     }
 }
 
-impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
+impl Hook<args::clEnqueueWaitForEvents, cl_int> for Ordered {
     type State = Call;
     const ENQUEUES: bool = true;
-    unsafe fn before(call: Call, _: &mut (cl_command_queue, cl_uint, *const cl_event)) -> Call {
+    unsafe fn before(call: Call, _: &mut args::clEnqueueWaitForEvents) -> Call {
         call
     }
     unsafe fn after(
         call: Call,
-        args: &(cl_command_queue, cl_uint, *const cl_event),
+        args: &args::clEnqueueWaitForEvents,
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS {
-            let waits = (std::ptr::null_mut(), (args.1, args.2));
-            unsafe {
-                enqueued(
-                    call,
-                    Capture::default(),
-                    args.0,
-                    waits,
-                    span,
-                    (None, &[]),
-                    None,
-                )
+            let accepted = Accepted {
+                waits: (args.num_events, args.event_list),
+                ..Accepted::on(args.command_queue)
             };
+            unsafe { enqueued(call, Capture::default(), accepted, span) };
         }
         ret
     }
@@ -78,20 +61,20 @@ impl Hook<(cl_command_queue, cl_uint, *const cl_event), cl_int> for Ordered {
 /// synchronisation point: it waited for the queue's newest command and all before it.
 pub struct Finished;
 
-impl Hook<(cl_command_queue,), cl_int> for Finished {
+impl Hook<args::clFinish, cl_int> for Finished {
     type State = u64;
     const SYNCS: bool = true;
-    unsafe fn before(_: Call, _: &mut (cl_command_queue,)) -> u64 {
+    unsafe fn before(_: Call, _: &mut args::clFinish) -> u64 {
         events::first_unfinished()
     }
     unsafe fn after(
         over_below: u64,
-        args: &(cl_command_queue,),
+        args: &args::clFinish,
         ret: cl_int,
         span: &mut Span,
     ) -> cl_int {
         if ret == CL_SUCCESS
-            && let Some(q) = queues::known(args.0 as usize)
+            && let Some(q) = queues::known(args.command_queue as usize)
         {
             unsafe { completion::synced(&q, over_below) };
             let last = q.order.newest().unwrap_or(0);
@@ -106,17 +89,12 @@ impl Hook<(cl_command_queue,), cl_int> for Finished {
 /// host synchronisation point on those commands.
 pub struct WaitedFor;
 
-impl Hook<(cl_uint, *const cl_event), cl_int> for WaitedFor {
+impl Hook<args::clWaitForEvents, cl_int> for WaitedFor {
     type State = ();
     const SYNCS: bool = true;
-    unsafe fn before(_: Call, _: &mut (cl_uint, *const cl_event)) {}
-    unsafe fn after(
-        _: (),
-        args: &(cl_uint, *const cl_event),
-        ret: cl_int,
-        span: &mut Span,
-    ) -> cl_int {
-        let (n, list) = *args;
+    unsafe fn before(_: Call, _: &mut args::clWaitForEvents) {}
+    unsafe fn after(_: (), args: &args::clWaitForEvents, ret: cl_int, span: &mut Span) -> cl_int {
+        let (n, list) = (args.num_events, args.event_list);
         if ret != CL_SUCCESS || list.is_null() {
             return ret;
         }
