@@ -318,6 +318,7 @@ impl Work {
     /// What an enqueue did, as every source of facts tells it (the layer in summary mode, the
     /// trace writer's records, a saved trace): a classified move (`moved`), with the kernel whose
     /// launch made it; a kernel's launch alone, on queue `on`; or nothing the report counts.
+    #[inline]
     pub fn of(
         moved: Option<Enqueue>,
         kernel: Option<std::sync::Arc<str>>,

@@ -330,7 +330,7 @@ unsafe fn summarized(
     transfer: Option<(bool, Op)>,
     kernel: Option<Arc<str>>,
 ) {
-    use crate::report::{Fact, KernelRun, Link, Work};
+    use crate::report::{Fact, Link, Work};
     let Placed { id, tid, q, deps } = placed;
     let host_ns = span.end.saturating_sub(span.begin);
     let (mut class, mut flags) = (None, CallFlags::None);
@@ -346,23 +346,11 @@ unsafe fn summarized(
     }
     let blocking = class.as_ref().is_some_and(|c| c.blocking);
     // Built where it stays (each move of the facts is a copy of ~100 bytes, at every enqueue).
-    let work = || match (&class, kernel) {
-        (Some(c), kernel) => {
-            let how = (flags, host_ns, cap.sampled_out());
-            let e = summary::facts(call.api, q.r, c, how);
-            Some(match kernel {
-                Some(name) => Work::Launch(Box::new((e, name))),
-                None => Work::Transfer(e),
-            })
-        }
-        (None, Some(name)) => Some(Work::Kernel(KernelRun {
-            device: q.r.device,
-            queue: q.r.queue,
-            name,
-            host_ns,
-            sampled: cap.sampled_out(),
-        })),
-        (None, None) => None,
+    let work = || {
+        let how = (flags, host_ns, cap.sampled_out());
+        let moved = (class.as_ref()).map(|c| summary::facts(call.api, q.r, c, how));
+        let on = (q.r.device, q.r.queue);
+        Work::of(moved, kernel, on, (host_ns, cap.sampled_out()))
     };
     let before = Link::before(deps.after.unwrap_or(0), deps.waits.iter().copied());
     let link = |span: &Span| Link {
