@@ -80,9 +80,11 @@ pub const OPTIONS: &[OptSpec] = &[
         kind: Kind::Path,
         default: "",
         doc: "Trace mode: the trace file's name instead of `CLXFER_DIR/clxfer-<program>-<pid>.json` \
-              (relative to the working directory). `{pid}` in it becomes the process id and \
-              `{program}` the program's name, for programs that start several processes. \
-              Created new, mode 0600; if the name is taken, `<name>.1.<ext>`, ….",
+              (`clxfer-<program>-rank<R>-<pid>.json` in a parallel job) (relative to the working \
+              directory). `{pid}` in it becomes the process id, `{program}` the program's name, \
+              `{rank}` its rank in an MPI or Slurm job (empty outside one) and `{host}` the host's \
+              name, for programs that start several processes. Created new, mode 0600; if the \
+              name is taken, `<name>.1.<ext>`, ….",
         set: |c, v| {
             c.output = Some(v).filter(|o| !o.is_empty()).map(str::to_string);
             // Another format by its name, whatever CLXFER_FORMAT says.
@@ -99,7 +101,8 @@ pub const OPTIONS: &[OptSpec] = &[
         doc: "Where the report goes at exit instead of stderr (summary mode), or beside the trace \
               (trace mode): `.json` gives JSON, `.md` Markdown, anything else text. Created new, \
               mode 0600; if the name is taken, `<name>.1.<ext>`, … (each process of a program \
-              that forks gets its own). `-` is stderr; a character device or FIFO (`/dev/stderr`, \
+              that forks gets its own). `{pid}`, `{program}`, `{rank}` and `{host}` in it are \
+              filled in as in CLXFER_OUTPUT. `-` is stderr; a character device or FIFO (`/dev/stderr`, \
               a named pipe) is written as it is.",
         set: |c, v| {
             c.report = Some(v)

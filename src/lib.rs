@@ -8,6 +8,7 @@ pub mod config;
 pub mod diag;
 pub mod event;
 pub mod graph;
+pub mod job;
 pub mod json;
 pub mod layer;
 pub mod model;

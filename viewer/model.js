@@ -149,7 +149,13 @@ window.clxfer = window.clxfer || {};
       const thread = threadNames.get(`${t.pid}/${t.tid}`) || `tid ${t.tid}`;
       // Short enough for the label column; the whole name is in a slice's details.
       const short = thread.split(' · ').filter((w) => !/^(profiling|untimed)/.test(w)).join(' · ');
-      t.name = t.device ? `${process.replace(/ · .*/, '')} · ${short}` : `${thread} (${t.tid})`;
+      // A rank of a parallel job names itself in its process (`prog · rank 3 (host)`, `rank 3 ·
+      // device #1 · …`): a merge of the ranks' traces keeps them apart.
+      const rank = (process.match(/\brank \d+/) || [''])[0];
+      const of = rank ? `${rank} · ` : '';
+      t.name = t.device
+        ? `${of}${process.replace(/^rank \d+ · /, '').replace(/ · .*/, '')} · ${short}`
+        : `${of}${thread} (${t.tid})`;
       t.title = `${process} · ${thread}`;
     }
     return list;

@@ -116,6 +116,7 @@ mod tests {
         Report {
             program: program.into(),
             pid,
+            job: Default::default(),
             start_time: start.into(),
             wall_ns: 1,
             cut_short: false,

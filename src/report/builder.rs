@@ -26,6 +26,8 @@ pub struct Builder {
     pub program: String,
     pub pid: u32,
     pub start_time: String,
+    /// Its place in a parallel job (`crate::job`), and its host.
+    pub job: super::JobPlace,
     /// By index, in order (a few: a list, searched once per fact).
     devices: Vec<(u32, DeviceAcc)>,
     parked: FxHashMap<u64, Fact>,
@@ -511,6 +513,7 @@ impl Builder {
         let mut report = Report {
             program: self.program,
             pid: self.pid,
+            job: self.job,
             start_time: self.start_time,
             wall_ns,
             cut_short: end.is_none(),

@@ -197,6 +197,15 @@ impl Reader {
                     b.program = str_of(args, s::PROGRAM).into();
                     b.pid = u64_of(args, s::PID) as u32;
                     b.start_time = str_of(args, s::START_TIME).into();
+                    let number = |k: s::Key| args.get(k.name)?.as_u64().map(|n| n as u32);
+                    b.job = super::JobPlace {
+                        rank: number(s::RANK),
+                        ranks: number(s::RANKS),
+                        host: args
+                            .get(s::HOST.name)
+                            .and_then(Value::as_str)
+                            .map(Into::into),
+                    };
                 }
                 s::FUNCTION_NOT_FOUND => b.missing(str_of(args, s::FUNCTION)),
                 s::RACE => {

@@ -13,6 +13,7 @@ mod findings;
 pub mod from_trace;
 mod hist;
 mod host_calls;
+pub mod job;
 mod kernels;
 mod overhead;
 pub mod races;
@@ -49,6 +50,10 @@ use serde::{Deserialize, Serialize};
 pub struct Report {
     pub program: String,
     pub pid: u32,
+    /// Its rank in a parallel job and the host it ran on (absent in a report of a clxfer
+    /// before them).
+    #[serde(default, flatten)]
+    pub job: JobPlace,
     /// Wall-clock time clxfer started, RFC 3339.
     pub start_time: String,
     /// From clxfer's start to the end of the report (of a trace cut short: to its last event).
@@ -92,6 +97,33 @@ pub struct Report {
     pub dropped_records: Option<u64>,
     /// What clxfer itself cost the run; `null` when not known (a trace cut short).
     pub overhead: Option<Overhead>,
+}
+
+/// A process's place in a parallel job, as its launcher said (`crate::job`), and its host.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct JobPlace {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl JobPlace {
+    /// `rank 3 of 4 on node7`; empty outside a job (the host alone says little there).
+    pub fn describe(&self) -> String {
+        let Some(r) = self.rank else {
+            return String::new();
+        };
+        let of = self.ranks.map(|n| format!(" of {n}")).unwrap_or_default();
+        let on = self
+            .host
+            .as_ref()
+            .map(|h| format!(" on {h}"))
+            .unwrap_or_default();
+        format!("rank {r}{of}{on}")
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -121,6 +121,8 @@ struct TraceFile<W> {
 /// The tracks the trace names: devices, their queues' lanes, host threads, counters.
 #[derive(Default)]
 struct Tracks {
+    /// `rank R · ` in a parallel job, before each device's name; else empty.
+    rank: Option<String>,
     /// Device index → named yet.
     devices: HashMap<u32, bool, FxBuildHasher>,
     /// The devices' tracks as said, to say again in each chunk of a ring.
@@ -172,6 +174,8 @@ fn flag_names<E: Emit>(
 /// Starts the trace: the opening bracket, the start event, the host process's name.
 pub struct Start<'a> {
     pub program: &'a str,
+    /// Its place in a parallel job, and its host.
+    pub job: &'a crate::job::Job,
     pub command_line: &'a [String],
     pub mode: &'a str,
     pub settings: &'a [crate::config::Setting],
@@ -216,7 +220,14 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         };
         // Room for a flush's worth and the record that crosses it, from the start.
         c.j.start(t0.mono_ns, 2 * FLUSH_AT);
-        c.meta(host_pid, None, start.program);
+        // In a job, each process's tracks say its rank: a merge of the ranks' traces tells them
+        // apart.
+        c.tracks.rank = start.job.rank.map(|r| format!("rank {r} · "));
+        let shown = match start.job.rank {
+            Some(r) => format!("{} · rank {r} ({})", start.program, start.job.host),
+            None => start.program.to_string(),
+        };
+        c.meta(host_pid, None, &shown);
         c.sort_index(host_pid, None, 0);
         let j = c.begin(
             Name::Words(&[s::TRACE_START]),
@@ -234,6 +245,16 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         }
         j.close_array();
         j.field(s::PID).u64(host_pid as u64);
+        if let Some(rank) = start.job.rank {
+            j.field(s::RANK).u64(rank.into());
+        }
+        if let Some(ranks) = start.job.ranks {
+            j.field(s::RANKS).u64(ranks.into());
+        }
+        if let Some(launcher) = start.job.launcher {
+            j.field(s::LAUNCHER).word(launcher);
+        }
+        j.field(s::HOST).str(&start.job.host);
         j.field(s::START_TIME).str(&t0.rfc3339());
         j.field(s::VERSION).str(env!("CARGO_PKG_VERSION"));
         j.field(s::MODE).str(start.mode);

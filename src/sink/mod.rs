@@ -59,7 +59,9 @@ pub fn recording() -> Recording {
 fn output() -> Option<Box<dyn writer::Output>> {
     let config = config::global();
     let program = crate::diag::program_name();
-    let report = config.report.clone();
+    let job = crate::job::this();
+    let report = (config.report.as_ref())
+        .map(|r| trace_file::fill(&r.to_string_lossy(), &program, job).into());
     match config.mode {
         Mode::Trace => {
             let (file, path) = trace_file::create(config, &program)?;
@@ -68,6 +70,7 @@ fn output() -> Option<Box<dyn writer::Output>> {
             let args: Vec<String> = std::env::args().collect();
             let start = chrome::Start {
                 program: &program,
+                job,
                 command_line: &args,
                 mode: config.mode.as_str(),
                 settings: &config.settings,

@@ -65,8 +65,15 @@ pub struct Summary {
 impl Summary {
     pub fn new(program: &str, to: Option<PathBuf>, to_stderr: bool) -> Summary {
         let start = clock::start();
+        let mut b = Builder::new(program, std::process::id(), &start.rfc3339());
+        let job = crate::job::this();
+        b.job = crate::report::JobPlace {
+            rank: job.rank,
+            ranks: job.ranks,
+            host: Some(job.host.clone()),
+        };
         Summary {
-            b: Some(Builder::new(program, std::process::id(), &start.rfc3339())),
+            b: Some(b),
             start_ns: start.mono_ns,
             to,
             to_stderr,

@@ -2,6 +2,7 @@
 //! `CLXFER_OUTPUT` gives, created new (never clobbering an existing file, never following a
 //! symlink), mode 0600, closed on exec. If the name is taken, `.1`, `.2`, … are tried.
 
+use crate::job::Job;
 use crate::trace::format::Format;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -44,25 +45,37 @@ pub fn room() -> u64 {
 }
 
 /// The trace file's first name: `output` with its placeholders filled in, or
-/// `clxfer-<program>-<pid>.<ext>` in `dir`, the format's extension (`.json`, `.pftrace`).
+/// `clxfer-<program>-<pid>.<ext>` in `dir` (in a parallel job `clxfer-<program>-rank<R>-<pid>`),
+/// the format's extension (`.json`, `.pftrace`).
 pub fn trace_name(
     dir: &Path,
     output: Option<&str>,
-    program: &str,
-    pid: u32,
+    (program, pid): (&str, u32),
+    job: &Job,
     format: Format,
 ) -> PathBuf {
-    let program = sanitize(program);
     match output {
-        Some(o) => PathBuf::from(
-            o.replace("{pid}", &pid.to_string())
-                .replace("{program}", &program),
-        ),
+        Some(o) => PathBuf::from(fill_as(o, program, pid, job)),
         None => {
-            let ext = format.extensions()[0];
-            dir.join(format!("clxfer-{program}-{pid}.{ext}"))
+            let (program, ext) = (sanitize(program), format.extensions()[0]);
+            let rank = job.rank.map(|r| format!("rank{r}-")).unwrap_or_default();
+            dir.join(format!("clxfer-{program}-{rank}{pid}.{ext}"))
         }
     }
+}
+
+/// A file name given for this process's trace or report with its placeholders filled in:
+/// `{program}` (made safe for a file name), `{pid}`, `{rank}` (empty outside a parallel job) and
+/// `{host}`.
+pub fn fill(name: &str, program: &str, job: &Job) -> String {
+    fill_as(name, program, std::process::id(), job)
+}
+
+fn fill_as(name: &str, program: &str, pid: u32, job: &Job) -> String {
+    let named = name
+        .replace("{pid}", &pid.to_string())
+        .replace("{program}", &sanitize(program));
+    job.fill(&named)
 }
 
 /// Creates the file; on failure says so once (`clxfer:` warning) and returns `None`.
@@ -70,8 +83,8 @@ pub fn create(config: &crate::config::Config, program: &str) -> Option<(File, Pa
     let first = trace_name(
         &config.dir,
         config.output.as_deref(),
-        program,
-        std::process::id(),
+        (program, std::process::id()),
+        crate::job::this(),
         config.format,
     );
     match create_new(&first) {
@@ -221,9 +234,18 @@ mod tests {
             (Some("run-{pid}-{pid}.json"), json, "run-42-42.json"),
             (Some("{PID}.json"), json, "{PID}.json"),
         ] {
-            let got = trace_name(d, output, "my prog", 42, format);
+            let got = trace_name(d, output, ("my prog", 42), &Job::default(), format);
             assert_eq!(got, PathBuf::from(want));
         }
+        let rank = Job {
+            rank: Some(3),
+            host: "n1".into(),
+            ..Job::default()
+        };
+        let named = |output| trace_name(d, output, ("p", 42), &rank, Format::Json);
+        assert_eq!(named(None), PathBuf::from("/d/clxfer-p-rank3-42.json"));
+        let output = Some("{program}-{rank}@{host}-{pid}.json");
+        assert_eq!(named(output), PathBuf::from("p-3@n1-42.json"));
     }
 
     #[test]

@@ -74,7 +74,8 @@ pub fn program(name: &str) -> PathBuf {
     std::fs::create_dir_all(&out_dir).unwrap();
     // Build to a private name and rename, so test binaries running at once never see half a file.
     let tmp = out_dir.join(format!(".{name}.{}", std::process::id()));
-    let mut cc = Command::new("cc");
+    // An MPI program is built by the MPI's own compiler driver.
+    let mut cc = Command::new(if name == "ranks" { "mpicc" } else { "cc" });
     cc.args([
         "-O1",
         "-Wall",

@@ -2,7 +2,7 @@
 
 use crate::{fail, traces_in};
 use clxfer::model::rules::{self, RuleSet};
-use clxfer::report::{DeviceReport, Format, Output, Report, csv, from_trace};
+use clxfer::report::{DeviceReport, Format, Output, Report, csv, from_trace, job};
 use clxfer::trace::merge;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,15 +46,19 @@ pub fn report(
         Output::Report(f) => f,
         Output::Csv => return report_csv(&traces, table, project),
     };
-    let mut rendered = Vec::new();
+    let mut reports = Vec::new();
     for path in &traces {
-        let processes = match reports_of(path, project) {
-            Ok(r) => r,
+        match reports_of(path, project) {
+            Ok(r) => reports.extend(r),
             Err(e) => return fail(e),
-        };
-        for r in processes {
-            rendered.push(r.render(format));
         }
+    }
+    let mut rendered: Vec<String> = reports.iter().map(|r| r.render(format)).collect();
+    // The ranks of a parallel job: their table first (JSON has each report's rank and host).
+    if format != Format::Json
+        && let Some(table) = job::render(&reports, format)
+    {
+        rendered.insert(0, table);
     }
     // Several processes (traces, or a merge) as JSON: one document, an array of their reports.
     let out = match format {

@@ -18,7 +18,8 @@ pub struct Args {
     /// Where the traces go (CLXFER_DIR; default: that variable, else .); made if missing.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// The trace file instead (CLXFER_OUTPUT); `{pid}` in it becomes each process's id.
+    /// The trace file instead (CLXFER_OUTPUT); `{pid}`, `{program}`, `{rank}` (an MPI or Slurm
+    /// job's) and `{host}` in it are filled in for each process.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Where the report goes (CLXFER_REPORT): .json, .md or text; with a trace, too; `-` for
@@ -294,7 +295,15 @@ pub fn run(a: Args) -> ExitCode {
                 eprintln!("clxfer:   verdict: {verdict}");
             }
         }
-        if let Some(t) = traces.first() {
+        if traces.len() > 1 {
+            eprintln!(
+                "clxfer:   side by side: clxfer report {}",
+                together(&traces)
+            );
+        }
+        // The one with the most in it (of a job's, a rank's rather than its launcher's).
+        let size = |t: &&PathBuf| std::fs::metadata(t).map_or(0, |m| m.len());
+        if let Some(t) = traces.iter().max_by_key(size) {
             eprintln!("clxfer:   open it with: clxfer view {}", t.display());
         }
     }
@@ -318,6 +327,20 @@ pub fn run(a: Args) -> ExitCode {
         }
         _ => ExitCode::FAILURE,
     }
+}
+
+/// What names several traces for `clxfer report`: their directory, when it holds no other
+/// trace, else the files.
+fn together(traces: &[PathBuf]) -> String {
+    let dir = traces[0].parent().unwrap_or(Path::new("."));
+    let alone = traces.iter().all(|t| t.parent() == Some(dir))
+        && crate::traces_in(dir).is_ok_and(|inside| inside.len() == traces.len());
+    if alone {
+        let shown = dir.display().to_string();
+        return if shown.is_empty() { ".".into() } else { shown };
+    }
+    let names: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
+    names.join(" ")
 }
 
 /// The program's process, for the signal handler that passes SIGTERM and SIGHUP on.

@@ -65,8 +65,14 @@ pub(super) fn header(r: &Report) -> String {
         ),
         false => (cut, "wall"),
     };
+    let job = r.job.describe();
+    let job = if job.is_empty() {
+        job
+    } else {
+        format!(", {job}")
+    };
     format!(
-        "clxfer summary · {} (pid {}) · {cut}{} {wall} · started {}",
+        "clxfer summary · {} (pid {}{job}) · {cut}{} {wall} · started {}",
         clip(&r.program, 40),
         r.pid,
         duration(r.wall_ns),

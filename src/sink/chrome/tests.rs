@@ -63,6 +63,7 @@ fn overlapping_commands_get_lanes_and_late_arrivals_fit_back() {
     let mut out = Vec::new();
     let start = Start {
         program: "t",
+        job: &crate::job::Job::default(),
         command_line: &[],
         mode: "trace",
         settings: &[],

@@ -105,7 +105,8 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         }
         let dpid = device_pid(self.host_pid, d.index);
         // Two devices of one name (two GPUs of a model) are told apart by their numbers.
-        let name = format!("device #{} · {}", d.index, d.name);
+        let rank = self.tracks.rank.as_deref().unwrap_or("");
+        let name = format!("{rank}device #{} · {}", d.index, d.name);
         self.meta(dpid, None, &name);
         self.sort_index(dpid, None, d.index);
         let j = self.begin(
@@ -146,7 +147,8 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
         unnamed.sort();
         for index in unnamed {
             let dpid = device_pid(self.host_pid, index);
-            self.meta(dpid, None, &format!("device #{index}"));
+            let rank = self.tracks.rank.as_deref().unwrap_or("");
+            self.meta(dpid, None, &format!("{rank}device #{index}"));
             self.tracks.devices.insert(index, true);
         }
         let mut queues: Vec<QueueRef> = self.tracks.queues.keys().copied().collect();
