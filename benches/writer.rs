@@ -122,6 +122,7 @@ fn records() -> Vec<Record> {
 fn start() -> Start<'static> {
     Start {
         program: "bench",
+        job: clxfer::job::this(),
         command_line: &[],
         mode: "trace",
         settings: &[],
