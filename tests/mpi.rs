@@ -188,3 +188,62 @@ fn a_report_per_rank_by_its_placeholders() {
         assert!(head.contains(&format!("rank {rank} of 4 on ")), "{head}");
     }
 }
+
+/// `report`, `diff` and `merge` of 64 traces read them on every core (`clxfer::trace::many`):
+/// what they print is what one core prints (`taskset -c 0`), byte for byte.
+#[test]
+fn sixty_four_traces_read_on_every_core_give_what_one_core_gives() {
+    let prog = program("ranks");
+    // Sixty-four ranks, clxfer loaded into each as a layer.
+    let mut cmd = command("mpirun", Load::Layer);
+    cmd.args(["--oversubscribe", "-np", "64"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("CLXFER_RULES", "nvidia")
+        .arg(&prog);
+    let r = run_cmd(cmd, Duration::from_secs(600));
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    // The ranks', and mpirun's own (Open MPI's hwloc asks OpenCL for its devices).
+    let ranks: Vec<&PathBuf> = (r.traces.iter())
+        .filter(|t| t.file_name().unwrap().to_string_lossy().contains("-rank"))
+        .collect();
+    assert_eq!(ranks.len(), 64, "{:?}", r.traces);
+    let many = r.traces[0].parent().unwrap().to_path_buf();
+    let on = |cores: Option<&str>, args: &[&std::ffi::OsStr]| {
+        let mut cmd = match cores {
+            Some(c) => {
+                let mut t = command("taskset", Load::None);
+                t.args(["-c", c]).arg(env!("CARGO_BIN_EXE_clxfer"));
+                t
+            }
+            None => clxfer_cmd(),
+        };
+        cmd.args(args);
+        let r = run_cmd(cmd, Duration::from_secs(300));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        r.stdout
+    };
+    let json = [
+        "report".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        many.as_os_str(),
+    ];
+    let all = on(None, &json);
+    assert_eq!(all, on(Some("0"), &json));
+    let reports: Value = serde_json::from_str(&all).unwrap();
+    let ranked = (reports.as_array().unwrap().iter()).filter(|r| r["rank"].is_u64());
+    assert_eq!(ranked.count(), 64);
+    let diff = ["diff".as_ref(), many.as_os_str(), many.as_os_str()];
+    assert_eq!(on(None, &diff), on(Some("0"), &diff));
+    let merged = |name: &str, cores| {
+        let out = many.join(name);
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["merge".as_ref(), "-o".as_ref(), out.as_os_str()];
+        args.extend(ranks.iter().map(|t| t.as_os_str()));
+        on(cores, &args);
+        std::fs::read(&out).unwrap()
+    };
+    let (a, b) = (merged("all.json", None), merged("one.json", Some("0")));
+    assert!(a == b, "the merges differ");
+}

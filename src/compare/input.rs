@@ -12,19 +12,28 @@ use std::path::{Path, PathBuf};
 pub fn reports(path: &Path) -> Result<(Vec<Vec<Report>>, Vec<String>), String> {
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    for file in files(path)? {
-        if is_report(&file)? {
-            runs.push(read_report(&file)?);
-            continue;
-        }
-        let mut run = Vec::new();
-        for p in from_trace::report_file(&file, None).map_err(|e| e.to_string())? {
-            warnings.extend(p.warning);
-            run.push(p.report);
-        }
+    // A directory's files on every core (`crate::trace::many`), then in their order.
+    for read in crate::trace::many::each(&files(path)?, |file| run_of(file)) {
+        let (run, said) = read?;
         runs.push(run);
+        warnings.extend(said);
     }
     Ok((runs, warnings))
+}
+
+/// One file's reports (a report as written, or a trace's processes), and a warning for each cut
+/// short.
+fn run_of(file: &Path) -> Result<(Vec<Report>, Vec<String>), String> {
+    if is_report(file)? {
+        return Ok((read_report(file)?, Vec::new()));
+    }
+    let mut run = Vec::new();
+    let mut warnings = Vec::new();
+    for p in from_trace::report_file(file, None).map_err(|e| e.to_string())? {
+        warnings.extend(p.warning);
+        run.push(p.report);
+    }
+    Ok((run, warnings))
 }
 
 /// `path`, or the traces and reports of a directory.

@@ -5,5 +5,6 @@ pub mod check;
 pub mod compact;
 pub mod convert;
 pub mod format;
+pub mod many;
 pub mod merge;
 pub mod read;

@@ -12,20 +12,26 @@ use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How far this process's reading of trace files has got, bytes: the files read whole, and the
-/// offset in the one being read. Stored once an event (a relaxed store); every [`HOOK_EVERY`]
-/// bytes the hook, if one is set, is called with it on the reading thread: the `clxfer`
-/// command's progress bar, drawn there (a thread of its own would turn on malloc's locking for
-/// the whole read: +2.8% instructions on a report).
-static FILES_READ: AtomicU64 = AtomicU64::new(0);
-static IN_FILE: AtomicU64 = AtomicU64::new(0);
+/// How far this process's reading of trace files has got, bytes, over every thread reading one
+/// (`super::many` reads several at once): each thread publishes what it has read every
+/// [`PUBLISH_EVERY`] bytes (one shared write per 64 KiB, not per event), and every
+/// [`HOOK_EVERY`] bytes the hook, if one is set, is called with the total on the thread that
+/// crossed it: the `clxfer` command's progress bar, drawn there (a thread of its own would turn
+/// on malloc's locking for the whole read: +2.8% instructions on a report).
+static READ: AtomicU64 = AtomicU64::new(0);
 static HOOKED_AT: AtomicU64 = AtomicU64::new(0);
 static HOOK: std::sync::OnceLock<fn(u64)> = std::sync::OnceLock::new();
 const HOOK_EVERY: u64 = 1 << 20;
+const PUBLISH_EVERY: u64 = 1 << 16;
+
+thread_local! {
+    /// This thread's offset in the file it reads, and how much of it is published.
+    static AT: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
 
 /// Bytes of trace files read so far by this process.
 pub fn bytes_read() -> u64 {
-    FILES_READ.load(Ordering::Relaxed) + IN_FILE.load(Ordering::Relaxed)
+    READ.load(Ordering::Relaxed)
 }
 
 /// Calls `hook` with [`bytes_read`] as reading goes (every MiB, and at each file's end); once
@@ -35,15 +41,30 @@ pub fn on_progress(hook: fn(u64)) {
 }
 
 fn reading_at(offset: usize) {
-    IN_FILE.store(offset as u64, Ordering::Relaxed);
-    let read = bytes_read();
-    if read.wrapping_sub(HOOKED_AT.load(Ordering::Relaxed)) >= HOOK_EVERY {
+    let (_, published) = AT.get();
+    let offset = offset as u64;
+    if offset.saturating_sub(published) < PUBLISH_EVERY {
+        AT.set((offset, published));
+        return;
+    }
+    AT.set((offset, offset));
+    publish(offset - published);
+}
+
+/// `bytes` more read on this thread: added to the total, and the hook called past each MiB.
+fn publish(bytes: u64) {
+    let read = READ.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    let at = HOOKED_AT.load(Ordering::Relaxed);
+    if read.saturating_sub(at) >= HOOK_EVERY
+        && HOOKED_AT
+            .compare_exchange(at, read, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
         hook(read);
     }
 }
 
 fn hook(read: u64) {
-    HOOKED_AT.store(read, Ordering::Relaxed);
     if let Some(h) = HOOK.get() {
         h(read);
     }
@@ -109,10 +130,12 @@ pub fn read_file_with(path: &Path, f: impl FnMut(usize, Read)) -> Result<Shape, 
     shape
 }
 
-/// A file of `len` bytes was read whole ([`bytes_read`]).
+/// A file of `len` bytes was read whole on this thread ([`bytes_read`]).
 pub fn file_read(len: usize) {
-    IN_FILE.store(0, Ordering::Relaxed);
-    FILES_READ.fetch_add(len as u64, Ordering::Relaxed);
+    let (_, published) = AT.replace((0, 0));
+    let rest = (len as u64).saturating_sub(published);
+    READ.fetch_add(rest, Ordering::Relaxed);
+    HOOKED_AT.store(READ.load(Ordering::Relaxed), Ordering::Relaxed);
     hook(bytes_read());
 }
 

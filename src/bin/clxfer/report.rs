@@ -3,7 +3,7 @@
 use crate::{fail, traces_in};
 use clxfer::model::rules::{self, RuleSet};
 use clxfer::report::{DeviceReport, Format, Output, Report, csv, from_trace, job};
-use clxfer::trace::merge;
+use clxfer::trace::{many, merge};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,10 +46,14 @@ pub fn report(
         Output::Report(f) => f,
         Output::Csv => return report_csv(&traces, table, project),
     };
+    // On every core, a trace a worker (a job's ranks' traces), then in the traces' order.
     let mut reports = Vec::new();
-    for path in &traces {
-        match reports_of(path, project) {
-            Ok(r) => reports.extend(r),
+    for read in many::each(&traces, |path| reports_of(path, project)) {
+        match read {
+            Ok((r, warnings)) => {
+                warnings.iter().for_each(|w| eprintln!("clxfer: {w}"));
+                reports.extend(r)
+            }
             Err(e) => return fail(e),
         }
     }
@@ -76,24 +80,29 @@ pub fn report(
     ExitCode::SUCCESS
 }
 
-/// The reports of each process in the trace at `path`, a warning said for each cut short, and
+/// The reports of each process in the trace at `path`, with a warning for each cut short, and
 /// for each device `project` cannot project.
-fn reports_of(path: &Path, project: Option<&'static RuleSet>) -> Result<Vec<Report>, String> {
+fn reports_of(
+    path: &Path,
+    project: Option<&'static RuleSet>,
+) -> Result<(Vec<Report>, Vec<String>), String> {
     let processes = from_trace::report_file(path, project).map_err(|e| e.to_string())?;
-    Ok(processes
+    let mut warnings = Vec::new();
+    let reports = processes
         .into_iter()
         .map(|p| {
             if let Some(warning) = &p.warning {
-                eprintln!("clxfer: warning: {warning}");
+                warnings.push(format!("warning: {warning}"));
             }
             if let Some(set) = project {
                 for d in p.report.devices.iter().filter(|d| d.projection.is_none()) {
-                    eprintln!("clxfer: {}", unprojected(path, d, set));
+                    warnings.push(unprojected(path, d, set));
                 }
             }
             p.report
         })
-        .collect())
+        .collect();
+    Ok((reports, warnings))
 }
 
 /// Why device `d` was not projected onto `set`.
@@ -126,7 +135,10 @@ fn report_csv(
         // The commands table is the trace's own rows: no report to build.
         let reports = match table {
             csv::Table::Commands => Ok(Vec::new()),
-            _ => reports_of(path, project),
+            _ => reports_of(path, project).map(|(reports, warnings)| {
+                warnings.iter().for_each(|w| eprintln!("clxfer: {w}"));
+                reports
+            }),
         };
         let written =
             reports.and_then(|reports| csv::write(table, path, &reports, i == 0, &mut out));
