@@ -22,13 +22,47 @@ pub fn us_json(ns: u64) -> Value {
     }
 }
 
+/// An event's own keys, taken out of its object in one pass (the rest are not Perfetto's).
+#[derive(Default)]
+struct Top {
+    ph: Option<Value>,
+    name: Option<Value>,
+    cat: Option<Value>,
+    pid: Option<Value>,
+    tid: Option<Value>,
+    ts: Option<Value>,
+    dur: Option<Value>,
+    id: Option<Value>,
+    s: Option<Value>,
+    bp: Option<Value>,
+    args: Option<Value>,
+}
+
 /// The event `v` stands for, or why Perfetto would not take it as one.
 pub fn from_json(v: Value) -> Result<Event, String> {
-    let Value::Object(mut obj) = v else {
+    let Value::Object(obj) = v else {
         return Err("not an object".into());
     };
-    let ph = match obj.get("ph") {
-        Some(Value::String(ph)) => ph.clone(),
+    let mut top = Top::default();
+    for (k, v) in obj {
+        let slot = match k.as_str() {
+            "ph" => &mut top.ph,
+            "name" => &mut top.name,
+            "cat" => &mut top.cat,
+            "pid" => &mut top.pid,
+            "tid" => &mut top.tid,
+            "ts" => &mut top.ts,
+            "dur" => &mut top.dur,
+            "id" => &mut top.id,
+            "s" => &mut top.s,
+            "bp" => &mut top.bp,
+            "args" => &mut top.args,
+            _ => continue,
+        };
+        *slot = Some(v);
+    }
+    let ph = match top.ph {
+        Some(Value::String(ph)) => ph,
         _ => return Err("no \"ph\" string".into()),
     };
     if !matches!(
@@ -37,13 +71,13 @@ pub fn from_json(v: Value) -> Result<Event, String> {
     ) {
         return Err(format!("phase {ph:?} is not imported by Perfetto"));
     }
-    let name = match obj.remove("name") {
+    let name = match top.name {
         Some(Value::String(n)) => n,
         None => String::new(),
         Some(_) => return Err("\"name\" is not a string".into()),
     };
-    let id = |key: &str| -> Result<u32, String> {
-        match obj.get(key) {
+    let id = |key: &str, v: &Option<Value>| -> Result<u32, String> {
+        match v {
             Some(Value::Number(n)) => n
                 .as_u64()
                 .filter(|&v| v <= u32::MAX as u64)
@@ -54,8 +88,8 @@ pub fn from_json(v: Value) -> Result<Event, String> {
             None => Err(format!("no \"{key}\"")),
         }
     };
-    let (pid, tid) = (id("pid")?, id("tid")?);
-    let ts = match obj.get("ts") {
+    let (pid, tid) = (id("pid", &top.pid)?, id("tid", &top.tid)?);
+    let ts = match &top.ts {
         Some(Value::Number(n)) => match n.as_f64() {
             Some(v) if v >= 0.0 && v.is_finite() => ns(v),
             _ => return Err(format!("\"ts\" {n} is negative (Perfetto drops the event)")),
@@ -63,12 +97,12 @@ pub fn from_json(v: Value) -> Result<Event, String> {
         None if ph == "M" => 0,
         _ => return Err("no numeric \"ts\"".into()),
     };
-    let args = match obj.remove("args") {
+    let args = match top.args {
         Some(Value::Object(map)) => map,
         None => Map::new(),
         Some(_) => return Err("\"args\" is not an object".into()),
     };
-    let cat = match obj.remove("cat") {
+    let cat = match top.cat {
         Some(Value::String(c)) => c,
         _ => String::new(),
     };
@@ -82,7 +116,7 @@ pub fn from_json(v: Value) -> Result<Event, String> {
         args,
     };
     e.kind = match ph.as_str() {
-        "X" => match obj.get("dur").and_then(Value::as_f64) {
+        "X" => match top.dur.as_ref().and_then(Value::as_f64) {
             Some(d) if d >= 0.0 && d.is_finite() => Kind::Slice { dur: ns(d) },
             Some(_) => return Err("negative \"dur\" (Perfetto drops the slice)".into()),
             None => {
@@ -92,7 +126,7 @@ pub fn from_json(v: Value) -> Result<Event, String> {
             }
         },
         "s" | "t" | "f" => {
-            let id = match obj.remove("id") {
+            let id = match top.id {
                 Some(Value::String(s)) => FlowId::Text(s),
                 Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v <= EXACT) => {
                     FlowId::Num(n.as_u64().unwrap_or(0))
@@ -106,7 +140,7 @@ pub fn from_json(v: Value) -> Result<Event, String> {
             let end = match ph.as_str() {
                 "s" => End::Start,
                 "t" => End::Step,
-                _ if obj.get("bp").and_then(Value::as_str) != Some("e") => {
+                _ if top.bp.as_ref().and_then(Value::as_str) != Some("e") => {
                     return Err(
                         "flow end without \"bp\":\"e\" binds to the next slice, not its own".into(),
                     );
@@ -128,7 +162,7 @@ pub fn from_json(v: Value) -> Result<Event, String> {
                 _ => return Err("counter without numeric \"args\"".into()),
             }
         }
-        "i" | "I" => Kind::Instant(match obj.get("s") {
+        "i" | "I" => Kind::Instant(match &top.s {
             None => Scope::Thread,
             Some(s) => match s.as_str() {
                 Some("t") => Scope::Thread,
