@@ -50,46 +50,137 @@ impl Table {
     }
 }
 
+/// How a column's cells are typed: Parquet stores them so (`clxfer export`); CSV writes every
+/// cell as text, an empty one for none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    Int,
+    Float,
+    Text,
+    Bool,
+}
+
+use Type::{Bool, Float, Int, Text};
+
 /// The columns of `commands`; docs/TRACE.md lists them from here.
-pub const COMMAND_COLUMNS: &[(&str, &str)] = &[
-    ("pid", "The process (in a merge, as the trace start says)."),
+pub const COMMAND_COLUMNS: &[(&str, Type, &str)] = &[
+    (
+        "pid",
+        Int,
+        "The process (in a merge, as the trace start says).",
+    ),
     (
         "command",
+        Int,
         "The command's number in its process (0: not timed).",
     ),
-    ("api", "The OpenCL entry point."),
-    ("kernel", "A kernel's function name."),
-    ("queue", "`device #D queue #Q`."),
-    ("direction", "`H2D`, `D2H`, `D2D`, `H2H`."),
-    ("path", "How the bytes moved (the trace's `path`)."),
-    ("bytes", "Bytes moved."),
-    ("blocking", "`true` or `false`."),
+    ("api", Text, "The OpenCL entry point."),
+    ("kernel", Text, "A kernel's function name."),
+    ("queue", Text, "`device #D queue #Q`."),
+    ("direction", Text, "`H2D`, `D2H`, `D2D`, `H2H`."),
+    ("path", Text, "How the bytes moved (the trace's `path`)."),
+    ("bytes", Int, "Bytes moved."),
+    ("blocking", Bool, "`true` or `false`."),
     (
         "host_memory",
+        Text,
         "What the host pointer is (`pageable`, `mapped`, …).",
     ),
-    ("rules", "The rule set that classified it."),
-    ("rule_ids", "The rules applied, space-separated."),
+    ("rules", Text, "The rule set that classified it."),
+    ("rule_ids", Text, "The rules applied, space-separated."),
     (
         "host_start_us",
+        Float,
         "The call's start, µs on the trace's clock.",
     ),
-    ("host_us", "Time inside the call, µs."),
+    ("host_us", Float, "Time inside the call, µs."),
     (
         "device_start_us",
+        Float,
         "The command's start on the device, µs (empty: no device slice).",
     ),
-    ("device_us", "Its device time, µs."),
-    ("device_gbps", "Bytes over the device time, GB/s."),
+    ("device_us", Float, "Its device time, µs."),
+    ("device_gbps", Float, "Bytes over the device time, GB/s."),
     (
         "device_time",
+        Text,
         "`unavailable` when the driver gave no usable time.",
     ),
     (
         "error",
+        Text,
         "The driver's error code, when it refused the call.",
     ),
 ];
+
+/// The columns of `transfers` and `operations`.
+const TRANSFER_COLUMNS: &[(&str, Type)] = &[
+    ("pid", Int),
+    ("program", Text),
+    ("device", Int),
+    ("device_name", Text),
+    ("rules", Text),
+    ("kind", Text),
+    ("direction", Text),
+    ("path", Text),
+    ("calls", Int),
+    ("bytes", Int),
+    ("device_ns", Int),
+    ("host_ns", Int),
+    ("waited_ns", Int),
+    ("median_gbps", Float),
+    ("p90_gbps", Float),
+    ("projected_ns", Int),
+    ("total_ns", Int),
+];
+
+const KERNEL_COLUMNS: &[(&str, Type)] = &[
+    ("pid", Int),
+    ("program", Text),
+    ("device", Int),
+    ("kernel", Text),
+    ("calls", Int),
+    ("device_ns", Int),
+    ("median_ns", Int),
+    ("host_ns", Int),
+    ("untimed", Int),
+    ("total_ns", Int),
+];
+
+const HOST_CALL_COLUMNS: &[(&str, Type)] = &[
+    ("pid", Int),
+    ("program", Text),
+    ("api", Text),
+    ("calls", Int),
+    ("total_ns", Int),
+    ("wait_ns", Int),
+    ("median_ns", Int),
+    ("max_ns", Int),
+];
+
+const FINDING_COLUMNS: &[(&str, Type)] = &[
+    ("pid", Int),
+    ("program", Text),
+    ("rank", Int),
+    ("device", Int),
+    ("kind", Text),
+    ("saving_ns", Int),
+    ("title", Text),
+    ("evidence", Text),
+    ("fix", Text),
+    ("saves", Text),
+];
+
+/// The columns of `table`, in order: their names and types.
+pub fn columns(table: Table) -> Vec<(&'static str, Type)> {
+    match table {
+        Table::Commands => COMMAND_COLUMNS.iter().map(|c| (c.0, c.1)).collect(),
+        Table::Transfers | Table::Operations => TRANSFER_COLUMNS.to_vec(),
+        Table::Kernels => KERNEL_COLUMNS.to_vec(),
+        Table::HostCalls => HOST_CALL_COLUMNS.to_vec(),
+        Table::Findings => FINDING_COLUMNS.to_vec(),
+    }
+}
 
 /// docs/TRACE.md's section on the CSV tables.
 pub fn markdown() -> String {
@@ -119,7 +210,7 @@ pub fn markdown() -> String {
          saves` (evidence lines joined by ` | `).\n\n\
          | `commands` column | meaning |\n|---|---|\n",
     );
-    for (column, doc) in COMMAND_COLUMNS {
+    for (column, _, doc) in COMMAND_COLUMNS {
         out.push_str(&format!("| `{column}` | {doc} |\n"));
     }
     out
@@ -129,7 +220,8 @@ pub fn markdown() -> String {
 /// written with what it has (a command that never completed must not hold every row after it).
 const WAITING: usize = 1 << 16;
 
-/// Writes `table` of the trace at `path` to `out`; `reports` are its processes' reports.
+/// Writes `table` of the trace at `path` to `out` as CSV, its header first if `header`;
+/// `reports` are its processes' reports.
 pub fn write(
     table: Table,
     path: &std::path::Path,
@@ -141,23 +233,38 @@ pub fn write(
         .has_headers(false)
         .from_writer(out);
     let fail = |e: csv::Error| e.to_string();
+    let names: Vec<&str> = columns(table).iter().map(|c| c.0).collect();
+    // The header before the first row (another tool's trace gets the one-line error and
+    // nothing on stdout), or alone for a table with none.
+    let mut header = header;
+    rows(table, path, reports, |row| {
+        if std::mem::take(&mut header) {
+            w.write_record(&names).map_err(fail)?;
+        }
+        w.write_record(&row).map_err(fail)
+    })?;
+    if header {
+        w.write_record(&names).map_err(fail)?;
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+/// Hands each row of `table` of the trace at `path` to `row`, cells in [`columns`]' order;
+/// `reports` are its processes' reports (the `commands` table is read from the trace itself).
+pub fn rows(
+    table: Table,
+    path: &std::path::Path,
+    reports: &[Report],
+    mut row: impl FnMut(Vec<String>) -> Result<(), String>,
+) -> Result<(), String> {
     match table {
         Table::Commands => {
-            // The header once the trace shows itself to be clxfer's (its start event): another
-            // tool's trace gets the one-line error and nothing on stdout.
-            let mut header = header;
             let mut join = Join::default();
             let mut failed = None;
-            let columns = || COMMAND_COLUMNS.iter().map(|(c, _)| *c);
             read_expanded_with(path, |_, e| {
-                let rows = join.event(&e);
-                if header && !join.pids.is_empty() && failed.is_none() {
-                    header = false;
-                    failed = w.write_record(columns()).err();
-                }
-                for row in rows {
+                for r in join.event(&e) {
                     if failed.is_none() {
-                        failed = w.write_record(&row).err();
+                        failed = row(r).err();
                     }
                 }
             })
@@ -169,36 +276,14 @@ pub fn write(
                     s::TRACE_START
                 ));
             }
-            for row in join.rest() {
-                w.write_record(&row).map_err(fail)?;
-            }
             if let Some(e) = failed {
-                return Err(fail(e));
+                return Err(e);
+            }
+            for r in join.rest() {
+                row(r)?;
             }
         }
         Table::Transfers | Table::Operations => {
-            if header {
-                w.write_record([
-                    "pid",
-                    "program",
-                    "device",
-                    "device_name",
-                    "rules",
-                    "kind",
-                    "direction",
-                    "path",
-                    "calls",
-                    "bytes",
-                    "device_ns",
-                    "host_ns",
-                    "waited_ns",
-                    "median_gbps",
-                    "p90_gbps",
-                    "projected_ns",
-                    "total_ns",
-                ])
-                .map_err(fail)?;
-            }
             for r in reports {
                 for d in &r.devices {
                     let rows = if table == Table::Transfers {
@@ -206,52 +291,36 @@ pub fn write(
                     } else {
                         &d.operations
                     };
-                    for row in rows {
+                    for t in rows {
                         let g = |v: Option<f64>| v.map(|g| format!("{g:.3}")).unwrap_or_default();
-                        w.write_record([
+                        row(vec![
                             r.pid.to_string(),
                             r.program.clone(),
                             d.index.to_string(),
                             d.name.clone(),
                             d.rules.clone(),
-                            row.kind.clone().unwrap_or_default(),
-                            row.direction.clone(),
-                            row.path.clone(),
-                            row.calls.to_string(),
-                            row.bytes.to_string(),
-                            row.device_ns.to_string(),
-                            row.host_ns.to_string(),
-                            row.waited_ns.to_string(),
-                            g(row.median_gbps),
-                            g(row.p90_gbps),
-                            row.projected_ns.map(|n| n.to_string()).unwrap_or_default(),
-                            row.total_ns.to_string(),
-                        ])
-                        .map_err(fail)?;
+                            t.kind.clone().unwrap_or_default(),
+                            t.direction.clone(),
+                            t.path.clone(),
+                            t.calls.to_string(),
+                            t.bytes.to_string(),
+                            t.device_ns.to_string(),
+                            t.host_ns.to_string(),
+                            t.waited_ns.to_string(),
+                            g(t.median_gbps),
+                            g(t.p90_gbps),
+                            t.projected_ns.map(|n| n.to_string()).unwrap_or_default(),
+                            t.total_ns.to_string(),
+                        ])?;
                     }
                 }
             }
         }
         Table::Kernels => {
-            if header {
-                w.write_record([
-                    "pid",
-                    "program",
-                    "device",
-                    "kernel",
-                    "calls",
-                    "device_ns",
-                    "median_ns",
-                    "host_ns",
-                    "untimed",
-                    "total_ns",
-                ])
-                .map_err(fail)?;
-            }
             for r in reports {
                 for d in &r.devices {
                     for k in &d.kernels {
-                        w.write_record([
+                        row(vec![
                             r.pid.to_string(),
                             r.program.clone(),
                             d.index.to_string(),
@@ -262,54 +331,25 @@ pub fn write(
                             k.host_ns.to_string(),
                             k.untimed.to_string(),
                             k.time_ns().to_string(),
-                        ])
-                        .map_err(fail)?;
+                        ])?;
                     }
                 }
             }
         }
         Table::HostCalls => {
-            if header {
-                w.write_record([
-                    "pid",
-                    "program",
-                    "api",
-                    "calls",
-                    "total_ns",
-                    "wait_ns",
-                    "median_ns",
-                    "max_ns",
-                ])
-                .map_err(fail)?;
-            }
             for r in reports {
                 for c in &r.host_calls {
                     let n = [c.calls, c.total_ns, c.wait_ns, c.median_ns, c.max_ns];
-                    let mut row = vec![r.pid.to_string(), r.program.clone(), c.api.clone()];
-                    row.extend(n.iter().map(u64::to_string));
-                    w.write_record(row).map_err(fail)?;
+                    let mut cells = vec![r.pid.to_string(), r.program.clone(), c.api.clone()];
+                    cells.extend(n.iter().map(u64::to_string));
+                    row(cells)?;
                 }
             }
         }
         Table::Findings => {
-            if header {
-                w.write_record([
-                    "pid",
-                    "program",
-                    "rank",
-                    "device",
-                    "kind",
-                    "saving_ns",
-                    "title",
-                    "evidence",
-                    "fix",
-                    "saves",
-                ])
-                .map_err(fail)?;
-            }
             for r in reports {
                 for (rank, f) in r.findings.iter().enumerate() {
-                    w.write_record([
+                    row(vec![
                         r.pid.to_string(),
                         r.program.clone(),
                         (rank + 1).to_string(),
@@ -320,13 +360,12 @@ pub fn write(
                         f.evidence.join(" | "),
                         f.fix.clone(),
                         f.saves.clone(),
-                    ])
-                    .map_err(fail)?;
+                    ])?;
                 }
             }
         }
     }
-    w.flush().map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// A command's row, as its host slice gives it, and whether its device half has come (or will

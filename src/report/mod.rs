@@ -7,6 +7,7 @@ mod bounds;
 mod builder;
 pub mod csv;
 mod device_report;
+pub mod export;
 mod facts;
 mod finding_kind;
 mod findings;
@@ -41,7 +42,7 @@ pub use verdict::{Moved, PathShare, Verdict};
 
 /// docs/TRACE.md: the trace's layout and keys, then the CSV tables of `clxfer report`.
 pub fn trace_doc() -> String {
-    crate::vocab::schema::markdown() + &csv::markdown()
+    crate::vocab::schema::markdown() + &csv::markdown() + &export::markdown()
 }
 use serde::{Deserialize, Serialize};
 

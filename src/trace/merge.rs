@@ -71,7 +71,10 @@ struct Place {
 /// directory, and the parts are joined in the traces' order.
 pub fn merge_files(paths: &[PathBuf], mut out: impl Write) -> Result<usize, String> {
     let mut found: Vec<Found> = Vec::new();
-    for (path, f) in paths.iter().zip(super::many::each(paths, |p| first_pass(p))) {
+    for (path, f) in paths
+        .iter()
+        .zip(super::many::each(paths, |p| first_pass(p)))
+    {
         let f = f?;
         // The same process's trace twice (a copy under another name) would double every figure.
         if let Some(at) = found

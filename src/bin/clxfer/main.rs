@@ -128,6 +128,24 @@ enum Command {
         #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]
         out: PathBuf,
     },
+    /// Export traces' tables for DuckDB, Spark, Dask or pandas: a directory per table
+    /// (commands, transfers, operations, kernels, host_calls, findings), a file per trace, each
+    /// row with the process's rank, host and pid.
+    #[command(after_help = "Examples:\n  clxfer export traces/ -o tables/\n  \
+                      duckdb -c \"SELECT rank, sum(bytes) FROM 'tables/transfers/*.parquet' \
+                      WHERE path = 'staged' GROUP BY rank ORDER BY 2 DESC\"\n  \
+                      clxfer export --format csv clxfer-myprog-4242.json -o tables/")]
+    Export {
+        /// Traces, or directories of them.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// The directory to write (made; one that holds files already is refused).
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
+        out: PathBuf,
+        /// parquet or csv.
+        #[arg(long, default_value = "parquet", value_parser = export_parser())]
+        format: clxfer::report::export::Export,
+    },
     /// Convert a trace between JSON and Perfetto's protobuf, as the output's extension says
     /// (`.pftrace` or `.perfetto-trace`: protobuf; else JSON).
     #[command(
@@ -267,6 +285,14 @@ fn main() -> ExitCode {
                 report::merge(&traces, &out)
             })
         }
+        // Each trace is read twice: for its report, then for its commands.
+        Command::Export {
+            traces,
+            out,
+            format,
+        } => progress::watch("exporting", progress::total(&traces, 2), || {
+            report::export(&traces, &out, format)
+        }),
         Command::Convert { input, output } => {
             let total = progress::total(std::slice::from_ref(&input), 1);
             progress::watch("converting", total, || report::convert(&input, &output))
@@ -338,4 +364,14 @@ fn output_parser() -> impl clap::builder::TypedValueParser<Value = Output> {
     use clap::builder::TypedValueParser as _;
     clap::builder::PossibleValuesParser::new(Output::WORDS)
         .map(|w| Output::parse(&w).expect("clap accepts only the listed words"))
+}
+
+/// `clxfer export --format`: parquet or csv, as the typed value.
+fn export_parser() -> impl clap::builder::TypedValueParser<Value = clxfer::report::export::Export> {
+    use clap::builder::TypedValueParser as _;
+    use clxfer::report::export::Export;
+    clap::builder::PossibleValuesParser::new(["parquet", "csv"]).map(|w| match w.as_str() {
+        "csv" => Export::Csv,
+        _ => Export::Parquet,
+    })
 }

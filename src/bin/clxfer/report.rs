@@ -2,6 +2,7 @@
 
 use crate::{fail, traces_in};
 use clxfer::model::rules::{self, RuleSet};
+use clxfer::report::export::Export;
 use clxfer::report::{DeviceReport, Format, Output, Report, csv, from_trace, job};
 use clxfer::trace::{many, merge};
 use std::io::Write;
@@ -150,6 +151,69 @@ fn report_csv(
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("writing the CSV failed: {e}")),
     }
+}
+
+/// `clxfer export`: every table of each trace under `out`, the traces on every core.
+pub fn export(traces: &[PathBuf], out: &Path, format: Export) -> ExitCode {
+    let traces = match expand(traces) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let taken = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+    if taken {
+        return fail(format!(
+            "{} holds files already: export into a new or empty directory",
+            out.display()
+        ));
+    }
+    if let Err(e) = std::fs::create_dir_all(out) {
+        return fail(format!("cannot make {}: {e}", out.display()));
+    }
+    // Each trace's files are named for it (its name without the extension).
+    let stems: Vec<String> = traces
+        .iter()
+        .map(|t| {
+            t.file_stem()
+                .map_or("trace".into(), |s| s.to_string_lossy().into_owned())
+        })
+        .collect();
+    if let Some(twice) = (1..stems.len()).find(|&i| stems[..i].contains(&stems[i])) {
+        return fail(format!(
+            "two traces named {} (from {}): give them apart",
+            stems[twice],
+            traces[twice].display()
+        ));
+    }
+    let jobs: Vec<(&PathBuf, &String)> = traces.iter().zip(&stems).collect();
+    let done = many::each(&jobs, |&(path, stem)| {
+        let (reports, warnings) = reports_of(path, None)?;
+        let rows = clxfer::report::export::export(format, path, &reports, out, stem)?;
+        Ok::<_, String>((rows, warnings))
+    });
+    let mut rows = vec![0usize; clxfer::report::export::TABLES.len()];
+    for d in done {
+        match d {
+            Ok((written, warnings)) => {
+                warnings.iter().for_each(|w| eprintln!("clxfer: {w}"));
+                for (i, (_, n)) in written.into_iter().enumerate() {
+                    rows[i] += n;
+                }
+            }
+            Err(e) => return fail(e),
+        }
+    }
+    let said: Vec<String> = (csv::Table::WORDS.iter().zip(&rows))
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    eprintln!(
+        "clxfer: exported {} trace{} to {} ({}): {} rows",
+        traces.len(),
+        if traces.len() == 1 { "" } else { "s" },
+        out.display(),
+        format.extension(),
+        said.join(", ")
+    );
+    ExitCode::SUCCESS
 }
 
 pub fn merge(traces: &[PathBuf], out: &Path) -> ExitCode {
