@@ -595,10 +595,13 @@ fn every_connection_is_answered_while_the_others_stay_open() {
     let trace = dir.join("small.json");
     big_trace(&trace, 1000);
     let (mut server, url) = serve(&trace);
-    let addr = url
+    // http://127.0.0.1:PORT/TOKEN/: the address, and the token every request starts with.
+    let (addr, token) = url
         .trim_start_matches("http://")
         .trim_end_matches('/')
-        .to_string();
+        .split_once('/')
+        .map(|(a, t)| (a.to_string(), format!("/{t}")))
+        .expect("a token in the URL");
     let ask = |s: &mut TcpStream, path: &str| {
         let request =
             format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n");
@@ -634,7 +637,7 @@ fn every_connection_is_answered_while_the_others_stay_open() {
     let files = ["/viewer.js", "/style.css", "/model.js", "/served.json"];
     for round in 0..2 {
         for (i, s) in streams.iter_mut().enumerate() {
-            ask(s, files[(i + round) % files.len()]);
+            ask(s, &format!("{token}{}", files[(i + round) % files.len()]));
         }
         for (i, s) in streams.iter_mut().enumerate() {
             let (status, length) = answer(s);
@@ -646,8 +649,22 @@ fn every_connection_is_answered_while_the_others_stay_open() {
     missing
         .set_read_timeout(Some(Duration::from_secs(120)))
         .unwrap();
-    ask(&mut missing, "/no-such-file");
+    ask(&mut missing, &format!("{token}/no-such-file"));
     assert_eq!(answer(&mut missing).0, "HTTP/1.1 404 Not Found");
+    // Issue #59: the host is shared; a request without the run's token is refused, whatever it
+    // asks for, and so is one with another token.
+    let wrong = format!("/{}", "0".repeat(token.len() - 1));
+    for path in [
+        "/served.json",
+        "/trace.json",
+        "/",
+        &format!("{wrong}/trace.json"),
+    ] {
+        ask(&mut missing, path);
+        assert_eq!(answer(&mut missing).0, "HTTP/1.1 403 Forbidden", "{path}");
+    }
+    ask(&mut missing, &format!("{token}x/trace.json"));
+    assert_eq!(answer(&mut missing).0, "HTTP/1.1 403 Forbidden");
     let _ = server.kill();
     let _ = server.wait();
 }

@@ -98,11 +98,18 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         ("/report.json", Bytes::from(report)),
         ("/served.json", Bytes::from(served)),
     ]);
+    // Login nodes are shared: only requests that carry this run's token in their path are
+    // answered (as Jupyter does), so another user of the host cannot read the trace.
+    let token = match token() {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot make the server's token: {e}")),
+    };
     eprintln!(
-        "clxfer: viewing {} at http://{addr}/ (Ctrl-C to stop)",
+        "clxfer: viewing {} at http://{addr}/{token}/ (Ctrl-C to stop; only this URL is \
+         answered)",
         trace.display()
     );
-    match serve(listener, files) {
+    match serve(listener, files, format!("/{token}")) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("the server stopped: {e}")),
     }
@@ -114,7 +121,8 @@ type Served = Arc<[(&'static str, Bytes); 3]>;
 /// Answers every connection until the process is stopped. Each connection is a task of its own,
 /// so a browser's idle keep-alive connections or a slow reader of a 100 MB trace hold no other
 /// request back; the bodies are shared, not copied per request.
-fn serve(listener: std::net::TcpListener, files: Served) -> std::io::Result<()> {
+fn serve(listener: std::net::TcpListener, files: Served, prefix: String) -> std::io::Result<()> {
+    let prefix: Arc<str> = prefix.into();
     listener.set_nonblocking(true)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -126,9 +134,9 @@ fn serve(listener: std::net::TcpListener, files: Served) -> std::io::Result<()> 
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let files = files.clone();
+            let (files, prefix) = (files.clone(), prefix.clone());
             let answer = service_fn(move |request: Request<Incoming>| {
-                let response = respond(request.uri().path(), &files);
+                let response = respond(request.uri().path(), &prefix, &files);
                 async move { Ok::<_, std::convert::Infallible>(response) }
             });
             tokio::spawn(async move {
@@ -140,9 +148,34 @@ fn serve(listener: std::net::TcpListener, files: Served) -> std::io::Result<()> 
     })
 }
 
-/// The answer to a request for `path`: the trace, its report, what is served, or one of the
-/// page's files.
-fn respond(path: &str, served: &Served) -> Response<Full<Bytes>> {
+/// 16 random bytes from the kernel, as hex: the path every request must start with.
+fn token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The answer to a request for `path`: under `prefix` (the run's token), the trace, its report,
+/// what is served, or one of the page's files; elsewhere, a refusal.
+fn respond(path: &str, prefix: &str, served: &Served) -> Response<Full<Bytes>> {
+    let under = path.strip_prefix(prefix);
+    let Some(path) = under.filter(|rest| rest.is_empty() || rest.starts_with('/')) else {
+        let refused = "this server answers only the URL `clxfer view` printed (with its token)";
+        return Response::builder()
+            .status(StatusCode::FORBIDDEN)
+            .header(CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(Full::new(Bytes::from_static(refused.as_bytes())))
+            .expect("a valid response");
+    };
+    // The page's own paths are relative: it must be opened at the token's directory.
+    if path.is_empty() {
+        return Response::builder()
+            .status(StatusCode::PERMANENT_REDIRECT)
+            .header(hyper::header::LOCATION, format!("{prefix}/"))
+            .body(Full::new(Bytes::new()))
+            .expect("a valid response");
+    }
     let found = (served.iter())
         .find(|(p, _)| *p == path)
         .map(|(_, b)| ("application/json", b.clone()))
