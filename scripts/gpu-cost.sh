@@ -6,6 +6,7 @@
 # (@before) for the all rows; interleaved rounds (scripts/gpu-storm.sh).
 #   scripts/gpu-cost.sh pack [BEFORE.so]   here: build and pack into .gpu/ (ignored)
 #   device run: carry [".gpu"], command "bash scripts/gpu-cost.sh run" -> $OUT/storm-{1,4}.txt
+#     (THREAD_SETS="16" bash scripts/gpu-cost.sh run -> $OUT/storm-16.txt)
 #   scripts/gpu-cost.sh report DIR         here: medians, minima and paired differences
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,18 +20,23 @@ pack)
     du -sh .gpu
     ;;
 run)
+    # THREAD_SETS picks the thread counts (one visit's command may run 10 minutes: 1 and 4 in
+    # one, 16 in the next); each count's enqueues per thread keep a run near a second.
     configs="none summary trace summary-all trace-all own-events"
     [[ -f .gpu/libclxfer-before.so ]] && configs+=" summary-all@before trace-all@before"
-    ROUNDS=${ROUNDS:-15} THREADS=1 ENQUEUES=${ENQUEUES1:-100000} CONFIGS="$configs" \
-        STORM_OUT="$OUT/storm-1.txt" bash scripts/gpu-storm.sh > "$OUT/summary-1.txt" 2>&1
-    ROUNDS=${ROUNDS:-15} THREADS=4 ENQUEUES=${ENQUEUES4:-50000} CONFIGS="$configs" \
-        STORM_OUT="$OUT/storm-4.txt" bash scripts/gpu-storm.sh > "$OUT/summary-4.txt" 2>&1
+    for threads in ${THREAD_SETS:-1 4}; do
+        case $threads in 1) n=${ENQUEUES1:-100000};; 4) n=${ENQUEUES4:-50000};; *) n=${ENQUEUES16:-20000};; esac
+        ROUNDS=${ROUNDS:-15} THREADS=$threads ENQUEUES=$n CONFIGS="$configs" \
+            STORM_OUT="$OUT/storm-$threads.txt" bash scripts/gpu-storm.sh > "$OUT/summary-$threads.txt" 2>&1
+    done
     ;;
 report)
     python3 - "$2" <<'PY'
 import collections, statistics, sys, os
-for threads in (1, 4):
+for threads in (1, 4, 16):
     path = os.path.join(sys.argv[1], f"storm-{threads}.txt")
+    if not os.path.exists(path):
+        continue
     us, cpu = collections.defaultdict(dict), collections.defaultdict(dict)
     writer = collections.defaultdict(dict)
     for line in open(path):
