@@ -282,6 +282,14 @@ pub const OPTIONS: &[OptSpec] = &[
         set: |c, v| c.test_progress_after_ms = v.parse().unwrap_or(1000),
     },
     OptSpec {
+        var: "CLXFER_TEST_PAGE_LIMIT_KIB",
+        kind: Kind::Count,
+        default: "0",
+        doc: "Testing only: the most trace, KiB of JSON, that `clxfer view` hands the page (0: \
+              its own limit, 384 MiB), so that a test sees a trace too large for it.",
+        set: |c, v| c.test_page_limit_kib = v.parse().unwrap_or(0),
+    },
+    OptSpec {
         var: "CLXFER_TEST_SAMPLE_EVERY",
         kind: Kind::Count,
         default: "0",
@@ -401,6 +409,8 @@ pub struct Config {
     pub test_sample_every: u64,
     /// `CLXFER_TEST_PROGRESS_AFTER_MS`: when the CLI's progress bar may show.
     pub test_progress_after_ms: u64,
+    /// `CLXFER_TEST_PAGE_LIMIT_KIB` (0: the viewer's own limit).
+    pub test_page_limit_kib: u64,
     /// Memory for records waiting for the writer, bytes.
     pub buffer_bytes: u64,
     /// `CLXFER_WRITER_WAIT_MS`: how long a thread waits for a writer that makes no progress.
@@ -493,6 +503,7 @@ impl Config {
             test_no_callbacks: false,
             test_sample_every: 0,
             test_progress_after_ms: 0,
+            test_page_limit_kib: 0,
             buffer_bytes: 0,
             writer_wait_ms: 0,
             trace_limit: u64::MAX,

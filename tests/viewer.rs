@@ -96,24 +96,35 @@ fn tracks_shown(timeline: &Value) -> HashMap<(u64, u64), u64> {
 
 /// `clxfer view TRACE` on a free port, and the URL it prints.
 fn serve(trace: &std::path::Path) -> (Child, String) {
+    serve_with(trace, &[])
+}
+
+/// [`serve`] with `env` added; the lines before the URL's (what it says of the trace) are
+/// skipped. The caller kills and waits for the server.
+#[allow(clippy::zombie_processes)]
+fn serve_with(trace: &std::path::Path, env: &[(&str, &str)]) -> (Child, String) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_clxfer"))
         .arg("view")
         .arg(trace)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
-    (server, url)
+    let mut said = BufReader::new(server.stderr.take().unwrap());
+    let mut lines = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            said.read_line(&mut line).unwrap() > 0,
+            "no URL in {lines:?}"
+        );
+        lines.push_str(&line);
+        if let Some(url) = (line.split_whitespace()).find(|w| w.starts_with("http://127.0.0.1:")) {
+            return (server, url.to_string());
+        }
+    }
 }
 
 /// A trace of about `events` events in clxfer's shape: a thread enqueueing 4 KiB to 1 MiB writes
@@ -214,6 +225,9 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
 
     let (mut server, url) = serve(trace);
     let (mut big_server, big_url) = serve(&big_file);
+    // The demo trace again, as if more than the page could read.
+    let (mut too_big_server, too_big_url) =
+        serve_with(trace, &[("CLXFER_TEST_PAGE_LIMIT_KIB", "1")]);
     let browser = root().join("tests/browser");
     let node = Command::new("node")
         .arg(browser.join("viewer.mjs"))
@@ -223,8 +237,9 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         .arg(&report_file)
         .arg(trace)
         .arg(&big_url)
+        .arg(&too_big_url)
         .output();
-    for s in [&mut server, &mut big_server] {
+    for s in [&mut server, &mut big_server, &mut too_big_server] {
         let _ = s.kill();
         let _ = s.wait();
     }
@@ -246,6 +261,18 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         "the page logged errors"
     );
     assert_eq!(shown["status"], "ready", "{got}");
+    // Issue #59: a trace more than the page can read shows its report, and says why.
+    let too_big = &got["too_big"];
+    assert_eq!(too_big["status"], "ready", "{too_big}");
+    assert!(
+        too_big["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("is more than this page can read")),
+        "{too_big}"
+    );
+    assert_eq!(too_big["summary"], true, "{too_big}");
+    assert_eq!(too_big["findings"], true, "{too_big}");
+    assert_eq!(too_big["timeline"], false, "{too_big}");
 
     // One point per transfer with a time, and the datasets hold them all; the caption accounts
     // for every transfer, plotted or not.

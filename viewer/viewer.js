@@ -205,7 +205,15 @@
     state.status = 'ready';
   }
 
+  // Chromium's strings hold at most 512 MiB; the page reads a trace whole.
+  const FILE_LIMIT = 512 * 1024 * 1024 - 64;
+
   function readFile(file) {
+    if (file.size > FILE_LIMIT) {
+      return fail(`${file.name} (${(file.size / 1048576).toFixed(0)} MiB) is more than this page can ` +
+        'read (a browser holds at most 512 MiB of text): run `clxfer view` on it, which shows its ' +
+        'report, or open it in Perfetto (ui.perfetto.dev).');
+    }
     state.status = 'loading';
     file.text().then((t) => show(t, file.name), (e) => fail(`cannot read ${file.name}: ${e}`));
   }
@@ -251,8 +259,17 @@
     }, offline);
   }
 
-  function load({ trace, report, name }) {
+  function load({ trace, report, name, note }) {
     state.status = 'loading';
+    // A trace too large for the page (`clxfer view` says why): its report alone, and why.
+    if (!trace && report) {
+      fetch(report).then((r) => r.text()).then((text) => {
+        show(text, name || report);
+        state.note = note;
+        say(note || '', true);
+      }, (e) => fail(`cannot load ${report}: ${e}`));
+      return;
+    }
     Promise.all([
       fetch(trace).then((r) => {
         if (!r.ok) throw new Error(`HTTP ${r.status}`);

@@ -2,12 +2,12 @@
 // the Perfetto button with no internet, a malformed file, a report, the page opened from disk)
 // and reports what it showed, as JSON on stdout; tests/viewer.rs checks it against the trace and
 // its report.
-// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE TRACE_FILE [BIG_URL]
+// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE TRACE_FILE [BIG_URL] [TOO_BIG_URL]
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const [url, shots, malformed, reportFile, traceFile, bigUrl] = process.argv.slice(2);
+const [url, shots, malformed, reportFile, traceFile, bigUrl, tooBigUrl] = process.argv.slice(2);
 const page_ = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../viewer/index.html');
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -214,8 +214,23 @@ try {
     await p.screenshot({ path: `${shots}/viewer-big.png` });
     await p.close();
   }
+  // A trace more than the page can read: its report, and why.
+  let tooBig = null;
+  if (tooBigUrl) {
+    const p = await context.newPage();
+    p.on('pageerror', (e) => errors.push(`too big: ${e.message}`));
+    await open(p, tooBigUrl, 90000);
+    tooBig = await p.evaluate(() => ({
+      status: window.clxferViewer.status,
+      note: document.getElementById('status').textContent,
+      summary: !document.getElementById('summary-section').hidden,
+      findings: !document.getElementById('findings-section').hidden,
+      timeline: !document.getElementById('timeline-section').hidden,
+    }));
+    await p.close();
+  }
   console.log(JSON.stringify({
-    shown, zoom: { before, keyed, wheeled, reset }, clicks, command, tip, perfetto, pages_open: pagesOpen,
+    too_big: tooBig, shown, zoom: { before, keyed, wheeled, reset }, clicks, command, tip, perfetto, pages_open: pagesOpen,
     malformed: malformedShown, report: reportShown, from_disk: fromDisk, big, errors,
   }));
 } finally {

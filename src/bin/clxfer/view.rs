@@ -42,6 +42,10 @@ const FILES: &[(&str, &str, &[u8])] = &[
     page_file!("vendor/chart.js/chart.umd.min.js", "text/javascript"),
 ];
 
+/// The most trace, bytes of JSON, handed to the page: Chromium's strings hold at most 512 MiB,
+/// and the page parses the trace whole.
+const PAGE_LIMIT: u64 = 384 << 20;
+
 pub fn view(trace: &Path, port: u16) -> ExitCode {
     // The page shows one process's report: of a merge, the first's.
     let total = crate::progress::total(&[trace.to_path_buf()], 1);
@@ -62,9 +66,44 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         Err(e) => return fail(e),
     };
     // Served as written (the page reads a trace cut short as Perfetto does); a protobuf trace
-    // as the JSON it stands for, which the page reads.
+    // as the JSON it stands for, which the page reads. A trace larger than the page can hold
+    // (its JSON is one string in the browser) is not served: the page shows its report, and why.
     let format = clxfer::trace::format::Format::of_name(trace);
-    let body = if format != clxfer::trace::format::Format::Json {
+    let size = std::fs::metadata(trace).map_or(0, |m| m.len());
+    // Protobuf is about a third of its JSON (docs/PERFORMANCE.md).
+    let as_json = if format == clxfer::trace::format::Format::Json {
+        size
+    } else {
+        size.saturating_mul(3)
+    };
+    let limit = match clxfer::config::global().test_page_limit_kib {
+        0 => PAGE_LIMIT,
+        kib => kib << 10,
+    };
+    let note = (as_json > limit).then(|| {
+        format!(
+            "{} ({}{}) is more than this page can read: the browser holds a trace as one \
+             string, of at most {} here. Its report is below. For its timeline, open it in \
+             Perfetto (ui.perfetto.dev reads large traces), or trace part of the run \
+             (CLXFER_TRACE_LIMIT_MIB, with CLXFER_TRACE_LIMIT_KEEP=last for its end).",
+            trace
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            clxfer::units::bytes(size),
+            if as_json == size {
+                ""
+            } else {
+                ", about three times that as JSON"
+            },
+            clxfer::units::bytes(limit)
+        )
+    });
+    if let Some(n) = &note {
+        eprintln!("clxfer: {n}");
+    }
+    let body = if note.is_some() {
+        Vec::new()
+    } else if format != clxfer::trace::format::Format::Json {
         let mut json = Vec::new();
         let as_json = std::path::Path::new("trace.json");
         match clxfer::trace::convert::convert_file(trace, as_json, &mut json) {
@@ -90,9 +129,12 @@ pub fn view(trace: &Path, port: u16) -> ExitCode {
         Err(e) => return fail(format!("the server has no address: {e}")),
     };
     // What the page loads when opened at the bare URL.
-    let served = serde_json::json!({"trace": "trace.json", "report": "report.json", "name": name})
-        .to_string()
-        .into_bytes();
+    let served = match &note {
+        None => serde_json::json!({"trace": "trace.json", "report": "report.json", "name": name}),
+        Some(note) => serde_json::json!({"report": "report.json", "name": name, "note": note}),
+    }
+    .to_string()
+    .into_bytes();
     let files: Served = Arc::new([
         ("/trace.json", Bytes::from(body)),
         ("/report.json", Bytes::from(report)),
