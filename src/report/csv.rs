@@ -192,7 +192,10 @@ pub fn markdown() -> String {
          host slice and its device slice joined by `command` (a command still waiting for its \
          device slice when 65,536 rows after it wait too is written without it). Columns \
          below.\n\
-         - `transfers` and `operations`: the report's tables (`pid, program, device, \
+         - `transfers` and `operations`: the report's tables, a row per device, direction and \
+         path (and in `operations` kind); `transfers` counts every command that moved bytes, \
+         maps and unmaps included, and `operations` the same map, unmap, migrate, fill and \
+         copy commands again by kind, so a sum over both counts those twice (`pid, program, device, \
          device_name, rules, kind, direction, path, calls, bytes, device_ns, host_ns, waited_ns, \
          median_gbps, p90_gbps, projected_ns, total_ns`; `kind` is empty in `transfers`; \
          `waited_ns` is the part of `host_ns` blocking calls waited for the commands ahead of \

@@ -64,12 +64,15 @@ pub fn rows(reports: &[Report]) -> Option<Vec<RankRow>> {
     (rows.len() >= 2).then_some(rows)
 }
 
-/// A median of `xs` (the lower of the two middle ones).
+/// The median of `xs` (of an even count, the mean of the two middle ones).
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs.get(xs.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0.0)
+    let n = xs.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => xs[n / 2],
+        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
 }
 
 /// A share of the ranks' median at which a rank's staging or wall time sets it apart.
@@ -81,18 +84,30 @@ const SLOWER: f64 = 0.10;
 /// from the ranks' median (one staged while the others are pinned), then the slowest rank and
 /// what bounds it, or that the ranks took about as long.
 pub fn apart(rows: &[RankRow], reports: &[Report]) -> Vec<String> {
-    let mut lines = Vec::new();
+    // First, what transfers are of the job's time: a rank's staging matters as much as that.
+    let wall: u64 = rows.iter().map(|r| r.wall_ns).sum();
+    let moving: u64 = rows.iter().map(|r| r.transfer_ns).sum();
+    let mut lines = vec![format!(
+        "transfers are {:.1}% of the ranks' time ({} of {}, summed over the ranks)",
+        moving as f64 * 100.0 / wall.max(1) as f64,
+        duration(moving),
+        duration(wall)
+    )];
     let typical = median(rows.iter().map(RankRow::staged_share).collect());
     for r in rows {
         let share = r.staged_share();
-        if (share - typical).abs() >= APART {
+        let said = (share * 100.0, typical * 100.0);
+        if share - typical >= APART {
             lines.push(format!(
                 "rank {} stages {:.0}% of its bytes through a driver bounce buffer where the \
                  ranks' median is {:.0}%: {}",
-                r.rank,
-                share * 100.0,
-                typical * 100.0,
-                r.top
+                r.rank, said.0, said.1, r.top
+            ));
+        } else if typical - share >= APART {
+            lines.push(format!(
+                "rank {} stages {:.0}% of its bytes where the ranks' median is {:.0}%: the others \
+                 could move theirs as it does",
+                r.rank, said.0, said.1
             ));
         }
     }
@@ -173,15 +188,15 @@ pub fn render(reports: &[Report], format: Format) -> Option<String> {
     let mut out = String::new();
     match format {
         Format::Markdown => {
-            out.push_str(&format!("# {title}\n\n| {} |\n|", head.join(" | ")));
+            out.push_str(&format!("# {title}\n\n"));
+            for line in &apart {
+                out.push_str(&format!("- {line}\n"));
+            }
+            out.push_str(&format!("\n| {} |\n|", head.join(" | ")));
             out.push_str(&"---|".repeat(head.len()));
             out.push('\n');
             for c in &cells {
                 out.push_str(&format!("| {} |\n", c.join(" | ")));
-            }
-            out.push('\n');
-            for line in &apart {
-                out.push_str(&format!("- {line}\n"));
             }
         }
         _ => {
@@ -241,25 +256,38 @@ mod tests {
             row(3, 101, 0),
         ];
         let lines = apart(&rows, &[]);
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[0].starts_with("rank 2 stages 100%"), "{}", lines[0]);
-        assert!(lines[0].ends_with("median is 0%: top of 2"), "{}", lines[0]);
+        assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(
-            lines[1].starts_with("rank 2 is the slowest: 150 ms, 50% over"),
-            "{}",
-            lines[1]
+            lines[0].starts_with("transfers are 0.0% of the ranks' time"),
+            "{lines:?}"
         );
+        assert!(lines[1].starts_with("rank 2 stages 100%"), "{lines:?}");
+        assert!(lines[1].ends_with("median is 0%: top of 2"), "{lines:?}");
+        // The median of 100, 100, 101 and 150 ms is 100.5.
+        assert!(
+            lines[2].starts_with("rank 2 is the slowest: 150 ms, 49% over"),
+            "{lines:?}"
+        );
+        // One rank of four pinned where the others stage: it is named.
+        let rows = [
+            row(0, 100, 100),
+            row(1, 100, 0),
+            row(2, 100, 100),
+            row(3, 100, 100),
+        ];
+        let lines = apart(&rows, &[]);
+        let want = "rank 1 stages 0% of its bytes where the ranks' median is 100%";
+        assert!(lines[1].starts_with(want), "{lines:?}");
     }
 
     #[test]
     fn ranks_alike_are_said_to_be() {
         let rows = [row(0, 100, 50), row(1, 105, 60)];
         let lines = apart(&rows, &[]);
-        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(
-            lines[0].starts_with("the ranks took about as long"),
-            "{}",
-            lines[0]
+            lines[1].starts_with("the ranks took about as long"),
+            "{lines:?}"
         );
     }
 }
