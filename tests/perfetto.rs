@@ -277,14 +277,20 @@ fn merge_and_view_take_protobuf_traces() {
     std::io::BufReader::new(server.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line
+    // http://ADDR/TOKEN/: the server answers only under the run's token.
+    let (addr, token) = line
         .split("http://")
         .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|r| r.trim_end_matches('/').split_once('/'))
+        .map(|(a, t)| (a.to_string(), t.to_string()))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"));
     let mut conn = std::net::TcpStream::connect(&addr).unwrap();
-    write!(conn, "GET /trace.json HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    write!(
+        conn,
+        "GET /{token}/trace.json HTTP/1.0\r\nHost: {addr}\r\n\r\n"
+    )
+    .unwrap();
     let mut response = Vec::new();
     conn.read_to_end(&mut response).unwrap();
     let _ = server.kill();
