@@ -41,17 +41,22 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let entries = std::fs::read_dir(path)
-        .map_err(|e| format!("cannot read the directory {}: {e}", path.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                crate::trace::read::is_trace_name(n)
-                    || (n.ends_with(".json") && is_report(p).unwrap_or(false))
-            })
-        })
-        .collect();
+    let unreadable =
+        |e: std::io::Error| format!("cannot read the directory {}: {e}", path.display());
+    // Its traces, in subdirectories too (`crate::trace::read::traces_in`), and its reports.
+    let mut files = crate::trace::read::traces_in(path).map_err(unreadable)?;
+    let entries = std::fs::read_dir(path).map_err(unreadable)?;
+    files.extend(
+        entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    !crate::trace::read::is_trace_name(n)
+                        && n.ends_with(".json")
+                        && is_report(p).unwrap_or(false)
+                })
+            }),
+    );
     if files.is_empty() {
         return Err(format!(
             "{} is a directory with no trace (clxfer-*.json, clxfer-*.pftrace) and no JSON report \

@@ -100,6 +100,33 @@ pub fn is_trace_name(name: &str) -> bool {
         && (super::format::Format::ALL.iter()).any(|f| f.extensions()[0] == ext)
 }
 
+/// Directories below a directory of traces that are searched too: a job's traces kept per host
+/// (`traces/node1/…`), or per run.
+const DEPTH: usize = 3;
+
+/// The traces in `dir` and its subdirectories (to [`DEPTH`] levels), by [`is_trace_name`],
+/// sorted by path.
+pub fn traces_in(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                // A subdirectory that cannot be read is passed over; the one asked for is not.
+                if depth < DEPTH {
+                    let _ = walk(&path, depth + 1, out);
+                }
+            } else if (path.file_name().and_then(|n| n.to_str())).is_some_and(is_trace_name) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
 /// A trace file's events as JSON, read back whole (compact events expanded:
 /// [`super::compact`]).
 pub fn read_file(path: &Path) -> Result<Trace, ReadError> {
@@ -242,6 +269,31 @@ mod tests {
             Ok((1, 2, 3000))
         );
         assert_eq!(read[1], Err("no \"pid\"".to_string()));
+    }
+
+    #[test]
+    fn a_directory_s_traces_are_found_in_its_subdirectories_too() {
+        let dir = std::env::temp_dir().join(format!("clxfer-traces-in-{}", std::process::id()));
+        let deep = dir.join("node1").join("run");
+        std::fs::create_dir_all(&deep).unwrap();
+        for (at, name) in [
+            (&dir, "clxfer-a-1.json"),
+            (&deep, "clxfer-b-rank0-2.pftrace"),
+            (&dir, "notes.json"),
+            (&deep, "clxfer-c-3.txt"),
+        ] {
+            std::fs::write(at.join(name), b"").unwrap();
+        }
+        let found = traces_in(&dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let names: Vec<String> = found
+            .iter()
+            .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            ["clxfer-a-1.json", "node1/run/clxfer-b-rank0-2.pftrace"]
+        );
     }
 
     #[test]

@@ -329,12 +329,7 @@ fn main() -> ExitCode {
 
 /// The clxfer traces (`clxfer-*.json`) in `dir`.
 pub fn traces_in(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
-    Ok(std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            (p.file_name().and_then(|n| n.to_str())).is_some_and(clxfer::trace::read::is_trace_name)
-        })
-        .collect())
+    clxfer::trace::read::traces_in(dir)
 }
 
 /// libclxfer.so beside the binary (cargo's target dir) or in ../lib (an install prefix).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The traces named, a directory standing for every `clxfer-*.json` and `clxfer-*.pftrace` in
-/// it (sorted).
+/// it and its subdirectories (`clxfer::trace::read::traces_in`; sorted).
 fn expand(traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for t in traces {
