@@ -7,9 +7,37 @@ use clxfer::report::Report;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// A line on stdout, with the progress bar out of its way.
+/// What checking one file says, kept until the files before it have said theirs: the files are
+/// checked on every core (`clxfer::trace::many`), their lines printed in order.
+#[derive(Default)]
+struct Said(Vec<(bool, String)>);
+
+impl Said {
+    /// A line for stdout.
+    fn out(&mut self, line: String) {
+        self.0.push((false, line));
+    }
+
+    /// A `clxfer:` line for stderr.
+    fn err(&mut self, line: String) {
+        self.0.push((true, format!("clxfer: {line}")));
+    }
+
+    /// Prints the lines, stdout's with the progress bar out of their way.
+    fn print(self) {
+        for (err, line) in self.0 {
+            if err {
+                eprintln!("{line}");
+            } else {
+                crate::progress::suspend(|| println!("{line}"));
+            }
+        }
+    }
+}
+
+/// A line on stdout, kept in `$said`.
 macro_rules! out {
-    ($($t:tt)*) => { crate::progress::suspend(|| println!($($t)*)) };
+    ($said:expr, $($t:tt)*) => { $said.out(format!($($t)*)) };
 }
 
 /// Shown violations per trace; the rest are counted.
@@ -52,40 +80,52 @@ pub fn check(traces: &[PathBuf], require: &[String], baseline: Option<&Path>) ->
             return ExitCode::from(2);
         }
     };
-    let mut code = 0u8;
-    for path in traces {
-        let files = match input::files(path) {
-            Ok(f) => f,
+    // Every file named or in a directory named, in order (a directory that cannot be listed is
+    // an error in its place), then checked on every core.
+    let items: Vec<Result<PathBuf, String>> = traces
+        .iter()
+        .flat_map(|path| match input::files(path) {
+            Ok(files) => files.into_iter().map(Ok).collect(),
+            Err(e) => vec![Err(e)],
+        })
+        .collect();
+    let checked = clxfer::trace::many::each(&items, |item| {
+        let mut said = Said::default();
+        let code = match item {
+            Ok(file) => check_file(file, &rules, &baseline, &mut said),
             Err(e) => {
-                eprintln!("clxfer: {e}");
-                code = 2;
-                continue;
+                said.err(e.clone());
+                2
             }
         };
-        for file in files {
-            code = code.max(check_file(&file, &rules, &baseline));
-        }
+        (code, said)
+    });
+    let mut code = 0u8;
+    for (c, said) in checked {
+        said.print();
+        code = code.max(c);
     }
     ExitCode::from(code)
 }
 
 /// One file: its Perfetto rules (a trace's), then the user's rules.
-fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
+fn check_file(path: &Path, rules: &[Rule], baseline: &[Report], said: &mut Said) -> u8 {
     let is_report = match input::is_report(path) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("clxfer: {e}");
+            said.err(e);
             return 2;
         }
     };
     let mut code = 0;
     if !is_report {
-        code = perfetto(path);
+        code = perfetto(path, said);
         if code == 2 || rules.is_empty() {
             return code;
         }
     } else if rules.is_empty() {
         out!(
+            said,
             "{}: a report, not a trace: nothing of Perfetto's to check",
             path.display()
         );
@@ -94,7 +134,7 @@ fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
     let reports = match input::reports(path) {
         Ok((runs, _)) => runs.into_iter().flatten().collect::<Vec<_>>(),
         Err(e) => {
-            eprintln!("clxfer: {e}");
+            said.err(e);
             return 2;
         }
     };
@@ -109,10 +149,14 @@ fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
         let who = format!("{}: {} (pid {})", path.display(), r.program, r.pid);
         if broken.is_empty() {
             let n = rules.len();
-            out!("{who}: {n} rule{} held", if n == 1 { "" } else { "s" });
+            out!(
+                said,
+                "{who}: {n} rule{} held",
+                if n == 1 { "" } else { "s" }
+            );
         }
         for b in &broken {
-            out!("{who}: broken: {b}");
+            out!(said, "{who}: broken: {b}");
         }
         if !broken.is_empty() {
             code = code.max(1);
@@ -122,10 +166,10 @@ fn check_file(path: &Path, rules: &[Rule], baseline: &[Report]) -> u8 {
 }
 
 /// The trace against Perfetto's importer: 0 ok, 1 violations, 2 not a trace.
-fn perfetto(path: &Path) -> u8 {
+fn perfetto(path: &Path, said: &mut Said) -> u8 {
     match clxfer::trace::check::check_file(path) {
         Err(e) => {
-            eprintln!("clxfer: {e}");
+            said.err(e.to_string());
             2
         }
         Ok(r) => {
@@ -136,6 +180,7 @@ fn perfetto(path: &Path) -> u8 {
             };
             if r.ok() {
                 out!(
+                    said,
                     "{}: ok: {} events, {} slices, {} flows; {shape}",
                     path.display(),
                     r.events,
@@ -145,17 +190,18 @@ fn perfetto(path: &Path) -> u8 {
                 return 0;
             }
             out!(
+                said,
                 "{}: {} violation(s) in {} events; {shape}",
                 path.display(),
                 r.violation_count,
                 r.events
             );
             for v in r.violations.iter().take(SHOWN) {
-                out!("  {v}");
+                out!(said, "  {v}");
             }
             let shown = r.violations.len().min(SHOWN);
             if r.violation_count > shown {
-                out!("  … and {} more", r.violation_count - shown);
+                out!(said, "  … and {} more", r.violation_count - shown);
             }
             1
         }
