@@ -8,7 +8,7 @@ use super::state::WORLD;
 use crate::graph::race::{Certainty, Use};
 use crate::layer::args::{self, Blocking};
 use crate::model::classify::Op;
-use crate::model::geometry::Region;
+use crate::model::geometry::{Extent, Region};
 use crate::model::kernel_source::Access;
 use crate::timing::sample::Sample;
 use opencl_sys::*;
@@ -48,18 +48,30 @@ pub(super) fn element_size(mem: cl_mem) -> u64 {
         .map_or(1, |o| o.element_size)
 }
 
-/// The bytes a `region` of `mem`'s elements holds.
-unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
-    let region = unsafe { triple(region) };
+/// What a `region` of `mem`'s elements, laid out with `row_pitch` and `slice_pitch` (0: packed),
+/// holds and spans.
+///
+/// # Safety
+/// `region` is null or points to three readable `size_t`s.
+pub(super) unsafe fn image_extent(
+    mem: cl_mem,
+    region: *const usize,
+    row_pitch: usize,
+    slice_pitch: usize,
+) -> Extent {
     Region {
         origin: [0; 3],
-        region,
-        row_pitch: 0,
-        slice_pitch: 0,
+        region: unsafe { triple(region) },
+        row_pitch,
+        slice_pitch,
         element_size: element_size(mem),
     }
     .extent()
-    .bytes
+}
+
+/// The bytes a `region` of `mem`'s elements holds.
+unsafe fn region_bytes(mem: cl_mem, region: *const usize) -> u64 {
+    unsafe { image_extent(mem, region, 0, 0) }.bytes
 }
 
 /// An unmap, to the sampler: the size of the mapping it ends (unknown: timed).
@@ -203,15 +215,7 @@ unsafe fn host_image(
     slice_pitch: usize,
     ptr: usize,
 ) -> Option<Op> {
-    let (region, element_size) = (unsafe { triple(region) }, element_size(image));
-    let e = Region {
-        origin: [0; 3],
-        region,
-        row_pitch,
-        slice_pitch,
-        element_size,
-    }
-    .extent();
+    let e = unsafe { image_extent(image, region, row_pitch, slice_pitch) };
     let (mem, bytes, span) = (image as usize, e.bytes, e.span);
     Some(Op::Host {
         mem,

@@ -1,7 +1,7 @@
 //! `clEnqueueMapBuffer` and `clEnqueueMapImage`: they return the mapped pointer (the start of a
 //! pinned range until unmap) and report errors through `errcode_ret`.
 
-use super::commands::{element_size, touch, triple};
+use super::commands::{image_extent, touch};
 use super::enqueue::{Accepted, enqueued, refused};
 use super::events::{Capture, capture};
 use super::races::Touch;
@@ -9,7 +9,6 @@ use crate::graph::race::Use;
 use crate::layer::args::{self, Blocking};
 use crate::layer::{Call, Hook, Span};
 use crate::model::classify::Op;
-use crate::model::geometry::Region;
 use crate::timing::sample::Sample;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -93,15 +92,7 @@ impl Hook<args::clEnqueueMapImage, *mut c_void> for MapImage {
             }
         };
         let (row_pitch, slice_pitch) = (read(a.image_row_pitch), read(a.image_slice_pitch));
-        let (region, element_size) = (unsafe { triple(a.region) }, element_size(a.image));
-        let e = Region {
-            origin: [0; 3],
-            region,
-            row_pitch,
-            slice_pitch,
-            element_size,
-        }
-        .extent();
+        let e = unsafe { image_extent(a.image, a.region, row_pitch, slice_pitch) };
         let op = Op::Map {
             mem: a.image as usize,
             flags: a.map_flags,
