@@ -86,9 +86,10 @@ pub enum Kind<S = String> {
 }
 
 impl<S: AsRef<str>> Kind<S> {
-    /// Chrome's phase letter.
-    pub fn ph(&self) -> &str {
-        match self {
+    /// Chrome's phase letter of each kind clxfer writes, as a constant (the JSON writer's cache
+    /// of event heads keys on its address); `None` for [`Kind::Other`], whose letter is its own.
+    pub fn letter(&self) -> Option<&'static str> {
+        Some(match self {
             Kind::Slice { .. } => "X",
             Kind::Instant(_) => "i",
             Kind::Flow {
@@ -100,7 +101,15 @@ impl<S: AsRef<str>> Kind<S> {
             } => "f",
             Kind::Counter { .. } => "C",
             Kind::Track { .. } => "M",
+            Kind::Other { .. } => return None,
+        })
+    }
+
+    /// Chrome's phase letter.
+    pub fn ph(&self) -> &str {
+        match self {
             Kind::Other { ph } => ph.as_ref(),
+            kind => kind.letter().unwrap_or(""),
         }
     }
 

@@ -234,18 +234,6 @@ pub fn to_json(e: &Event) -> Value {
     v
 }
 
-/// Whether `b` starts as Perfetto takes a JSON trace: the first 128 bytes without whitespace
-/// start with `[{"` or `{"`.
-pub fn is_json(b: &[u8]) -> bool {
-    let head: Vec<u8> = b
-        .iter()
-        .take(128)
-        .copied()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    head.starts_with(b"[{\"") || head.starts_with(b"{\"")
-}
-
 /// Hands each event of a Chrome trace `b` to `f`, in order (and how far it has read to
 /// `read`); how it ended, or why it is not one.
 pub fn events(

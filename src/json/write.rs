@@ -528,26 +528,13 @@ impl Emit for Json {
 }
 
 /// Chrome's phase letter of `kind`, as one of clxfer's constants (the heads' cache keys on its
-/// address).
+/// address): the other phases a trace may carry (`B`, `E`, other metadata) map to their own.
 fn ph_word(kind: &Kind<&str>) -> &'static str {
-    match kind {
-        Kind::Slice { .. } => "X",
-        Kind::Instant(_) => "i",
-        Kind::Flow {
-            end: End::Start, ..
-        } => "s",
-        Kind::Flow { end: End::Step, .. } => "t",
-        Kind::Flow {
-            end: End::Finish, ..
-        } => "f",
-        Kind::Counter { .. } => "C",
-        Kind::Track { .. } => "M",
-        Kind::Other { ph } => match *ph {
-            "B" => "B",
-            "E" => "E",
-            "I" => "I",
-            _ => "M",
-        },
+    match (kind.letter(), kind) {
+        (Some(letter), _) => letter,
+        (None, Kind::Other { ph: "B" }) => "B",
+        (None, Kind::Other { ph: "E" }) => "E",
+        _ => "M",
     }
 }
 

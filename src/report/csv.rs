@@ -34,19 +34,26 @@ impl Table {
         "findings",
     ];
 
+    /// Every table, in [`Table::WORDS`]' order.
+    pub const ALL: [Table; 6] = [
+        Table::Commands,
+        Table::Transfers,
+        Table::Operations,
+        Table::Kernels,
+        Table::HostCalls,
+        Table::Findings,
+    ];
+
     pub fn parse(word: &str) -> Option<Table> {
-        let all = [
-            Table::Commands,
-            Table::Transfers,
-            Table::Operations,
-            Table::Kernels,
-            Table::HostCalls,
-            Table::Findings,
-        ];
         Table::WORDS
             .iter()
             .position(|w| *w == word)
-            .map(|at| all[at])
+            .map(|at| Table::ALL[at])
+    }
+
+    /// Its name, as `--table` takes it.
+    pub fn word(self) -> &'static str {
+        Table::WORDS[self as usize]
     }
 }
 

@@ -15,15 +15,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The tables exported, each a directory.
-pub const TABLES: [Table; 6] = [
-    Table::Commands,
-    Table::Transfers,
-    Table::Operations,
-    Table::Kernels,
-    Table::HostCalls,
-    Table::Findings,
-];
+/// The tables exported, each a directory: every one `clxfer report --format csv` gives.
+pub const TABLES: [Table; 6] = Table::ALL;
 
 /// What `--format` asks of `clxfer export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +72,7 @@ pub fn export(
         .collect();
     let mut written = Vec::new();
     for table in TABLES {
-        let word = Table::WORDS[TABLES.iter().position(|t| *t == table).unwrap_or(0)];
+        let word = table.word();
         let out = dir.join(word);
         std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         let file = out.join(format!("{name}.{}", format.extension()));
@@ -252,8 +245,8 @@ pub fn markdown() -> String {
          its report) is `place` (`order` is a word of SQL). Every column may be null (an empty CSV cell).\n\n\
          | table | columns (Parquet type) |\n|---|---|\n",
     );
-    for (i, table) in TABLES.iter().enumerate() {
-        let cols: Vec<String> = (columns(*table).iter())
+    for table in TABLES {
+        let cols: Vec<String> = (columns(table).iter())
             .map(|(name, ty)| {
                 let ty = match ty {
                     Type::Int => "int64",
@@ -264,11 +257,7 @@ pub fn markdown() -> String {
                 format!("`{name}` {ty}")
             })
             .collect();
-        out.push_str(&format!(
-            "| `{}` | {} |\n",
-            Table::WORDS[i],
-            cols.join(", ")
-        ));
+        out.push_str(&format!("| `{}` | {} |\n", table.word(), cols.join(", ")));
     }
     out
 }
