@@ -22,7 +22,7 @@ pack)
 run)
     # THREAD_SETS picks the thread counts (one visit's command may run 10 minutes: 1 and 4 in
     # one, 16 in the next); each count's enqueues per thread keep a run near a second.
-    configs="none summary trace summary-all trace-all own-events"
+    configs="${COST_CONFIGS:-none summary trace summary-all trace-all own-events}"
     [[ -f .gpu/libclxfer-before.so ]] && configs+=" summary-all@before trace-all@before"
     for threads in ${THREAD_SETS:-1 4}; do
         case $threads in 1) n=${ENQUEUES1:-100000};; 4) n=${ENQUEUES4:-50000};; *) n=${ENQUEUES16:-20000};; esac
