@@ -1,5 +1,6 @@
 //! A parallel job's reports side by side (`clxfer report DIR` of its ranks' traces): a row per
-//! rank (wall, transfer time, the share of its bytes staged, bytes, what to change first), and
+//! rank (wall, its transfers' device time, the share of its bytes staged, bytes, what to change
+//! first, in brief: a saving may exceed the device time, where staged calls held the host), and
 //! what sets ranks apart: one that stages while the others do not, and the slowest, with what
 //! bounds it.
 
@@ -20,6 +21,8 @@ pub struct RankRow {
     pub staged: u64,
     /// The verdict's headline: what to change first.
     pub top: String,
+    /// The same in a few words: the finding's name and its saving.
+    pub change: String,
 }
 
 impl RankRow {
@@ -42,6 +45,7 @@ impl RankRow {
             bytes: all,
             staged,
             top: r.verdict.headline.clone(),
+            change: super::verdict::change_in_brief(r),
         }
     }
 
@@ -157,7 +161,7 @@ pub fn render(reports: &[Report], format: Format) -> Option<String> {
         "host",
         "pid",
         "wall",
-        "transfers",
+        "transfer device time",
         "staged",
         "bytes",
         "first change",
@@ -172,7 +176,7 @@ pub fn render(reports: &[Report], format: Format) -> Option<String> {
                 duration(r.transfer_ns),
                 format!("{:.0}%", r.staged_share() * 100.0),
                 bytes(r.bytes),
-                r.top.clone(),
+                r.change.clone(),
             ]
         })
         .collect();
@@ -182,7 +186,7 @@ pub fn render(reports: &[Report], format: Format) -> Option<String> {
         .any(|d| d.projection.as_ref().is_some_and(|p| p.replaces));
     let mut head = head;
     if projected {
-        head[4] = "transfers (projected)";
+        head[4] = "transfer device time (projected)";
     }
     let title = format!("clxfer job · {} ranks", rows.len());
     let mut out = String::new();
@@ -202,7 +206,10 @@ pub fn render(reports: &[Report], format: Format) -> Option<String> {
         _ => {
             out.push_str(&format!("{title}\n"));
             for line in &apart {
-                out.push_str(&format!("  {line}\n"));
+                // Wrapped under its own text, two spaces in, so that each line reads as one.
+                let mut w = String::new();
+                super::render::wrapped("    ", line, &mut w);
+                out.push_str(&w[2..]);
             }
             let mut widths = head.map(str::len);
             for c in &cells {
@@ -244,6 +251,7 @@ mod tests {
             bytes: 100,
             staged,
             top: format!("top of {rank}"),
+            change: String::new(),
         }
     }
 

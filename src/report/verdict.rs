@@ -167,6 +167,19 @@ fn gain(f: &Finding, number: usize) -> String {
     }
 }
 
+/// The verdict's change in a few words, for a table with a row per run (a job's ranks): the
+/// finding's name and what acting on it gives, or that there is nothing to change.
+pub fn change_in_brief(r: &Report) -> String {
+    match r
+        .verdict
+        .finding
+        .and_then(|i| Some((i, r.findings.get(i)?)))
+    {
+        Some((i, f)) => format!("{}: {}", f.kind, gain(f, shown_number(r, i))),
+        None => "nothing to change".into(),
+    }
+}
+
 /// A finding's number in the text report's list, which shows the findings that are not minor.
 fn shown_number(r: &Report, index: usize) -> usize {
     r.findings[..index].iter().filter(|f| !f.minor).count() + 1

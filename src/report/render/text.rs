@@ -101,7 +101,13 @@ fn verdict(r: &Report) -> String {
         for &(moved, keep) in &tries {
             out.clear();
             for (i, line) in v.lines(moved, keep, migrated).iter().enumerate() {
-                wrapped(if i == 0 { "verdict: " } else { "  " }, line, &mut out);
+                // A labelled line (`time: …`) goes on under its text, not under its label.
+                let (head, text) = match line.split_once(": ") {
+                    _ if i == 0 => ("verdict: ".to_string(), line.as_str()),
+                    Some((label, rest)) if !label.contains(' ') => (format!("  {label}: "), rest),
+                    _ => ("  ".to_string(), line.as_str()),
+                };
+                wrapped(&head, text, &mut out);
             }
             let fits = out.lines().count() <= VERDICT_LINES;
             if fits && (!migrated || keep == moved.len()) {
