@@ -1,7 +1,9 @@
 //! Issue #59: `clxfer export` of a four-rank Open MPI job's traces (tests/programs/ranks.c, rank 1
-//! staging), read back by DuckDB (PyPI duckdb, which scripts/setup installs in
-//! target/duckdb-venv) as users query it: the rank with the most staged bytes, every command of
-//! every rank, the same tables as CSV; a directory that holds files already is refused.
+//! staging), read back by DuckDB and by Dask (PyPI duckdb and dask on pyarrow, which
+//! scripts/setup installs in target/duckdb-venv) as users query them: the rank with the most
+//! staged bytes, every command of every rank, each table a directory of one file per trace (Dask
+//! reads one only where the files' schemas agree), the same tables as CSV; a directory that
+//! holds files already is refused.
 
 mod common;
 
@@ -23,6 +25,22 @@ fn duckdb(sql: &str) -> String {
     assert!(
         out.status.success(),
         "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What a Python `script` run with Dask (in DuckDB's venv) prints, given `arg`.
+fn dask(script: &str, arg: &Path) -> String {
+    let python = root().join("target/duckdb-venv/bin/python");
+    let out = Command::new(&python)
+        .args(["-c", script])
+        .arg(arg)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/setup installs it)", python.display()));
+    assert!(
+        out.status.success(),
+        "{script}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -100,6 +118,39 @@ fn duckdb_reads_the_export_of_a_job() {
     assert!(
         findings.lines().any(|l| l.starts_with("1|1|")),
         "{findings}"
+    );
+
+    // Dask reads each table's directory as one dataframe (its files' schemas must agree, the
+    // process of no rank among them): as many rows as DuckDB counts, and the same answer.
+    let by_dask = dask(
+        "import sys, os, dask.dataframe as dd\n\
+         for t in sorted(os.listdir(sys.argv[1])):\n    \
+         print(t, len(dd.read_parquet(os.path.join(sys.argv[1], t))))\n\
+         df = dd.read_parquet(os.path.join(sys.argv[1], 'transfers'))\n\
+         s = df[df.path == 'staged'].groupby('rank').bytes.sum().compute()\n\
+         print('staged', '|'.join(f'{int(r)}|{int(b)}' for r, b in s.items()))\n",
+        &out,
+    );
+    let tables = [
+        "commands",
+        "findings",
+        "host_calls",
+        "kernels",
+        "operations",
+        "transfers",
+    ];
+    for t in tables {
+        let rows = duckdb(&format!("SELECT count(*) FROM {}", table(t)));
+        assert!(
+            by_dask.lines().any(|l| l == format!("{t} {}", rows.trim())),
+            "{t}: DuckDB counts {rows}, Dask:\n{by_dask}"
+        );
+    }
+    assert!(
+        by_dask
+            .lines()
+            .any(|l| l == format!("staged {}", staged.trim())),
+        "{by_dask}"
     );
 
     // The same tables as CSV read alike; an export never writes into files already there.
