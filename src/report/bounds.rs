@@ -641,6 +641,27 @@ mod tests {
         assert_eq!(queues.len(), 1);
         // A device not projected has no projected busy time.
         assert!(g.projected_busy(2).is_none());
+
+        // A launch that pulls its argument through the host: its projected move (700 of its
+        // 1,000) is transfer time, as the device's transfer rows count it; the rest its kernel's.
+        let launch = Label::Transfer(Kind::Kernel, Direction::D2D, Path::ViaHost);
+        let mut g = Graph::default();
+        g.projects(1);
+        let dur = Durations {
+            base: 1_000,
+            moved: 700,
+            ..Durations::default()
+        };
+        g.command(
+            &link(1, 1, (0, 10), 0, &[]),
+            (1, 1),
+            (20, 320),
+            of(&launch),
+            dur,
+        );
+        g.bounds(2_000).unwrap();
+        let (busy, _) = g.projected_busy(1).unwrap();
+        assert_eq!((busy.transfer_ns, busy.kernel_ns), (700, 300));
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub struct Durations {
     /// Its time with a pinned host side, and its share of one batched transfer.
     pub pinned: u32,
     pub batched: u32,
+    /// Of `base`, a kernel launch's projected move of its arguments, which comes before its
+    /// kernel runs: transfer time in the projected device's busy time, not kernel time.
+    pub moved: u32,
 }
 
 impl Durations {
@@ -356,6 +359,7 @@ mod tests {
                 covered,
                 pinned: fixed,
                 batched: fixed,
+                moved: 0,
             },
         }
     }
@@ -538,6 +542,7 @@ mod tests {
                 covered: 1 << Fix::MapInvalidate as u8,
                 pinned: 0,
                 batched: 0,
+                moved: 0,
             },
         };
         let saved = savings(&[map, sync(0, 700, &[1])], End::Host(1, 800), NONE);

@@ -79,11 +79,18 @@ impl Graph {
                     n.end = n.end.saturating_add_signed(m.call.1);
                     (n.begin, n.ran, n.fresh) = (m.call.0, m.ran, false);
                     if let Some(d) = p.devices.iter_mut().find(|d| d.0 == n.device) {
-                        let class = match &self.labels.all[n.label as usize] {
-                            Label::Kernel(_) | Label::Transfer(Kind::Kernel, ..) => Class::Kernel,
-                            _ => Class::Transfer,
-                        };
-                        d.1.add(n.queue, n.ran.0, n.ran.1, class);
+                        let (q, (a, b)) = (n.queue, n.ran);
+                        match &self.labels.all[n.label as usize] {
+                            Label::Kernel(_) => d.1.add(q, a, b, Class::Kernel),
+                            // A launch that moves its arguments: the move first (a transfer, as
+                            // the device's transfer rows count it), then its kernel.
+                            Label::Transfer(Kind::Kernel, ..) => {
+                                let split = a.saturating_add(u64::from(n.dur.moved)).min(b);
+                                d.1.add(q, a, split, Class::Transfer);
+                                d.1.add(q, split, b, Class::Kernel);
+                            }
+                            _ => d.1.add(q, a, b, Class::Transfer),
+                        }
                     }
                 }
                 Whose::Sync(tid, i) => {

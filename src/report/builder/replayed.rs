@@ -108,9 +108,14 @@ impl Builder {
         if small(e) {
             covered |= 1 << Fix::Batched as u8;
         }
+        let moved = match replacing {
+            Some(p) if e.kind == Kind::Kernel => p.time(e).map_or(0, Durations::ns),
+            _ => 0,
+        };
         let mut dur = Durations {
             base: Durations::ns(base),
             covered,
+            moved,
             ..Durations::default()
         };
         if covered == 0 {
