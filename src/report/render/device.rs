@@ -88,7 +88,8 @@ pub(super) fn device_head(d: &DeviceReport) -> String {
 
 pub(super) fn best(d: &DeviceReport) -> String {
     if d.best_pinned_gbps.is_empty() {
-        return "best pinned: no pinned transfer of 1 MiB or more".into();
+        // Migrations and launches pull at their move's speed, not the link's: not counted.
+        return "best pinned: no pinned read, write, map or copy of 1 MiB or more".into();
     }
     let parts: Vec<String> = d
         .best_pinned_gbps
