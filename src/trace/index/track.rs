@@ -6,9 +6,9 @@
 //! Per slice the columns take 29 bytes: start (8), duration (4: durations of 2^32 ns or more, a
 //! few seconds, are kept apart), name id (4), colour (1), where its details are (8: the byte
 //! offset of its JSON event, or of its protobuf packet) and its command (4: the other side of an
-//! enqueue, found on a click). Every [`BLOCK`] slices share three aggregates (the latest end in
-//! the block and before it, the most telling colour), so that a window's first slice and a
-//! group's extent are found without walking every slice of it.
+//! enqueue, found on a click). Every [`BLOCK`] slices share two aggregates (the latest end in the
+//! block, and in it and every block before), so that a window's first slice and a group's extent
+//! are found without walking every slice of it.
 
 use rustc_hash::FxHashMap;
 
@@ -45,16 +45,20 @@ pub struct Track {
     colour: Vec<u8>,
     at: Vec<u64>,
     command: Vec<u32>,
-    /// Per block: its latest end, the latest end of it and every block before, and its most
-    /// telling colour (the least index: a path before a kernel, a wait, another call).
+    /// Per block: its latest end, and the latest end of it and every block before.
     block_end: Vec<u64>,
     block_reach: Vec<u64>,
-    block_colour: Vec<u8>,
 }
+
+/// Slices of a group whose colours are looked at: as the page's own drawing does, the most
+/// telling (the least index: a path before a kernel, a wait, another call) of its first few.
+const TELLING: usize = 8;
 
 /// What a view shows of a track in one pixel column (or a slice wide enough to be its own): the
 /// slices `first..first + count` (in start order) merged, from the earliest start to the latest
-/// end among them, in the most telling colour. A group of one is the slice itself.
+/// end among them, in the most telling colour of its first few ([`TELLING`]). A group of one is
+/// the slice itself. (The group of those begun before the view counts only those that reach into
+/// it, `first` the first of them.)
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Group {
     pub first: u32,
@@ -109,8 +113,6 @@ impl Track {
             reach = reach.max(end);
             t.block_end.push(end);
             t.block_reach.push(reach);
-            t.block_colour
-                .push(t.colour[lo..hi].iter().copied().min().unwrap_or(0));
         }
         t
     }
@@ -158,10 +160,6 @@ impl Track {
     /// The colours its slices take, each once.
     pub fn colours(&self) -> Vec<u8> {
         let mut seen = [false; 256];
-        for &c in &self.block_colour {
-            seen[c as usize] = true;
-        }
-        // A block's least colour hides the others: every slice is looked at, once per track.
         for &c in &self.colour {
             seen[c as usize] = true;
         }
@@ -175,9 +173,7 @@ impl Track {
 
     /// Bytes its columns and aggregates take.
     pub fn bytes(&self) -> usize {
-        self.len() * (8 + 4 + 4 + 1 + 8 + 4)
-            + self.block_end.len() * (8 + 8 + 1)
-            + self.long.len() * 16
+        self.len() * (8 + 4 + 4 + 1 + 8 + 4) + self.block_end.len() * (8 + 8) + self.long.len() * 16
     }
 
     /// The first slice that ends at or after `t` (none before it does): [`Track::len`] if none.
@@ -189,8 +185,9 @@ impl Track {
     }
 
     /// Of slices `lo..hi`, those that end at or after `from` (all of them for `None`): their
-    /// latest end, least colour, how many they are and the first of them, a block's aggregates
-    /// standing for its slices where the range covers it whole.
+    /// latest end, the most telling colour of the first [`TELLING`], how many they are and the
+    /// first of them, a block's aggregates standing for its slices where the range covers it
+    /// whole.
     fn extent(&self, lo: usize, hi: usize, from: Option<u64>) -> (u64, u8, u32, usize) {
         let (mut end, mut colour, mut count, mut first) = (0, u8::MAX, 0, usize::MAX);
         let mut i = lo;
@@ -198,11 +195,9 @@ impl Track {
             if i.is_multiple_of(BLOCK) && i + BLOCK <= hi {
                 let b = i / BLOCK;
                 match from {
-                    None => {
+                    None if count as usize >= TELLING => {
                         end = end.max(self.block_end[b]);
-                        colour = colour.min(self.block_colour[b]);
                         count += BLOCK as u32;
-                        first = first.min(i);
                         i += BLOCK;
                         continue;
                     }
@@ -211,13 +206,15 @@ impl Track {
                         i += BLOCK;
                         continue;
                     }
-                    Some(_) => {}
+                    _ => {}
                 }
             }
             let e = self.end(i);
             if from.is_none_or(|f| e >= f) {
                 end = end.max(e);
-                colour = colour.min(self.colour[i]);
+                if (count as usize) < TELLING {
+                    colour = colour.min(self.colour[i]);
+                }
                 count += 1;
                 first = first.min(i);
             }

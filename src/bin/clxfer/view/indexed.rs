@@ -59,7 +59,9 @@ impl Live {
     fn work(&self) {
         let live = self;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let indexed = index::open(&live.trace, threads, &live.read);
+        let format = clxfer::trace::format::Format::of_name(&live.trace);
+        let indexed = fits(live.size, format, available_memory())
+            .and_then(|()| index::open(&live.trace, threads, &live.read));
         let ms = live.began.elapsed().as_secs_f64() * 1000.0;
         let _ = live.indexed_ms.set(ms);
         match &indexed {
@@ -170,6 +172,46 @@ impl Live {
             }
         })
     }
+}
+
+/// Memory an index takes at most while it is built, per byte of trace: measured (docs/PERFORMANCE.md)
+/// about 0.37 for clxfer's JSON (~130 bytes an event) and 1.2 for protobuf (~40), with room.
+const NEED_PER_BYTE: [(clxfer::trace::format::Format, f64); 2] = [
+    (clxfer::trace::format::Format::Json, 0.5),
+    (clxfer::trace::format::Format::Perfetto, 1.5),
+];
+
+/// Whether indexing `size` bytes of trace in `format` fits in `available` bytes of memory (the
+/// one limit left: an index past it would have the server killed, and the page nothing); `None`:
+/// not known, tried.
+fn fits(
+    size: u64,
+    format: clxfer::trace::format::Format,
+    available: Option<u64>,
+) -> Result<(), String> {
+    let per = NEED_PER_BYTE
+        .iter()
+        .find(|(f, _)| *f == format)
+        .map_or(1.5, |(_, p)| *p);
+    let need = (size as f64 * per) as u64;
+    match available {
+        Some(free) if need > free => Err(format!(
+            "its index would take about {} of memory while it is built, and this machine has {} \
+             available. Open it in Perfetto (ui.perfetto.dev), or trace part of the run \
+             (CLXFER_TRACE_LIMIT_MIB, with CLXFER_TRACE_LIMIT_KEEP=last for its end)",
+            clxfer::units::bytes(need),
+            clxfer::units::bytes(free)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The memory available to new work (Linux's `MemAvailable`), if known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
 }
 
 /// A line on stderr, whoever reads it: one that no longer does (a closed pipe) is no failure
@@ -309,5 +351,25 @@ fn flows(x: &Indexed, view: View, kinds: Option<&str>) -> Value {
                 .collect();
             json!({"over": 0, "arrows": flat})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clxfer::trace::format::Format;
+
+    #[test]
+    fn an_index_past_the_memory_available_is_not_begun_and_says_why() {
+        let gib = 1u64 << 30;
+        assert_eq!(fits(2 * gib, Format::Json, Some(8 * gib)), Ok(()));
+        assert_eq!(fits(2 * gib, Format::Json, None), Ok(()));
+        let why = fits(20 * gib, Format::Json, Some(8 * gib)).unwrap_err();
+        assert!(
+            why.contains("10.0 GiB") && why.contains("8.00 GiB"),
+            "{why}"
+        );
+        assert!(fits(6 * gib, Format::Perfetto, Some(8 * gib)).is_err());
+        assert!(available_memory().is_some_and(|m| m > 0));
     }
 }
