@@ -264,8 +264,8 @@
   function readFile(file) {
     if (file.size > FILE_LIMIT) {
       return fail(`${file.name} (${(file.size / 1048576).toFixed(0)} MiB) is more than this page can ` +
-        'read (a browser holds at most 512 MiB of text): run `clxfer view` on it, which shows its ' +
-        'report, or open it in Perfetto (ui.perfetto.dev).');
+        'read (a browser holds at most 512 MiB of text): run `clxfer view` on it, which indexes it ' +
+        'and shows its timeline view by view, with its report.');
     }
     state.status = 'loading';
     file.text().then((t) => show(t, file.name), (e) => fail(`cannot read ${file.name}: ${e}`));

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// The most trace, bytes of JSON, handed to the page: Chromium's strings hold at most 512 MiB,
-/// and the page parses the trace whole.
+/// The most trace, bytes of JSON, handed to the page whole: Chromium's strings hold at most 512
+/// MiB, and the page parses the trace whole. Past it the trace is indexed (`view/indexed.rs`).
 const PAGE_LIMIT: u64 = 384 << 20;
 
 pub fn view(trace: &Path, port: u16) -> ExitCode {
