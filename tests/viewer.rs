@@ -85,7 +85,7 @@ fn slices_per_track(events: &[Value]) -> HashMap<(u64, u64), u64> {
     n
 }
 
-fn tracks_shown(timeline: &Value) -> HashMap<(u64, u64), u64> {
+fn tracks_shown(timeline: &Value) -> PerTrack {
     (timeline["tracks"].as_array().unwrap().iter())
         .map(|t| {
             let key = (t["pid"].as_u64().unwrap(), t["tid"].as_u64().unwrap());
@@ -101,9 +101,22 @@ fn serve(trace: &std::path::Path) -> (Child, String) {
 
 /// [`serve`] with `env` added; the lines before the URL's (what it says of the trace) are
 /// skipped. The caller kills and waits for the server.
-#[allow(clippy::zombie_processes)]
 fn serve_with(trace: &std::path::Path, env: &[(&str, &str)]) -> (Child, String) {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_clxfer"))
+    serve_by(
+        std::path::Path::new(env!("CARGO_BIN_EXE_clxfer")),
+        trace,
+        env,
+    )
+}
+
+/// [`serve_with`] by the `clxfer` at `bin`.
+#[allow(clippy::zombie_processes)]
+fn serve_by(
+    bin: &std::path::Path,
+    trace: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (Child, String) {
+    let mut server = Command::new(bin)
         .arg("view")
         .arg(trace)
         .envs(env.iter().copied())
@@ -223,11 +236,25 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
     let big_file = shots.join("big.json");
     let big_slices = big_trace(&big_file, 1_000_000);
 
+    // A file past the page's limit that cannot be read (a malformed event on its third line).
+    let unreadable = shots.join("unreadable.json");
+    let good = r#"{"name":"clxfer trace start","cat":"clxfer","ph":"i","pid":1,"tid":1,"ts":0,"s":"g","args":{"program":"x","pid":1}},"#;
+    std::fs::write(
+        &unreadable,
+        format!(
+            "[\n{good}\n{good}\n{{\"name\": tru}},\n{}",
+            format!("{good}\n").repeat(20)
+        ),
+    )
+    .unwrap();
+
     let (mut server, url) = serve(trace);
     let (mut big_server, big_url) = serve(&big_file);
-    // The demo trace again, as if more than the page could read.
+    // The demo trace again, as if more than the page could read whole: indexed.
     let (mut too_big_server, too_big_url) =
         serve_with(trace, &[("CLXFER_TEST_PAGE_LIMIT_KIB", "1")]);
+    let (mut unreadable_server, unreadable_url) =
+        serve_with(&unreadable, &[("CLXFER_TEST_PAGE_LIMIT_KIB", "1")]);
     let browser = root().join("tests/browser");
     let node = Command::new("node")
         .arg(browser.join("viewer.mjs"))
@@ -238,8 +265,14 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         .arg(trace)
         .arg(&big_url)
         .arg(&too_big_url)
+        .arg(&unreadable_url)
         .output();
-    for s in [&mut server, &mut big_server, &mut too_big_server] {
+    for s in [
+        &mut server,
+        &mut big_server,
+        &mut too_big_server,
+        &mut unreadable_server,
+    ] {
         let _ = s.kill();
         let _ = s.wait();
     }
@@ -261,18 +294,36 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         "the page logged errors"
     );
     assert_eq!(shown["status"], "ready", "{got}");
-    // Issue #59: a trace more than the page can read shows its report, and says why.
+    // Issue #59: a trace more than the page can read whole is drawn from `clxfer view`'s index,
+    // with its report, and the page says so.
     let too_big = &got["too_big"];
     assert_eq!(too_big["status"], "ready", "{too_big}");
+    assert_eq!(too_big["mode"], "indexed", "{too_big}");
+    assert_eq!(too_big["report"], "ready", "{too_big}");
     assert!(
         too_big["note"]
             .as_str()
-            .is_some_and(|n| n.contains("is more than this page can read")),
+            .is_some_and(|n| n.contains("is more than this page reads whole")),
         "{too_big}"
     );
     assert_eq!(too_big["summary"], true, "{too_big}");
     assert_eq!(too_big["findings"], true, "{too_big}");
-    assert_eq!(too_big["timeline"], false, "{too_big}");
+    assert_eq!(too_big["timeline"], true, "{too_big}");
+    // The same tracks, slices and colours as the page reading it whole (a compact trace: later
+    // slices of a class take its colour from its first), every slice in the first view.
+    assert_eq!(tracks_shown(too_big), slices_per_track(&events));
+    for t in too_big["tracks"].as_array().unwrap() {
+        assert_eq!(t["in_view"], t["slices"], "{t}");
+    }
+    assert_eq!(too_big["colours"], got["whole_colours"]);
+    // A file that cannot be read: the page says why.
+    let unreadable = &got["unreadable"];
+    assert_eq!(unreadable["status"], "error", "{unreadable}");
+    let why = unreadable["error"].as_str().unwrap_or("");
+    assert!(
+        why.contains("unreadable.json cannot be shown") && why.contains("line 4"),
+        "{unreadable}"
+    );
 
     // One point per transfer with a time, and the datasets hold them all; the caption accounts
     // for every transfer, plotted or not.
@@ -380,8 +431,25 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
                 && e["pid"].as_u64().unwrap() < 1 << 31
         })
         .unwrap();
-    for click in got["clicks"].as_array().unwrap() {
-        assert_eq!(click["command"].as_u64(), Some(command), "{click}");
+    // On the indexed page too: its details read again from the file by the server.
+    let indexed_clicks = too_big["clicks"].as_array().unwrap();
+    assert_eq!(indexed_clicks.len(), 2);
+    for click in indexed_clicks {
+        let details = click["details"].as_str().unwrap();
+        assert!(
+            details.contains(&format!("command: #{command}")),
+            "{details}"
+        );
+    }
+    for click in got["clicks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(indexed_clicks)
+    {
+        if click.get("command").is_some() {
+            assert_eq!(click["command"].as_u64(), Some(command), "{click}");
+        }
         let details = click["details"].as_str().unwrap();
         let a = &host["args"];
         let class = format!(
@@ -694,4 +762,712 @@ fn every_connection_is_answered_while_the_others_stay_open() {
     assert_eq!(answer(&mut missing).0, "HTTP/1.1 403 Forbidden");
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// A generated trace's tracks: (pid, tid) → complete slices.
+type PerTrack = HashMap<(u64, u64), u64>;
+
+/// What a generated trace holds, counted as it is written: each track's slices, per window asked
+/// for (ns, both ends in) the slices that overlap it, and one unit's slices.
+struct Generated {
+    tracks: PerTrack,
+    windows: Vec<PerTrack>,
+    pick: Picked,
+    bytes: u64,
+    events: u64,
+    end_ns: u64,
+}
+
+/// The chosen unit: its command, its host and device slices ((pid, tid), start and duration, ns),
+/// and its class's path and reason (empty for a kernel).
+#[derive(Clone, Copy, Debug, Default)]
+struct Picked {
+    command: u64,
+    host: ((u64, u64), u64, u64),
+    device: ((u64, u64), u64, u64),
+    path: &'static str,
+    reason: &'static str,
+}
+
+/// The first unit from `k` of `procs` ranks that is a staged transfer (whose class's members,
+/// its reason among them, were said by an earlier slice).
+fn staged_unit(mut k: u64, procs: u64) -> u64 {
+    while !(k / procs).is_multiple_of(3) || (k / procs) % 8 == 7 {
+        k += 1;
+    }
+    k
+}
+
+/// Text written fast enough in a debug build for a trace of gigabytes: pieces copied, numbers
+/// formatted by hand.
+struct Out {
+    buf: Vec<u8>,
+    file: std::fs::File,
+    bytes: u64,
+}
+
+impl Out {
+    fn s(&mut self, text: &str) -> &mut Self {
+        self.buf.extend_from_slice(text.as_bytes());
+        self
+    }
+
+    fn n(&mut self, mut v: u64) -> &mut Self {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&digits[i..]);
+        self
+    }
+
+    /// Microseconds, three decimals, of `ns`.
+    fn us(&mut self, ns: u64) -> &mut Self {
+        self.n(ns / 1000);
+        let f = ns % 1000;
+        self.buf.extend_from_slice(&[
+            b'.',
+            b'0' + (f / 100) as u8,
+            b'0' + (f / 10 % 10) as u8,
+            b'0' + (f % 10) as u8,
+        ]);
+        self
+    }
+
+    fn end(&mut self) {
+        self.buf.extend_from_slice(b",\n");
+        if self.buf.len() > 1 << 22 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        self.file.write_all(&self.buf).unwrap();
+        self.bytes += self.buf.len() as u64;
+        self.buf.clear();
+    }
+}
+
+/// A merged job's trace in clxfer's compact shape, one event a line, of `units` enqueues over
+/// `procs` ranks on two hosts' names: each rank two threads enqueueing in turn, 4 KiB to 1 MiB
+/// writes (staged or pinned; the first of each class carrying its members, later ones only their
+/// class) and now and then a kernel, each with its device slice on one of two queues, its arrow,
+/// and a status query after it. Written at about 100 MB/s even unoptimised; the windows' counts
+/// and the chosen unit (`pick`) are what the checks compare the viewer with.
+fn generate(
+    path: &std::path::Path,
+    units: u64,
+    procs: u64,
+    windows: &[(u64, u64)],
+    pick: u64,
+) -> Generated {
+    let mut o = Out {
+        buf: Vec::with_capacity(5 << 20),
+        file: std::fs::File::create(path).unwrap(),
+        bytes: 0,
+    };
+    let mut g = Generated {
+        tracks: HashMap::new(),
+        windows: vec![HashMap::new(); windows.len()],
+        pick: Picked::default(),
+        bytes: 0,
+        events: 0,
+        end_ns: 0,
+    };
+    let pid_of = |p: u64| 4200 + p * 100;
+    let dpid_of = |p: u64| (1u64 << 31) | (pid_of(p) << 8) | 1;
+    o.s("[\n");
+    for p in 0..procs {
+        let (pid, dpid) = (pid_of(p), dpid_of(p));
+        let meta = |o: &mut Out, name: &str, pid: u64, tid: u64, value: &str| {
+            o.s(r#"{"name":""#)
+                .s(name)
+                .s(r#"","cat":"__metadata","ph":"M","pid":"#)
+                .n(pid);
+            o.s(r#","tid":"#)
+                .n(tid)
+                .s(r#","ts":0,"args":{"name":""#)
+                .s(value)
+                .s(r#""}}"#);
+            o.end();
+        };
+        meta(
+            &mut o,
+            "process_name",
+            pid,
+            0,
+            &format!("big · rank {p} (node{p})"),
+        );
+        meta(&mut o, "thread_name", pid, pid, "big");
+        meta(&mut o, "thread_name", pid, pid + 1, "worker");
+        o.s(r#"{"name":"clxfer trace start","cat":"clxfer","ph":"i","pid":"#)
+            .n(pid)
+            .s(r#","tid":"#)
+            .n(pid);
+        o.s(r#","ts":0,"s":"g","args":{"program":"big","command_line":["big"],"pid":"#)
+            .n(pid);
+        o.s(r#","rank":"#)
+            .n(p)
+            .s(r#","ranks":"#)
+            .n(procs)
+            .s(r#","host":"node"#)
+            .n(p);
+        o.s(r#"","start_time":"2026-12-02T00:00:00Z","clxfer_version":"0.1.0","mode":"trace","options":{}}}"#);
+        o.end();
+        meta(
+            &mut o,
+            "process_name",
+            dpid,
+            0,
+            &format!("rank {p} · device #1 · Generated GPU"),
+        );
+        meta(
+            &mut o,
+            "thread_name",
+            dpid,
+            1024,
+            "queue #1 (in-order) · profiling forced",
+        );
+        meta(
+            &mut o,
+            "thread_name",
+            dpid,
+            1025,
+            "queue #2 (in-order) · profiling forced",
+        );
+        o.s(r#"{"name":"device info","cat":"clxfer","ph":"i","pid":"#)
+            .n(dpid);
+        o.s(r#","tid":1024,"ts":0,"s":"p","args":{"index":1,"name":"Generated GPU","vendor":"NVIDIA Corporation","type":"GPU","rules":"nvidia","auto_rules":"nvidia","global_mem_bytes":100000000000}}"#);
+        o.end();
+        g.events += 8;
+    }
+    let mut device_free = vec![[0u64; 2]; procs as usize];
+    let mut said = vec![[false; 6]; procs as usize];
+    let count = |g: &mut Generated, key: (u64, u64), start: u64, dur: u64| {
+        *g.tracks.entry(key).or_default() += 1;
+        for (w, &(from, to)) in windows.iter().enumerate() {
+            if start <= to && start + dur >= from {
+                *g.windows[w].entry(key).or_default() += 1;
+            }
+        }
+        g.end_ns = g.end_ns.max(start + dur);
+    };
+    for k in 0..units {
+        let (p, m) = (k % procs, k / procs);
+        let (pid, dpid) = (pid_of(p), dpid_of(p));
+        let (tid, q) = (pid + m % 2, m % 2);
+        let t = k * 5_000;
+        let command = m + 1;
+        let kernel = m % 8 == 7;
+        let (path, rule) = if m % 3 == 0 {
+            ("staged", "nvidia.pageable")
+        } else {
+            ("pinned", "nvidia.mapped")
+        };
+        let (class, dur) = if kernel {
+            (5 + q, 7_000)
+        } else {
+            let (bytes, gbps) =
+                [(4096u64, 2u64), (65536, 12), (1 << 20, 50), (262_144, 30)][(m % 4) as usize];
+            (1 + u64::from(path == "staged") * 2 + q, bytes / gbps)
+        };
+        let first = !std::mem::replace(&mut said[p as usize][class as usize - 1], true);
+        o.s(r#"{"name":""#);
+        o.s(if kernel {
+            "clEnqueueNDRangeKernel"
+        } else {
+            "clEnqueueWriteBuffer H2D "
+        });
+        if !kernel {
+            o.s(path);
+        }
+        o.s(r#"","cat":"enqueue","ph":"X","pid":"#)
+            .n(pid)
+            .s(r#","tid":"#)
+            .n(tid);
+        o.s(r#","ts":"#)
+            .us(t)
+            .s(r#","dur":2.500,"args":{"command":"#)
+            .n(command);
+        if !kernel {
+            o.s(r#","bytes":"#)
+                .n([4096u64, 65536, 1 << 20, 262_144][(m % 4) as usize]);
+        }
+        o.s(r#","class":"#).n(class);
+        if first && kernel {
+            o.s(r#","api":"clEnqueueNDRangeKernel","queue":"device #1 queue #"#)
+                .n(q + 1);
+            o.s(r#"","kernel":"scale","rules":"nvidia""#);
+        } else if first {
+            o.s(r#","api":"clEnqueueWriteBuffer","queue":"device #1 queue #"#)
+                .n(q + 1);
+            o.s(r#"","direction":"H2D","path":""#)
+                .s(path)
+                .s(r#"","blocking":false,"rules":"nvidia","reasons":["["#);
+            o.s(rule)
+                .s(r#"] generated"],"rule_ids":[""#)
+                .s(rule)
+                .s(r#""]"#);
+        }
+        o.s("}}");
+        o.end();
+        count(&mut g, (pid, tid), t, 2_500);
+        o.s(r#"{"name":"enqueue","cat":"enqueue","ph":"s","pid":"#)
+            .n(pid)
+            .s(r#","tid":"#)
+            .n(tid);
+        o.s(r#","ts":"#).us(t).s(r#","id":"#).n(k + 1).s("}");
+        o.end();
+        let free = &mut device_free[p as usize][q as usize];
+        let start = (*free).max(t + 3_000);
+        *free = start + dur;
+        o.s(r#"{"name":"enqueue","cat":"enqueue","ph":"f","pid":"#)
+            .n(dpid)
+            .s(r#","tid":"#)
+            .n(1024 + q);
+        o.s(r#","ts":"#)
+            .us(start)
+            .s(r#","bp":"e","id":"#)
+            .n(k + 1)
+            .s("}");
+        o.end();
+        o.s(r#"{"name":""#);
+        o.s(if kernel { "Kernel scale" } else { "Write H2D " });
+        if !kernel {
+            o.s(path);
+        }
+        o.s(r#"","cat":"enqueue","ph":"X","pid":"#)
+            .n(dpid)
+            .s(r#","tid":"#)
+            .n(1024 + q);
+        o.s(r#","ts":"#)
+            .us(start)
+            .s(r#","dur":"#)
+            .us(dur)
+            .s(r#","args":{"command":"#)
+            .n(command);
+        o.s(r#","queued_to_submit_us":1.500}}"#);
+        o.end();
+        count(&mut g, (dpid, 1024 + q), start, dur);
+        if k == pick {
+            g.pick = Picked {
+                command,
+                host: ((pid, tid), t, 2_500),
+                device: ((dpid, 1024 + q), start, dur),
+                path: if kernel { "" } else { path },
+                reason: if kernel { "" } else { rule },
+            };
+        }
+        o.s(r#"{"name":"clGetEventInfo","cat":"call","ph":"X","pid":"#)
+            .n(pid)
+            .s(r#","tid":"#)
+            .n(tid);
+        o.s(r#","ts":"#).us(t + 6_000).s(r#","dur":0.500}"#);
+        o.end();
+        count(&mut g, (pid, tid), t + 6_000, 500);
+        g.events += 5;
+    }
+    for p in 0..procs {
+        let pid = pid_of(p);
+        o.s(r#"{"name":"clxfer trace end","cat":"clxfer","ph":"i","pid":"#)
+            .n(pid)
+            .s(r#","tid":"#)
+            .n(pid);
+        o.s(r#","ts":"#).us(g.end_ns).s(r#","s":"g","args":{}}"#);
+        g.events += 1;
+        if p + 1 < procs {
+            o.end();
+        }
+    }
+    o.s("\n]\n");
+    o.flush();
+    g.bytes = o.bytes;
+    g
+}
+
+/// Not a check: writes a generated trace for measuring (docs/PERFORMANCE.md), to the path and of
+/// the units `CLXFER_GENERATE=PATH:UNITS` names (`cargo test --test viewer -- --ignored`).
+#[test]
+#[ignore]
+fn generate_a_trace_for_measuring() {
+    let Some(spec) = std::env::var_os("CLXFER_GENERATE") else {
+        return;
+    };
+    let spec = spec.to_string_lossy().to_string();
+    let (path, units) = spec.rsplit_once(':').expect("PATH:UNITS");
+    let began = std::time::Instant::now();
+    let g = generate(
+        std::path::Path::new(path),
+        units.parse().unwrap(),
+        2,
+        &[],
+        0,
+    );
+    eprintln!(
+        "{path}: {} bytes, {} events, {} slices in {:.1} s",
+        g.bytes,
+        g.events,
+        g.tracks.values().sum::<u64>(),
+        began.elapsed().as_secs_f64()
+    );
+}
+
+/// `GET /TOKEN/PATH` of the server at `url` (`http://ADDR/TOKEN/`, as `clxfer view` prints it),
+/// or `GET /PATH` without the token: the status line and the body.
+fn get(url: &str, path: &str, with_token: bool) -> (String, Vec<u8>) {
+    use std::io::Read;
+    let (addr, token) = (url.trim_start_matches("http://").trim_end_matches('/'))
+        .split_once('/')
+        .expect("a token in the URL");
+    let full = if with_token {
+        format!("/{token}/{path}")
+    } else {
+        format!("/{path}")
+    };
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
+    write!(s, "GET {full} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    s.read_to_end(&mut response).unwrap();
+    let at = (response.windows(4).position(|w| w == b"\r\n\r\n")).expect("a whole answer") + 4;
+    let status = String::from_utf8_lossy(&response[..at])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    (status, response[at..].to_vec())
+}
+
+/// [`get`] with the token, as JSON, which must be answered.
+fn get_json(url: &str, path: &str) -> Value {
+    let (status, body) = get(url, path, true);
+    assert!(
+        status.ends_with(" 200 OK"),
+        "{path}: {status} {}",
+        String::from_utf8_lossy(&body)
+    );
+    serde_json::from_slice(&body).unwrap()
+}
+
+/// Waits (without a bound: the test's own timeout ends a hang) for the server to have indexed
+/// its trace and computed the report, if `report`.
+fn indexed(url: &str, report: bool) -> Value {
+    loop {
+        let s = get_json(url, "status.json");
+        if s["index"]["done"] == true && (!report || s["report"]["done"] == true) {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The groups of one track's `slices` answer: (start µs, end µs, colour, count, first, name).
+fn groups(answer: &Value, track: usize) -> Vec<(f64, f64, u64, u64, u64, String)> {
+    let t = (answer["tracks"].as_array().unwrap().iter())
+        .find(|t| t["track"] == track)
+        .unwrap();
+    let g = t["groups"].as_array().unwrap();
+    g.chunks(6)
+        .map(|c| {
+            let name = match c[5].as_i64() {
+                Some(id) if id >= 0 => answer["names"][id.to_string()]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                _ => String::new(),
+            };
+            (
+                c[0].as_f64().unwrap(),
+                c[1].as_f64().unwrap(),
+                c[2].as_u64().unwrap(),
+                c[3].as_u64().unwrap(),
+                c[4].as_u64().unwrap(),
+                name,
+            )
+        })
+        .collect()
+}
+
+/// The track index of (pid, tid) in a `tracks` answer.
+fn track_index(tracks: &Value, (pid, tid): (u64, u64)) -> usize {
+    (tracks["tracks"].as_array().unwrap().iter())
+        .position(|t| t["pid"] == pid && t["tid"] == tid)
+        .unwrap_or_else(|| panic!("no track {pid}/{tid}"))
+}
+
+/// Issue #59: past the page's limit `clxfer view` indexes the trace, a protobuf trace directly,
+/// and both formats answer alike: the generator's tracks with their slices, every slice that
+/// overlaps a window counted in its groups (at most one a pixel), a slice's details read back
+/// whole (a compact slice with its class's members, a device slice with its host slice's words),
+/// and nothing without the token.
+#[test]
+fn an_indexed_trace_answers_alike_in_either_format() {
+    let dir = fresh_dir("viewer-index");
+    let json = dir.join("clxfer-gen-1.json");
+    let units = 6000;
+    let pick = staged_unit(3001, 2);
+    let t = pick * 5_000;
+    let (a, b) = (t - 40_000, t + 160_000);
+    let g = generate(&json, units, 2, &[(a + 1, b)], pick);
+    let check = clxfer::trace::check::check_file(&json).unwrap();
+    assert!(check.ok(), "{:?}", check.violations);
+    let pf = dir.join("clxfer-gen-1.pftrace");
+    let mut convert = command(env!("CARGO_BIN_EXE_clxfer"), Load::None);
+    convert.arg("convert").arg(&json).arg(&pf);
+    let r = run_cmd(convert, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let limit = [("CLXFER_TEST_PAGE_LIMIT_KIB", "1")];
+    let (mut js, json_url) = serve_with(&json, &limit);
+    let (mut ps, pf_url) = serve_with(&pf, &limit);
+    let mut answers = Vec::new();
+    for url in [&json_url, &pf_url] {
+        let served = get_json(url, "served.json");
+        assert_eq!(served["mode"], "indexed", "{served}");
+        indexed(url, false);
+        let tracks = get_json(url, "tracks");
+        let got: PerTrack = (tracks["tracks"].as_array().unwrap().iter())
+            .map(|t| {
+                (
+                    (t["pid"].as_u64().unwrap(), t["tid"].as_u64().unwrap()),
+                    t["count"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, g.tracks);
+        let ranks: Vec<(u64, &str)> = (tracks["processes"].as_array().unwrap().iter())
+            .map(|p| (p["rank"].as_u64().unwrap(), p["host"].as_str().unwrap()))
+            .collect();
+        assert_eq!(ranks, [(0, "node0"), (1, "node1")]);
+        // The whole trace at 1000 pixels, and the window: every slice that overlaps it, counted.
+        let end = g.end_ns as f64 / 1000.0;
+        let whole = get_json(url, &format!("slices?from=-1&to={}&px=1000", end + 1.0));
+        let near = format!(
+            "slices?from={}&to={}&px=800",
+            (a as f64 + 0.5) / 1000.0,
+            (b as f64 + 0.5) / 1000.0
+        );
+        let window = get_json(url, &near);
+        for (answer, want, px) in [(&whole, &g.tracks, 1000), (&window, &g.windows[0], 800)] {
+            for t in answer["tracks"].as_array().unwrap() {
+                let k = t["track"].as_u64().unwrap() as usize;
+                let key = (
+                    tracks["tracks"][k]["pid"].as_u64().unwrap(),
+                    tracks["tracks"][k]["tid"].as_u64().unwrap(),
+                );
+                assert_eq!(
+                    t["n"].as_u64().unwrap_or(0),
+                    want.get(&key).copied().unwrap_or(0),
+                    "{key:?}"
+                );
+                let counted: u64 = groups(answer, k).iter().map(|g| g.3).sum();
+                assert_eq!(counted, t["n"].as_u64().unwrap());
+                assert!(groups(answer, k).len() <= px + 2);
+            }
+        }
+        // The chosen enqueue, a group of its own in the window: its details, and its device
+        // slice's.
+        let p = g.pick;
+        let host_track = track_index(&tracks, p.host.0);
+        let host = (groups(&window, host_track).into_iter())
+            .find(|x| x.3 == 1 && (x.0 * 1000.0).round() as u64 == p.host.1)
+            .expect("the enqueue in the window");
+        let d = get_json(url, &format!("slice?track={host_track}&i={}", host.4));
+        let e = &d["event"];
+        assert_eq!(e["args"]["command"], p.command, "{d}");
+        assert_eq!(e["args"]["path"], p.path, "{d}");
+        assert_eq!(
+            e["args"]["reasons"][0],
+            format!("[{}] generated", p.reason),
+            "{d}"
+        );
+        assert_eq!(d["device"]["args"]["path"], p.path, "{d}");
+        assert_eq!(
+            d["device"]["ts"]
+                .as_f64()
+                .map(|t| (t * 1000.0).round() as u64),
+            Some(p.device.1),
+            "{d}"
+        );
+        assert!(
+            d["device"]["args"]["enqueue_to_start_us"]
+                .as_f64()
+                .is_some(),
+            "{d}"
+        );
+        answers.push((whole, window, d));
+        // Without the token: refused, whatever it asks for.
+        for path in ["tracks", "status.json", &near, "slice?track=0&i=0"] {
+            assert!(
+                get(url, path, false).0.ends_with(" 403 Forbidden"),
+                "{path}"
+            );
+        }
+    }
+    for s in [&mut js, &mut ps] {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    // Both formats, the same answers (names by their text: each index numbers its own).
+    let (j, p) = (&answers[0], &answers[1]);
+    for k in 0..g.tracks.len() {
+        assert_eq!(groups(&j.0, k), groups(&p.0, k), "track {k}");
+        assert_eq!(groups(&j.1, k), groups(&p.1, k), "track {k}");
+    }
+    assert_eq!(j.2["host"]["args"], p.2["host"]["args"]);
+    assert_eq!(j.2["device"]["args"], p.2["device"]["args"]);
+}
+
+/// A file removed when the test ends, passed or not.
+struct Gone(std::path::PathBuf);
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Issue #59: a trace of over 1 GiB (a merged job's, 2 ranks, 9 M events, generated) opens in
+/// Chromium from `clxfer view`'s index: the trace's tracks, labelled by rank; in the first view
+/// every slice of each, counted by the groups it is drawn in; a zoom asked for again; a window's
+/// slices exactly those of the trace that overlap it; a click on a merged group says how many
+/// it stands for, one on an enqueue and on its device slice gives their details; and the index
+/// answers nothing without the token. The release build indexes it (scripts/test builds it; the
+/// debug one takes minutes); the time to the first view is printed, not bounded (a loaded
+/// machine would make any bound flaky): docs/PERFORMANCE.md has the measurement.
+#[test]
+fn a_trace_of_over_a_gibibyte_opens_from_its_index() {
+    let bin = root().join("target/release/clxfer");
+    assert!(
+        bin.is_file(),
+        "{} missing: run `cargo build --release` (scripts/test does)",
+        bin.display()
+    );
+    let dir = fresh_dir("viewer-gibibyte");
+    let trace = dir.join("clxfer-big-merged.json");
+    let _gone = Gone(trace.clone());
+    let units = 1_800_000;
+    let pick = staged_unit(units / 2, 2);
+    let t = pick * 5_000;
+    let (a, b) = (t - 4_000, t + 16_000);
+    let began = std::time::Instant::now();
+    let g = generate(&trace, units, 2, &[(a + 1, b)], pick);
+    let generated = began.elapsed();
+    assert!(g.bytes > 1 << 30, "{} bytes", g.bytes);
+    let (mut server, url) = serve_by(&bin, &trace, &[]);
+    assert!(get(&url, "tracks", false).0.ends_with(" 403 Forbidden"));
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let p = g.pick;
+    let slice = |(key, start, dur): ((u64, u64), u64, u64)| serde_json::json!({"pid": key.0, "tid": key.1, "ts": us(start), "dur": us(dur)});
+    let plan = serde_json::json!({
+        "window": [(a as f64 + 0.5) / 1000.0, (b as f64 + 0.5) / 1000.0],
+        "clicks": [slice(p.host), slice(p.device)],
+        "merged": {"pid": p.host.0.0, "tid": p.host.0.1, "at": us(g.end_ns / 2)},
+    });
+    let shots = fresh_dir("viewer-gibibyte-screenshots");
+    let node = Command::new("node")
+        .arg(root().join("tests/browser/viewer.mjs"))
+        .arg("--indexed")
+        .arg(&url)
+        .arg(&shots)
+        .arg(plan.to_string())
+        .output();
+    let _ = server.kill();
+    let _ = server.wait();
+    let node = node.expect("node (scripts/setup installs it)");
+    eprint!("{}", String::from_utf8_lossy(&node.stderr));
+    assert!(
+        node.status.success(),
+        "the browser run failed:\n{}\n{}",
+        String::from_utf8_lossy(&node.stdout),
+        String::from_utf8_lossy(&node.stderr)
+    );
+    let got: Value = serde_json::from_slice(&node.stdout).unwrap();
+    assert_eq!(
+        got["errors"],
+        serde_json::json!([]),
+        "the page logged errors"
+    );
+    let first = &got["first"];
+    eprintln!(
+        "a {:.2} GiB trace of {} events (generated in {:.1} s): first view in {} ms from \
+         navigation (index {} ms)",
+        g.bytes as f64 / (1u64 << 30) as f64,
+        g.events,
+        generated.as_secs_f64(),
+        first["wall_ms"],
+        first["timings"]["index_ms"]
+    );
+    assert_eq!(first["status"], "ready", "{first}");
+    assert_eq!(first["mode"], "indexed", "{first}");
+    assert_eq!(first["timeline"], true, "{first}");
+    // The trace's tracks, every slice of each in the first view, each labelled by its rank.
+    assert_eq!(tracks_shown(first), g.tracks);
+    let rank = |pid: u64| {
+        let host = if pid >= 1 << 31 {
+            (pid >> 8) & 0x3f_ffff
+        } else {
+            pid
+        };
+        (host - 4200) / 100
+    };
+    for t in first["tracks"].as_array().unwrap() {
+        assert_eq!(t["in_view"], t["slices"], "{t}");
+        let name = t["name"].as_str().unwrap();
+        let pid = t["pid"].as_u64().unwrap();
+        assert!(
+            name.starts_with(&format!("rank {} · ", rank(pid))),
+            "{name}"
+        );
+    }
+    let title = first["title"].as_str().unwrap();
+    assert!(
+        title.contains("2 processes (ranks 0–1 of 2) on 2 hosts: node0, node1"),
+        "{title}"
+    );
+    // Zoomed by keys: asked again, fewer slices, groups bounded by the pixels.
+    let keyed = &got["keyed"];
+    let px = keyed["answered"]["px"].as_u64().unwrap();
+    let in_view: u64 = (keyed["tracks"].as_array().unwrap().iter())
+        .map(|t| t["in_view"].as_u64().unwrap())
+        .sum();
+    assert!(in_view < g.tracks.values().sum::<u64>(), "{keyed}");
+    for t in keyed["tracks"].as_array().unwrap() {
+        assert!(t["groups"].as_u64().unwrap() <= px + 2, "{t}");
+    }
+    // The window: exactly the slices of the trace that overlap it, per track.
+    let window = &got["window"];
+    for t in window["tracks"].as_array().unwrap() {
+        let key = (t["pid"].as_u64().unwrap(), t["tid"].as_u64().unwrap());
+        let want = g.windows[0].get(&key).copied().unwrap_or(0);
+        assert_eq!(t["in_view"].as_u64(), Some(want), "{key:?}: {t}");
+    }
+    // A merged group says how many slices it stands for.
+    let merged = got["merged"]["details"].as_str().unwrap();
+    assert!(
+        merged.contains(" slices") && merged.contains("zoom in"),
+        "{merged}"
+    );
+    // The enqueue and its device slice: the command, its classification (its class's reason,
+    // said by an earlier slice) and its device time.
+    let clicks = got["clicks"].as_array().unwrap();
+    assert_eq!(clicks.len(), 2);
+    for (i, c) in clicks.iter().enumerate() {
+        let d = c["details"].as_str().unwrap();
+        for want in [
+            format!("command: #{}", p.command),
+            format!("H2D {}", p.path),
+            format!("[{}] generated", p.reason),
+        ] {
+            assert!(d.contains(&want), "{want} not in {d}");
+        }
+        if i == 1 {
+            assert!(d.contains("enqueue to start:"), "{d}");
+        }
+    }
 }

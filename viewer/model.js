@@ -145,20 +145,34 @@ window.clxfer = window.clxfer || {};
         t.colors[j] = colorOf(e);
       }
       delete t.list;
-      const process = processNames.get(t.pid) || `pid ${t.pid}`;
-      const thread = threadNames.get(`${t.pid}/${t.tid}`) || `tid ${t.tid}`;
-      // Short enough for the label column; the whole name is in a slice's details.
-      const short = thread.split(' · ').filter((w) => !/^(profiling|untimed)/.test(w)).join(' · ');
-      // A rank of a parallel job names itself in its process (`prog · rank 3 (host)`, `rank 3 ·
-      // device #1 · …`): a merge of the ranks' traces keeps them apart.
-      const rank = (process.match(/\brank \d+/) || [''])[0];
-      const of = rank ? `${rank} · ` : '';
-      t.name = t.device
-        ? `${of}${process.replace(/^rank \d+ · /, '').replace(/ · .*/, '')} · ${short}`
-        : `${of}${thread} (${t.tid})`;
-      t.title = `${process} · ${thread}`;
+      Object.assign(t, trackName(t, processNames.get(t.pid), threadNames.get(`${t.pid}/${t.tid}`)));
     }
     return list;
+  }
+
+  // A track's label (short enough for the label column) and title (whole, for its details), from
+  // its process's and thread's names in the trace's metadata.
+  function trackName(t, processName, threadName) {
+    const process = processName || `pid ${t.pid}`;
+    const thread = threadName || `tid ${t.tid}`;
+    const short = thread.split(' · ').filter((w) => !/^(profiling|untimed)/.test(w)).join(' · ');
+    // A rank of a parallel job names itself in its process (`prog · rank 3 (host)`, `rank 3 ·
+    // device #1 · …`): a merge of the ranks' traces keeps them apart.
+    const rank = (process.match(/\brank \d+/) || [''])[0];
+    const of = rank ? `${rank} · ` : '';
+    const name = t.device
+      ? `${of}${process.replace(/^rank \d+ · /, '').replace(/ · .*/, '')} · ${short}`
+      : `${of}${thread} (${t.tid})`;
+    return { name, title: `${process} · ${thread}` };
+  }
+
+  // The trace's processes, each as its start event says: pid, program, and in a parallel job its
+  // rank, the job's ranks and its host.
+  function processes(events) {
+    return events.filter((e) => e && e.name === 'clxfer trace start').map((e) => {
+      const a = e.args || {};
+      return { pid: a.pid ?? e.pid, program: a.program, rank: a.rank, ranks: a.ranks, host: a.host };
+    });
   }
 
   // Arrows: each flow's start (`s`) and end (`f`), matched by name and id, as (time, track)
@@ -268,8 +282,9 @@ window.clxfer = window.clxfer || {};
         commands.set(a.command, c);
       }
     });
-    return { events, tracks: list, flows: flows(events, trackIndex), commands, start, end, ...transfers(events) };
+    return { events, tracks: list, flows: flows(events, trackIndex), commands, start, end, processes: processes(events),
+      ...transfers(events) };
   }
 
-  Object.assign(ns, { PATHS, KINDS, COLORS, COLOR, DEVICE_PID_BASE, parse, build, lowerBound });
+  Object.assign(ns, { PATHS, KINDS, COLORS, COLOR, DEVICE_PID_BASE, parse, build, lowerBound, trackName });
 })(window.clxfer);

@@ -7,6 +7,10 @@
 // narrower than a pixel, the first in a column is drawn and the rest are skipped by a binary
 // search to the next column, so a frame costs the canvas's width (times log n) per track, not
 // the trace's size. Arrows are drawn only while at most ARROWS of them are in view.
+//
+// A trace `clxfer view` has indexed (remote.js) is drawn from the server's answer for the view:
+// the same one rectangle per pixel column, merged there, each saying how many slices it stands
+// for. A new view is drawn at once from the last answer, then again when its own comes.
 'use strict';
 
 (function (ns) {
@@ -44,6 +48,9 @@
       this.ctx = this.canvas.getContext('2d');
       this.selected = null;
       this.hiddenArrows = 0;
+      // Indexed: the latest view's answer, and the one asked for.
+      this.win = null;
+      this.asking = null;
       this.reset();
       this.listen();
     }
@@ -118,13 +125,25 @@
       window.addEventListener('resize', () => this.draw());
     }
 
-    // The slice under (px, py) in canvas pixels: (track, slice), or null.
+    // The slice under (px, py) in canvas pixels: (track, slice), or null; indexed, the group
+    // under it: (track, group).
     hit(px, py) {
       const ti = Math.floor((py - AXIS) / ROW);
       const t = this.model.tracks[ti];
       if (!t || px < LABELS) return null;
       const at = this.timeAt(px);
       const slop = 2 / this.width() * (this.view.end - this.view.start);
+      if (this.model.indexed) {
+        const w = this.win && this.win.tracks[ti];
+        if (!w) return null;
+        let found = null;
+        for (const g of w.groups) {
+          if (g.start > at + slop) break;
+          // A single slice before a merged group that covers it too.
+          if (g.end >= at - slop && (!found || found.count > 1 || g.count === 1)) found = g;
+        }
+        return found && { track: ti, group: found };
+      }
       let j = ns.lowerBound(t.starts, at + slop) - 1;
       for (; j >= 0 && t.reach[j] >= at - slop; j--) {
         if (t.starts[j] <= at + slop && t.ends[j] >= at - slop) return { track: ti, slice: j };
@@ -147,6 +166,17 @@
       return { x: r.left + this.x((s + e) / 2), y: r.top + AXIS + at.track * ROW + ROW / 2 };
     }
 
+    // Shows the view from `from` to `to` (µs).
+    goTo(from, to) {
+      this.view = { start: from, end: to };
+      this.draw();
+    }
+
+    // Where time `t` (µs) on track `ti` is on the canvas (CSS pixels from its corner).
+    point(ti, t) {
+      return { x: this.x(t), y: AXIS + ti * ROW + ROW / 2 };
+    }
+
     select(hit) {
       this.selected = hit;
       this.draw();
@@ -155,26 +185,63 @@
       if (!hit) return;
       const m = this.model;
       const t = m.tracks[hit.track];
+      if (m.indexed) {
+        const g = hit.group;
+        if (g.count > 1) {
+          this.title(`${g.count} slices`);
+          this.add('track:', t.title);
+          this.add('from:', `${time(g.start)} to ${time(g.end)}: each narrower than a pixel here; zoom in to tell them apart`);
+          return;
+        }
+        this.title(g.name || '');
+        this.add('details:', 'reading…');
+        const asked = hit;
+        m.details(hit.track, g.first).then((d) => {
+          if (this.selected !== asked) return;
+          this.details.replaceChildren();
+          this.show(d.event, t, d.host, d.device);
+          this.shown = d;
+        }, (e) => {
+          if (this.selected !== asked) return;
+          this.details.replaceChildren();
+          this.title(g.name || '');
+          this.add('details:', `not at hand: ${e.message}`);
+        });
+        return;
+      }
       const e = m.events[t.idx[hit.slice]];
       const a = e.args || {};
-      const add = (label, text) => {
-        const row = document.createElement('div');
-        const l = document.createElement('span');
-        l.className = 'label';
-        l.textContent = label;
-        row.append(l, ' ', String(text));
-        this.details.append(row);
-      };
-      const h = document.createElement('div');
-      h.className = 'title';
-      h.textContent = e.name;
-      this.details.append(h);
-      add('track:', t.title);
-      add('start:', `${time(e.ts)} (from the trace's start), lasting ${time(e.dur || 0)}`);
       // A command's classification is on its host slice; its device time on its device slice.
       const c = a.command ? m.commands.get(a.command) : null;
       const host = c && c.host ? m.events[m.tracks[c.host.track].idx[c.host.slice]] : (t.device ? null : e);
       const dev = c && c.device ? m.events[m.tracks[c.device.track].idx[c.device.slice]] : null;
+      this.show(e, t, host, dev);
+    }
+
+    title(text) {
+      const h = document.createElement('div');
+      h.className = 'title';
+      h.textContent = text;
+      this.details.append(h);
+    }
+
+    add(label, text) {
+      const row = document.createElement('div');
+      const l = document.createElement('span');
+      l.className = 'label';
+      l.textContent = label;
+      row.append(l, ' ', String(text));
+      this.details.append(row);
+    }
+
+    // A slice's details: `e` on track `t`, with its command's host and device slices (events read
+    // back whole; either may be null).
+    show(e, t, host, dev) {
+      const a = e.args || {};
+      const add = (label, text) => this.add(label, text);
+      this.title(e.name);
+      add('track:', t.title);
+      add('start:', `${time(e.ts)} (from the trace's start), lasting ${time(e.dur || 0)}`);
       const ha = (host && host.args) || {};
       if (a.command) add('command:', `#${a.command}${ha.api ? ' · ' + ha.api : ''}${ha.queue ? ' on ' + ha.queue : ''}`);
       if (ha.path) {
@@ -186,7 +253,8 @@
         (ha.reasons || []).forEach((r, i) => add(i ? '' : 'reasons:', r));
       }
       if (ha.kernel) add('kernel:', ha.kernel);
-      if (host && host !== e) add('host call:', `${time(host.dur || 0)} at ${time(host.ts)}`);
+      const same = host && host.ts === e.ts && host.name === e.name && host.pid === e.pid;
+      if (host && !same) add('host call:', `${time(host.dur || 0)} at ${time(host.ts)}`);
       if (dev) {
         const da = dev.args || {};
         const gbps = da.device_gbps !== undefined ? `, ${da.device_gbps} GB/s` : '';
@@ -199,6 +267,38 @@
       if (a.waited_for) add('waited for:', a.waited_for.map((n) => '#' + n).join(' '));
       if (a.finished_up_to !== undefined) add('finished up to:', '#' + a.finished_up_to);
       if (ha.waits) add('waits for:', ha.waits.map((n) => '#' + n).join(' '));
+    }
+
+    // Indexed: what the view is asked for by, and whether its answer is the one drawn.
+    key() {
+      const v = this.view;
+      const on = Object.entries(this.arrows).filter(([, x]) => x).map(([k]) => k).join(',');
+      return `${v.start}/${v.end}/${Math.round(this.width())}/${on}`;
+    }
+
+    settled() { return !this.model.indexed || (!!this.win && this.win.key === this.key() && !this.asking); }
+
+    // Indexed: asks the server for the view drawn (one question at a time; the latest view is
+    // asked for when an answer comes).
+    ask() {
+      const key = this.key();
+      if ((this.win && this.win.key === key) || this.asking) return;
+      const v = this.view;
+      const began = performance.now();
+      this.asking = key;
+      this.model.window(v.start, v.end, this.width(), this.arrows).then((win) => {
+        this.asking = null;
+        win.key = key;
+        win.ms = performance.now() - began;
+        this.win = win;
+        this.error = null;
+        this.draw();
+        if (this.onWindow) this.onWindow(win);
+      }, (e) => {
+        this.asking = null;
+        this.error = e.message;
+        if (this.onWindow) this.onWindow(null);
+      });
     }
 
     draw() {
@@ -251,6 +351,11 @@
         g.beginPath();
         g.rect(LABELS, y, w, ROW);
         g.clip();
+        if (m.indexed) {
+          visits += this.drawGroups(g, ti, y, w, scale);
+          g.restore();
+          return;
+        }
         let j = ns.lowerBound(t.reach, start);
         let lastPx = -1;
         while (j < t.count) {
@@ -288,12 +393,13 @@
         }
         g.restore();
       });
-      // The selected slice.
+      // The selected slice (or group).
       if (this.selected) {
         const t = m.tracks[this.selected.track];
         const j = this.selected.slice;
-        const x0 = this.x(t.starts[j]);
-        const x1 = Math.max(this.x(t.ends[j]), x0 + 2);
+        const gr = this.selected.group;
+        const x0 = this.x(gr ? gr.start : t.starts[j]);
+        const x1 = Math.max(this.x(gr ? gr.end : t.ends[j]), x0 + 2);
         g.strokeStyle = '#000';
         g.lineWidth = 2;
         g.strokeRect(x0, AXIS + this.selected.track * ROW + 1, x1 - x0, ROW - 2);
@@ -303,20 +409,58 @@
       this.drawMs = performance.now() - began;
       this.drawVisits = visits;
       this.drawWidth = w;
+      if (m.indexed) this.ask();
       if (this.onDraw) this.onDraw();
+    }
+
+    // Indexed: track `ti`'s groups in the last answer, drawn at the view's scale (the answer may
+    // be of the view before: a pan or zoom draws at once, then again with its own). Returns how
+    // many were drawn.
+    drawGroups(g, ti, y, w, scale) {
+      const got = this.win && this.win.tracks[ti];
+      if (!got) return 0;
+      const { start } = this.view;
+      let lastPx = -Infinity;
+      for (const gr of got.groups) {
+        const x0 = (gr.start - start) * scale;
+        const x1 = (gr.end - start) * scale;
+        g.fillStyle = ns.COLORS[gr.color];
+        if (x1 - x0 < 1) {
+          const px = Math.floor(Math.max(x0, 0));
+          if (px > lastPx) g.fillRect(LABELS + px, y + 2, 1, ROW - 4);
+          lastPx = Math.max(lastPx, px);
+          continue;
+        }
+        const left = Math.max(x0, -1);
+        const width = Math.min(x1, w + 1) - left;
+        g.fillRect(LABELS + left, y + 2, width, ROW - 4);
+        lastPx = Math.max(lastPx, Math.floor(x1));
+        if (width > 40) {
+          g.fillStyle = '#111';
+          const text = gr.count === 1 ? gr.name : `${gr.count} slices`;
+          g.fillText(text || '', LABELS + left + 3, y + ROW / 2, width - 6);
+        }
+      }
+      return got.groups.length;
     }
 
     drawArrows(g, cssW) {
       const { start, end } = this.view;
-      const inView = [];
-      // Flows are sorted by their earlier end; those in view start before the view's end.
-      for (const f of this.model.flows) {
-        if (Math.min(f.t0, f.t1) > end) break;
-        if (Math.max(f.t0, f.t1) < start || this.arrows[f.name] === false) continue;
-        inView.push(f);
-        if (inView.length > ARROWS) break;
+      let inView = [];
+      if (this.model.indexed) {
+        // The server's: those in the answer's view, or how many past ARROWS.
+        inView = (this.win && this.win.flows) || [];
+        this.hiddenArrows = (this.win && this.win.over) || 0;
+      } else {
+        // Flows are sorted by their earlier end; those in view start before the view's end.
+        for (const f of this.model.flows) {
+          if (Math.min(f.t0, f.t1) > end) break;
+          if (Math.max(f.t0, f.t1) < start || this.arrows[f.name] === false) continue;
+          inView.push(f);
+          if (inView.length > ARROWS) break;
+        }
+        this.hiddenArrows = inView.length > ARROWS ? inView.length : 0;
       }
-      this.hiddenArrows = inView.length > ARROWS ? inView.length : 0;
       if (this.hiddenArrows) return;
       g.save();
       g.beginPath();
@@ -340,10 +484,17 @@
       g.restore();
     }
 
-    // What tests and the page's caption read.
+    // What tests and the page's caption read (indexed: with each track's slices in the answer
+    // drawn, and that answer's view).
     summary() {
+      const win = this.win;
       return {
-        tracks: this.model.tracks.map((t) => ({ pid: t.pid, tid: t.tid, name: t.name, slices: t.count })),
+        tracks: this.model.tracks.map((t, i) => ({ pid: t.pid, tid: t.tid, name: t.name, slices: t.count,
+          ...(this.model.indexed ? { in_view: win && win.tracks[i] ? win.tracks[i].n : null,
+            groups: win && win.tracks[i] ? win.tracks[i].groups.length : null } : {}) })),
+        indexed: !!this.model.indexed,
+        answered: win ? { from: win.from, to: win.to, px: win.px, ms: win.ms } : null,
+        settled: this.settled(),
         view: { ...this.view },
         drawMs: this.drawMs,
         drawVisits: this.drawVisits,

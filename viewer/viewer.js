@@ -63,6 +63,51 @@
     caption(model, drawn);
   }
 
+  // What the header says of the trace's processes: one's program and pid, or a merge's count,
+  // ranks and hosts (`clxfer merge` of a job's ranks), and whose report the page shows.
+  function whose(processes, report, name) {
+    const ps = processes || [];
+    if (ps.length <= 1) {
+      const p = report || ps[0];
+      return { title: p ? `${p.program} (pid ${p.pid}) · ${name}` : name, line: '' };
+    }
+    const programs = [...new Set(ps.map((p) => p.program).filter(Boolean))];
+    const ranks = ps.map((p) => p.rank).filter((r) => r !== undefined && r !== null).sort((a, b) => a - b);
+    const of = ps.map((p) => p.ranks).find((r) => r !== undefined && r !== null);
+    const hosts = [...new Set(ps.map((p) => p.host).filter(Boolean))];
+    const contiguous = ranks.length > 1 && ranks.every((r, i) => i === 0 || r === ranks[i - 1] + 1);
+    const rankText = !ranks.length ? '' : ` (rank${ranks.length > 1 ? 's' : ''} ` +
+      `${contiguous ? `${ranks[0]}–${ranks[ranks.length - 1]}` : ranks.join(', ')}${of ? ` of ${of}` : ''})`;
+    const hostText = hosts.length ? ` on ${hosts.length === 1 ? 'host' : `${hosts.length} hosts:`} ${hosts.join(', ')}` : '';
+    const title = `${programs.join(', ')} · ${ps.length} processes${rankText}${hostText} · ${name}`;
+    let line = `${ps.length} processes${rankText}${hostText}.`;
+    if (report) {
+      const first = ps.find((p) => p.pid === report.pid) || ps[0];
+      const place = first.rank !== undefined && first.rank !== null ? `rank ${first.rank}${first.host ? ` on ${first.host}` : ''}, ` : '';
+      line += ` The report below is the first process's (${report.program}, ${place}pid ${report.pid}): \`clxfer report\` gives each.`;
+    }
+    return { title, line };
+  }
+
+  function showWhose(processes, report, name) {
+    const w = whose(processes, report, name);
+    $('title').textContent = w.title;
+    $('processes').textContent = w.line;
+    $('processes').hidden = !w.line;
+    state.whose = w;
+  }
+
+  // The report's parts of the page: the header, the findings, the per-device charts.
+  function drawReport(report) {
+    state.report = report;
+    $('summary-section').hidden = false;
+    state.header = ns.header.draw($('summary'), report);
+    drawFindings(report);
+    $('devices-section').hidden = false;
+    $('devices').replaceChildren();
+    state.charts.push(...ns.deviceBars($('devices'), report));
+  }
+
   function drawTimeline(model) {
     $('timeline-section').hidden = false;
     const t = new ns.Timeline($('timeline'), $('details'), model);
@@ -82,8 +127,15 @@
     [...used].sort((a, b) => a - b).forEach((c) => key(ns.COLORS[c], names[c]));
     const note = () => {
       const s = t.summary();
-      $('timeline-note').textContent = s.hiddenArrows ?
-        `Arrows hidden: over ${s.hiddenArrows - 1} in view; zoom in to see them.` : '';
+      let text = s.hiddenArrows ? `Arrows hidden: over ${s.hiddenArrows - 1} in view; zoom in to see them.` : '';
+      if (model.indexed && t.win) {
+        const n = t.win.tracks.reduce((a, x) => a + (x ? x.n : 0), 0);
+        const drawn = t.win.tracks.reduce((a, x) => a + (x ? x.groups.length : 0), 0);
+        text = `This view: ${n.toLocaleString('en')} slices, drawn as ${drawn.toLocaleString('en')} ` +
+          'rectangles (those narrower than a pixel merged per pixel column; a click on one says how ' +
+          `many it stands for). ${text}`;
+      }
+      $('timeline-note').textContent = text;
     };
     t.onDraw = note;
     for (const name of ['enqueue', 'wait', 'race']) {
@@ -181,7 +233,8 @@
     const built = performance.now();
     state.name = name;
     state.report = report;
-    $('title').textContent = report ? `${report.program} (pid ${report.pid}) · ${name}` : name;
+    state.mode = model ? 'whole' : 'report';
+    showWhose(model && model.processes, report, name);
     if (report) {
       $('summary-section').hidden = false;
       state.header = ns.header.draw($('summary'), report);
@@ -211,8 +264,8 @@
   function readFile(file) {
     if (file.size > FILE_LIMIT) {
       return fail(`${file.name} (${(file.size / 1048576).toFixed(0)} MiB) is more than this page can ` +
-        'read (a browser holds at most 512 MiB of text): run `clxfer view` on it, which shows its ' +
-        'report, or open it in Perfetto (ui.perfetto.dev).');
+        'read (a browser holds at most 512 MiB of text): run `clxfer view` on it, which indexes it ' +
+        'and shows its timeline view by view, with its report.');
     }
     state.status = 'loading';
     file.text().then((t) => show(t, file.name), (e) => fail(`cannot read ${file.name}: ${e}`));
@@ -259,7 +312,89 @@
     }, offline);
   }
 
-  function load({ trace, report, name, note }) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  // A trace `clxfer view` has indexed (too large to read whole): the timeline as soon as the index
+  // is done, drawn from the server's answers (remote.js); the report when computed; where the
+  // index failed, why, with the report beside it.
+  async function loadIndexed({ report, name, note }) {
+    state.status = 'loading';
+    state.mode = 'indexed';
+    state.name = name;
+    state.note = note;
+    $('error').hidden = true;
+    $('hint').hidden = true;
+    for (const id of SECTIONS) $(id).hidden = true;
+    $('title').textContent = name;
+    let s;
+    for (;;) {
+      try {
+        s = await ns.serverStatus();
+      } catch (e) {
+        return fail(`cannot reach the server that served this page: ${e.message}`);
+      }
+      if (s.index.done) break;
+      const read = s.total ? Math.floor(100 * s.read / s.total) : 0;
+      say(`${note} Indexing ${name}: ${read}% read…`);
+      await sleep(150);
+    }
+    state.index = s.index;
+    let model = null;
+    if (s.index.error) {
+      state.note = `${name} cannot be shown on this page: ${s.index.error}. Its report is below ` +
+        'where it could be computed.';
+      say(state.note, true);
+    } else {
+      try {
+        model = await ns.remote.open();
+      } catch (e) {
+        return fail(`cannot load the index of ${name}: ${e.message}`);
+      }
+      state.model = model;
+      showWhose(model.processes, null, name);
+      drawTimeline(model);
+      while (!state.timeline.settled()) {
+        if (state.timeline.error) return fail(`cannot load a view of ${name}: ${state.timeline.error}`);
+        await sleep(20);
+      }
+      state.timings = { index_ms: s.index.ms, first_view_ms: performance.now() };
+      state.status = 'ready';
+      say(`${note} The report is being computed…`);
+    }
+    // The report, once the server has computed it.
+    for (;;) {
+      try {
+        s = await ns.serverStatus();
+      } catch (e) {
+        return fail(`cannot reach the server that served this page: ${e.message}`);
+      }
+      if (s.report.done) break;
+      await sleep(300);
+    }
+    if (s.report.error) {
+      state.reportStatus = 'error';
+      if (!model) return fail(`${state.note} No report either: ${s.report.error}`);
+      say(`${note} No report: ${s.report.error}`, true);
+      return;
+    }
+    try {
+      const r = await fetch(report, { cache: 'no-store' });
+      if (!r.ok) throw new Error(`HTTP ${r.status}`);
+      drawReport(await r.json());
+    } catch (e) {
+      return fail(`cannot load ${report}: ${e.message}`);
+    }
+    showWhose(model ? model.processes : [], state.report, name);
+    state.reportStatus = 'ready';
+    say(model ? note : state.note, !model);
+    state.status = 'ready';
+  }
+
+  function load({ mode, trace, report, name, note }) {
+    if (mode === 'indexed') {
+      loadIndexed({ report, name, note });
+      return;
+    }
     state.status = 'loading';
     // A trace too large for the page (`clxfer view` says why): its report alone, and why.
     if (!trace && report) {

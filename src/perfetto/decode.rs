@@ -23,9 +23,10 @@ struct Track {
     global: bool,
 }
 
-/// One sequence's interning tables.
+/// One sequence's interning tables (the index of a trace keeps each sequence's, to read a
+/// packet's args again: `crate::trace::index`).
 #[derive(Default)]
-struct Interned {
+pub struct Interned {
     names: FxHashMap<u64, String>,
     categories: FxHashMap<u64, String>,
     keys: FxHashMap<u64, String>,
@@ -98,6 +99,47 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+impl Interned {
+    /// A packet's `InternedData`, added.
+    pub fn add(&mut self, b: &[u8]) -> Result<(), Malformed> {
+        for field in wire::fields(b) {
+            let (n, v) = field?;
+            let table = match n {
+                i::NAMES => &mut self.names,
+                i::CATEGORIES => &mut self.categories,
+                i::ANNOTATION_NAMES => &mut self.keys,
+                i::STRINGS => &mut self.strings,
+                _ => continue,
+            };
+            let (mut iid, mut name) = (0, String::new());
+            for entry in wire::fields(v.bytes()) {
+                match entry? {
+                    (i::IID, v) => iid = v.uint(),
+                    (i::TEXT, v) => name = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            table.insert(iid, name);
+        }
+        Ok(())
+    }
+
+    /// An event name's text.
+    pub fn name(&self, iid: u64) -> Option<&str> {
+        self.names.get(&iid).map(String::as_str)
+    }
+
+    /// An annotation name's text.
+    pub fn key(&self, iid: u64) -> Option<&str> {
+        self.keys.get(&iid).map(String::as_str)
+    }
+
+    /// An interned string value.
+    pub fn string(&self, iid: u64) -> Option<&str> {
+        self.strings.get(&iid).map(String::as_str)
+    }
+}
+
 impl Decoder {
     fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Event)) -> Result<(), Malformed> {
         let (mut seq, mut flags) = (0, 0);
@@ -139,27 +181,7 @@ impl Decoder {
     }
 
     fn intern(&mut self, seq: u64, b: &[u8]) -> Result<(), Malformed> {
-        let tables = self.sequences.entry(seq).or_default();
-        for field in wire::fields(b) {
-            let (n, v) = field?;
-            let table = match n {
-                i::NAMES => &mut tables.names,
-                i::CATEGORIES => &mut tables.categories,
-                i::ANNOTATION_NAMES => &mut tables.keys,
-                i::STRINGS => &mut tables.strings,
-                _ => continue,
-            };
-            let (mut iid, mut name) = (0, String::new());
-            for entry in wire::fields(v.bytes()) {
-                match entry? {
-                    (i::IID, v) => iid = v.uint(),
-                    (i::TEXT, v) => name = text(v.bytes()),
-                    _ => {}
-                }
-            }
-            table.insert(iid, name);
-        }
-        Ok(())
+        self.sequences.entry(seq).or_default().add(b)
     }
 
     /// A track descriptor: the track, and the metadata events for its name and order.
@@ -336,7 +358,7 @@ impl Decoder {
 
 /// A debug annotation: its name (empty for an array's value) and its value as JSON (an empty
 /// dictionary or array reads as `null`: the wire does not tell them apart).
-fn annotation(tables: &Interned, b: &[u8]) -> Result<(String, Value), Malformed> {
+pub fn annotation(tables: &Interned, b: &[u8]) -> Result<(String, Value), Malformed> {
     let mut key = String::new();
     let mut value = Value::Null;
     let (mut dict, mut array) = (None::<Map<String, Value>>, None::<Vec<Value>>);

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compact;
 pub mod convert;
 pub mod format;
+pub mod index;
 pub mod many;
 pub mod merge;
 pub mod read;

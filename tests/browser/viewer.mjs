@@ -2,12 +2,16 @@
 // the Perfetto button with no internet, a malformed file, a report, the page opened from disk)
 // and reports what it showed, as JSON on stdout; tests/viewer.rs checks it against the trace and
 // its report.
-// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE TRACE_FILE [BIG_URL] [TOO_BIG_URL]
+// Usage: node viewer.mjs URL SCREENSHOT_DIR MALFORMED_FILE REPORT_FILE TRACE_FILE [BIG_URL] [TOO_BIG_URL] [UNREADABLE_URL]
+//        node viewer.mjs --indexed URL SCREENSHOT_DIR PLAN   (a trace `clxfer view` has indexed: PLAN,
+//        JSON, names a window to show and the slices to click; see indexedRun below)
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const [url, shots, malformed, reportFile, traceFile, bigUrl, tooBigUrl] = process.argv.slice(2);
+const indexedMode = process.argv[2] === '--indexed';
+const [url, shots, malformed, reportFile, traceFile, bigUrl, tooBigUrl, unreadableUrl] =
+  process.argv.slice(indexedMode ? 3 : 2);
 const page_ = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../viewer/index.html');
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -38,6 +42,78 @@ async function open(page, url, timeout) {
   }
 }
 
+// What an indexed page shows: its timeline's tracks (with the slices each holds and those the
+// view's answer stands for), title, note and processes line.
+const indexedShown = (p) => p.evaluate(() => {
+  const s = window.clxferViewer;
+  const t = s.timeline;
+  const sum = t ? t.summary() : null;
+  return {
+    status: s.status, mode: s.mode, error: s.error, note: s.note, timings: s.timings, report: s.reportStatus || null,
+    title: document.getElementById('title').textContent,
+    processes: document.getElementById('processes').textContent,
+    status_line: document.getElementById('status').textContent,
+    timeline: !document.getElementById('timeline-section').hidden,
+    summary: !document.getElementById('summary-section').hidden,
+    findings: !document.getElementById('findings-section').hidden,
+    tracks: sum && sum.tracks, answered: sum && sum.answered, view: sum && sum.view,
+    colours: t ? t.model.tracks.map((x) => [...x.colors].sort((a, b) => a - b)) : null,
+    legend: [...document.querySelectorAll('#timeline-legend span')].map((e) => e.innerText),
+  };
+});
+
+// Shows the view from `from` to `to` (µs) and waits for its answer.
+async function goTo(p, from, to) {
+  await p.evaluate(([a, b]) => window.clxferViewer.timeline.goTo(a, b), [from, to]);
+  await p.waitForFunction(() => window.clxferViewer.timeline.settled(), null, { timeout: 120000 });
+}
+
+// Clicks time `at` (µs) on track (pid, tid) with the mouse and waits for the details.
+async function clickAt(p, pid, tid, at) {
+  const pos = await p.evaluate(([pid_, tid_, at_]) => {
+    const t = window.clxferViewer.timeline;
+    const ti = t.model.tracks.findIndex((x) => x.pid === pid_ && x.tid === tid_);
+    return ti < 0 ? null : t.point(ti, at_);
+  }, [pid, tid, at]);
+  if (!pos) return { details: null };
+  await p.locator('#timeline canvas').click({ position: pos });
+  await p.waitForFunction(() => {
+    const d = document.getElementById('details');
+    return !d.hidden && !d.innerText.includes('reading…');
+  }, null, { timeout: 120000 });
+  return p.evaluate(() => ({ details: document.getElementById('details').innerText,
+    selected: window.clxferViewer.timeline.selected && window.clxferViewer.timeline.selected.group }));
+}
+
+// Clicks slice {pid, tid, ts, dur} (µs) of an indexed page, zoomed so that it is wide.
+async function clickSlice(p, s) {
+  const span = Math.max(s.dur * 6, 2);
+  await goTo(p, s.ts + s.dur / 2 - span / 2, s.ts + s.dur / 2 + span / 2);
+  return clickAt(p, s.pid, s.tid, s.ts + s.dur / 2);
+}
+
+// A trace `clxfer view` has indexed: the first view (its time from navigation), a zoom by keys,
+// the window PLAN names (`window`: [from, to] µs), and a click on each of PLAN's `clicks` ({pid,
+// tid, ts, dur} µs) and on a merged group (`merged`: {pid, tid, at} at the first view).
+async function indexedRun(page, url, plan) {
+  const opened = await open(page, url, 600000);
+  const first = await indexedShown(page);
+  first.wall_ms = opened.ms;
+  await page.screenshot({ path: `${shots}/indexed-first.png` });
+  const merged = plan.merged ? await clickAt(page, plan.merged.pid, plan.merged.tid, plan.merged.at) : null;
+  await page.locator('#timeline canvas').focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('w');
+  await page.waitForFunction(() => window.clxferViewer.timeline.settled(), null, { timeout: 120000 });
+  const keyed = await indexedShown(page);
+  await goTo(page, plan.window[0], plan.window[1]);
+  const windowed = await indexedShown(page);
+  await page.locator('#timeline-section').screenshot({ path: `${shots}/indexed-window.png` });
+  const clicks = [];
+  for (const c of plan.clicks) clicks.push(await clickSlice(page, c));
+  await page.locator('#timeline-section').screenshot({ path: `${shots}/indexed-click.png` });
+  return { first, merged, keyed, window: windowed, clicks };
+}
+
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   // No internet here, and none assumed: ui.perfetto.dev is unreachable for certain.
@@ -48,6 +124,13 @@ try {
   // The Perfetto probe's refusal (the route above) is logged by the browser itself.
   page.on('console', (m) => m.type() === 'error' && !m.text().includes('ERR_INTERNET_DISCONNECTED') && errors.push(m.text()));
   page.on('requestfailed', (r) => r.url().startsWith('https://ui.perfetto.dev') || errors.push(`request failed: ${r.url()}`));
+  if (indexedMode) {
+    const plan = JSON.parse(malformed);
+    const got = await indexedRun(page, url, plan);
+    console.log(JSON.stringify({ ...got, errors }));
+    await browser.close();
+    process.exit(0);
+  }
   // The bare URL `clxfer view` prints.
   await open(page, url, 60000);
   const shown = await page.evaluate(() => {
@@ -121,6 +204,19 @@ try {
     }));
   }
   await page.locator('#timeline-section').screenshot({ path: `${shots}/timeline.png` });
+  // The command's host and device slices (µs), to click on the indexed page below.
+  const sides = await page.evaluate((id) => {
+    const m = window.clxferViewer.model;
+    const c = m.commands.get(id);
+    const at = (x) => {
+      const t = m.tracks[x.track];
+      const e = m.events[t.idx[x.slice]];
+      return { pid: t.pid, tid: t.tid, ts: e.ts, dur: e.dur || 0 };
+    };
+    return [at(c.host), at(c.device)];
+  }, command);
+  // Each track's colours, as the indexed page's are compared with them.
+  const wholeColours = await page.evaluate(() => window.clxferViewer.timeline.model.tracks.map((t) => [...new Set(t.colors)].sort((a, b) => a - b)));
 
   // The tooltip over the most crowded spot of the scatter stays inside the chart.
   await page.locator('#points').scrollIntoViewIfNeeded();
@@ -214,23 +310,33 @@ try {
     await p.screenshot({ path: `${shots}/viewer-big.png` });
     await p.close();
   }
-  // A trace more than the page can read: its report, and why.
+  // The same trace as if more than the page could read whole: drawn from the server's index,
+  // its report beside; the chosen command's host and device slices clicked.
   let tooBig = null;
   if (tooBigUrl) {
     const p = await context.newPage();
     p.on('pageerror', (e) => errors.push(`too big: ${e.message}`));
     await open(p, tooBigUrl, 90000);
-    tooBig = await p.evaluate(() => ({
+    await p.waitForFunction(() => window.clxferViewer.reportStatus, null, { timeout: 120000 });
+    tooBig = await indexedShown(p);
+    tooBig.clicks = [];
+    for (const side of sides) tooBig.clicks.push(await clickSlice(p, side));
+    await p.screenshot({ path: `${shots}/viewer-indexed.png`, fullPage: true });
+    await p.close();
+  }
+  // A file that cannot be read, past the page's limit: the page says why.
+  let unreadable = null;
+  if (unreadableUrl) {
+    const p = await context.newPage();
+    await open(p, unreadableUrl, 90000);
+    unreadable = await p.evaluate(() => ({
       status: window.clxferViewer.status,
-      note: document.getElementById('status').textContent,
-      summary: !document.getElementById('summary-section').hidden,
-      findings: !document.getElementById('findings-section').hidden,
-      timeline: !document.getElementById('timeline-section').hidden,
+      error: document.getElementById('error').hidden ? null : document.getElementById('error').textContent,
     }));
     await p.close();
   }
   console.log(JSON.stringify({
-    too_big: tooBig, shown, zoom: { before, keyed, wheeled, reset }, clicks, command, tip, perfetto, pages_open: pagesOpen,
+    too_big: tooBig, unreadable, whole_colours: wholeColours, shown, zoom: { before, keyed, wheeled, reset }, clicks, command, tip, perfetto, pages_open: pagesOpen,
     malformed: malformedShown, report: reportShown, from_disk: fromDisk, big, errors,
   }));
 } finally {
