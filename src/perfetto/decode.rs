@@ -140,11 +140,23 @@ impl Interned {
     }
 }
 
-impl Decoder {
-    fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Event)) -> Result<(), Malformed> {
+/// A trace packet's fields as clxfer's readers of protobuf take them (this decoder, and the
+/// viewer's index, `crate::trace::index::proto`): its sequence, whether it clears the sequence's
+/// interned state, its parts, and its timestamp's fields.
+pub struct Packet<'a> {
+    pub seq: u64,
+    pub cleared: bool,
+    pub interned: Option<&'a [u8]>,
+    pub event: Option<&'a [u8]>,
+    pub descriptor: Option<&'a [u8]>,
+    stamp: Stamp<'a>,
+}
+
+impl<'a> Packet<'a> {
+    pub fn of(b: &'a [u8]) -> Result<Packet<'a>, Malformed> {
         let (mut seq, mut flags) = (0, 0);
         let (mut interned, mut event, mut descriptor) = (None, None, None);
-        let mut stamp: Stamp = (None, None, None, None);
+        let mut stamp: Stamp<'a> = (None, None, None, None);
         for field in wire::fields(b) {
             let (n, v) = field?;
             if clocks::field(&mut stamp, n, &v) {
@@ -159,22 +171,42 @@ impl Decoder {
                 _ => {}
             }
         }
-        if flags & p::INCREMENTAL_STATE_CLEARED != 0 {
+        Ok(Packet {
+            seq,
+            cleared: flags & p::INCREMENTAL_STATE_CLEARED != 0,
+            interned,
+            event,
+            descriptor,
+            stamp,
+        })
+    }
+
+    /// Its timestamp on its sequence's `clocks`, which it may describe: a timestamp on a clock
+    /// the trace never described is taken as it is.
+    pub fn ts(&self, clocks: &mut Clocks) -> Result<u64, Malformed> {
+        let stamp = &self.stamp;
+        clocks.packet(stamp.2, stamp.3)?;
+        Ok(stamp
+            .0
+            .map_or(0, |t| clocks.resolve(t, stamp.1).unwrap_or(t)))
+    }
+}
+
+impl Decoder {
+    fn packet(&mut self, b: &[u8], out: &mut impl FnMut(Event)) -> Result<(), Malformed> {
+        let packet = Packet::of(b)?;
+        let seq = packet.seq;
+        if packet.cleared {
             self.sequences.insert(seq, Interned::default());
         }
-        let clocks = self.clocks.entry(seq).or_default();
-        clocks.packet(stamp.2, stamp.3)?;
-        // A timestamp on a clock the trace never described is taken as it is.
-        let ts = stamp
-            .0
-            .map_or(0, |t| clocks.resolve(t, stamp.1).unwrap_or(t));
-        if let Some(b) = interned {
+        let ts = packet.ts(self.clocks.entry(seq).or_default())?;
+        if let Some(b) = packet.interned {
             self.intern(seq, b)?;
         }
-        if let Some(b) = descriptor {
+        if let Some(b) = packet.descriptor {
             self.describe(b, out)?;
         }
-        if let Some(b) = event {
+        if let Some(b) = packet.event {
             self.event(seq, ts, b, out)?;
         }
         Ok(())

@@ -8,8 +8,9 @@ use crate::vocab::schema as s;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-/// A host slice's keys that vary per call; the rest of a class's first slice are its members.
-const PER_CALL: &[&str] = &[
+/// A host slice's keys that vary per call; the rest of a class's first slice are its members (any
+/// other key makes a slice its class's first: the viewer's index, `super::index::colour`).
+pub const PER_CALL: &[&str] = &[
     s::CLASS.name,
     s::COMMAND.name,
     s::WAITS.name,

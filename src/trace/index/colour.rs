@@ -2,8 +2,6 @@
 //! transfer by its path, a kernel, a wait, another call; the index keeps one byte per slice, the
 //! position of its colour's word in [`WORDS`], which the page maps to its own colours.
 
-use crate::vocab::schema as s;
-
 /// The colours' words: the paths (docs/RULES.md's words, in the page's order), then the other
 /// kinds of slice.
 pub const WORDS: [&str; 12] = [
@@ -30,21 +28,8 @@ pub const CALL: u8 = 11;
 const WAITS: [&str; 2] = ["clFinish", "clWaitForEvents"];
 
 /// A host slice's keys that vary per call; any other key makes it its class's first slice, which
-/// carries the class's members (docs/TRACE.md, *Compact*; `super::super::compact`).
-pub const PER_CALL: [&str; 12] = [
-    s::CLASS.name,
-    s::COMMAND.name,
-    s::WAITS.name,
-    s::WAITS_UNKNOWN.name,
-    s::AFTER.name,
-    s::AFTER_ALL.name,
-    s::BYTES.name,
-    s::HOST_PTR.name,
-    s::PROJECTED_US.name,
-    s::PROJECTED_GBPS.name,
-    s::HOST_GBPS.name,
-    s::REGION.name,
-];
+/// carries the class's members (docs/TRACE.md, *Compact*).
+pub use super::super::compact::PER_CALL;
 
 /// The colour of a path's word, if it is one.
 pub fn of_path(path: &[u8]) -> Option<u8> {

@@ -9,8 +9,8 @@
 use super::colour;
 use super::part::{Colouring, Part, kept};
 use crate::event::{self, Event, FlowId, Kind, Meta};
-use crate::perfetto::clocks::{self, Clocks, Stamp};
-use crate::perfetto::decode::{Interned, annotation};
+use crate::perfetto::clocks::Clocks;
+use crate::perfetto::decode::{Interned, Packet, annotation};
 use crate::perfetto::fields::{self as f, annotation as a, event as ev, packet as p, track as t};
 use crate::perfetto::wire::{self, Malformed};
 use rustc_hash::FxHashMap;
@@ -155,41 +155,22 @@ pub fn args(tables: &Interned, event: &[u8]) -> Result<event::Args, Malformed> {
 
 impl Reader {
     fn packet(&mut self, b: &[u8], at: u64) -> Result<(), Malformed> {
-        let (mut seq, mut flags) = (0, 0);
-        let (mut interned, mut event, mut descriptor) = (None, None, None);
-        let mut stamp: Stamp = (None, None, None, None);
-        for field in wire::fields(b) {
-            let (n, v) = field?;
-            if clocks::field(&mut stamp, n, &v) {
-                continue;
-            }
-            match n {
-                p::SEQUENCE_ID => seq = v.uint(),
-                p::SEQUENCE_FLAGS => flags = v.uint(),
-                p::INTERNED_DATA => interned = Some(v.bytes()),
-                p::TRACK_EVENT => event = Some(v.bytes()),
-                p::TRACK_DESCRIPTOR => descriptor = Some(v.bytes()),
-                _ => {}
-            }
-        }
-        if flags & p::INCREMENTAL_STATE_CLEARED != 0 {
+        let packet = Packet::of(b)?;
+        let seq = packet.seq;
+        if packet.cleared {
             let gens = self.tables.sequences.entry(seq).or_default();
             gens.push((at, Interned::default()));
             self.name_ids.retain(|(s, _), _| *s != seq);
             self.key_kinds.remove(&seq);
         }
-        let clocks = self.clocks.entry(seq).or_default();
-        clocks.packet(stamp.2, stamp.3)?;
-        let ts = stamp
-            .0
-            .map_or(0, |t| clocks.resolve(t, stamp.1).unwrap_or(t));
-        if let Some(b) = interned {
+        let ts = packet.ts(self.clocks.entry(seq).or_default())?;
+        if let Some(b) = packet.interned {
             self.tables.current(seq).add(b)?;
         }
-        if let Some(b) = descriptor {
+        if let Some(b) = packet.descriptor {
             self.describe(b)?;
         }
-        if let Some(b) = event {
+        if let Some(b) = packet.event {
             self.event(seq, ts, b, at)?;
         }
         Ok(())
