@@ -11,8 +11,10 @@
 #   CLXFER_TEST_CALLBACKS=off); own-profiling, own-events, own-callbacks (the storm timing itself,
 #   no clxfer: what the driver charges); *-every:N (a small command timed in N instead of by the
 #   budget: CLXFER_TEST_SAMPLE_EVERY); any of them +nocb (no completion callbacks:
-#   CLXFER_TEST_CALLBACKS=off) or +norace (no race check: CLXFER_RACES=off), norace last. A configuration ending in `@NAME` runs the same with
-#   .gpu/libclxfer-NAME.so (another build to compare with, packed beside), in the same rounds.
+#   CLXFER_TEST_CALLBACKS=off) or +norace (no race check: CLXFER_RACES=off), norace last; +proto
+#   (CLXFER_FORMAT=perfetto) and +shm (the trace in /dev/shm) before them. A configuration ending
+#   in `@NAME` runs the same with .gpu/libclxfer-NAME.so (another build to compare with, packed
+#   beside), in the same rounds; `~X` before it sets CLXFER_ABL=X (what an ablation build reads).
 set -uo pipefail
 G="$PWD/.gpu"
 chmod +x "$G"/* 2>/dev/null
@@ -26,9 +28,12 @@ for round in $(seq "$ROUNDS"); do
   for run in $CONFIGS; do
     a=() lib="$G/libclxfer.so" cfg=${run%@*}
     [[ $run == *@* ]] && lib="$G/libclxfer-${run##*@}.so"
-    x=()
-    [[ $cfg == *+norace ]] && x=(CLXFER_RACES=off) cfg=${cfg%+norace}
+    x=() dir=/tmp/t
+    [[ $cfg == *~* ]] && x=(CLXFER_ABL=${cfg##*~}) cfg=${cfg%~*}
+    [[ $cfg == *+norace ]] && x+=(CLXFER_RACES=off) cfg=${cfg%+norace}
     [[ $cfg == *+nocb ]] && x+=(CLXFER_TEST_CALLBACKS=off) cfg=${cfg%+nocb}
+    [[ $cfg == *+shm ]] && dir=/dev/shm/clxfer-t cfg=${cfg%+shm}
+    [[ $cfg == *+proto ]] && x+=(CLXFER_FORMAT=perfetto) cfg=${cfg%+proto}
     case $cfg in
       none) e=();;
       own-*) e=(); a=("${cfg#own-}");;
@@ -39,8 +44,9 @@ for round in $(seq "$ROUNDS"); do
       *) e=(CLXFER_MODE=$cfg);;
     esac
     [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$lib" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}" "${x[@]}")
-    rm -f /tmp/t/*
-    out=$(env "${e[@]}" CLXFER_DIR=/tmp/t timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
+    rm -rf /tmp/t/* /dev/shm/clxfer-t
+    mkdir -p "$dir"
+    out=$(env "${e[@]}" CLXFER_DIR="$dir" timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
     echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
     [[ $round == 1 ]] && echo "$out" | grep "^toggle" >&2
     [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost\|records dropped" -A4 /tmp/t/report.txt | sed "s/^/  $run: /" >&2
