@@ -38,13 +38,15 @@ for threads in (1, 4, 16):
     if not os.path.exists(path):
         continue
     us, cpu = collections.defaultdict(dict), collections.defaultdict(dict)
-    writer = collections.defaultdict(dict)
+    writer, driver = collections.defaultdict(dict), collections.defaultdict(dict)
     for line in open(path):
         p = line.split()
         if len(p) >= 6 and p[2] == "us_per_enqueue":
             us[p[1]][int(p[0])], cpu[p[1]][int(p[0])] = float(p[3]), float(p[5])
             if len(p) >= 8 and p[6] == "writer_cpu_us_per_enqueue":
                 writer[p[1]][int(p[0])] = float(p[7])
+            if len(p) >= 10 and p[8] == "driver_enqueue_us":
+                driver[p[1]][int(p[0])] = float(p[9])
     none, own = us["none"], us.get("own-events", {})
     rounds = len(none)
     # The run-to-run noise of no clxfer: half the spread between the quartiles of none's
@@ -54,7 +56,7 @@ for threads in (1, 4, 16):
     print(f"{threads} thread(s), {rounds} rounds; none's round-to-round difference, "
           f"interquartile: {q[0]:+.2f} .. {q[2]:+.2f} us")
     print(f"  {'configuration':22}{'median':>9}{'min':>8}{'paired':>9}{'paired min':>11}"
-          f"{'vs own-events':>15}{'caller CPU paired':>19}{'writer CPU':>12}")
+          f"{'vs own-events':>15}{'caller CPU paired':>19}{'writer CPU':>12}{'in driver':>11}")
     for c, v in us.items():
         rs = [r for r in v if r in none]
         paired = [v[r] - none[r] for r in rs]
@@ -64,7 +66,8 @@ for threads in (1, 4, 16):
               f"{statistics.median(paired):+9.2f}{min(paired):+11.2f}"
               f"{(statistics.median(vs_own) if vs_own else float('nan')):+15.2f}"
               f"{statistics.median(cp):+19.2f}"
-              f"{(statistics.median(writer[c].values()) if writer[c] else 0):12.2f}")
+              f"{(statistics.median(writer[c].values()) if writer[c] else 0):12.2f}"
+              f"{(statistics.median(driver[c].values()) if driver[c] else float('nan')):11.1f}")
 PY
     ;;
 *)

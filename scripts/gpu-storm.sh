@@ -2,7 +2,9 @@
 # The storm's cost on NVIDIA (docs/PERFORMANCE.md, "NVIDIA H200"): 4 KiB write/read/map/unmap
 # enqueues through the machine's default loader (CUDA's) with clxfer preloaded, in interleaved
 # rounds of each configuration; prints one line per run ("ROUND CONFIG us_per_enqueue N
-# cpu_us_per_enqueue C") and, per configuration, the medians and the medians of each round's
+# cpu_us_per_enqueue C writer_cpu_us_per_enqueue W", and "driver_enqueue_us D" where the run's
+# report gives the enqueues' time in the driver) and, per configuration, the medians and the
+# medians of each round's
 # difference to no clxfer. Runs on the device machine in the repository root with .gpu/ packed by
 # `scripts/gpu-truth pack`.
 #   ROUNDS (7), THREADS (1), ENQUEUES per thread (200000), CONFIGS (below) choose the runs:
@@ -47,7 +49,12 @@ for round in $(seq "$ROUNDS"); do
     rm -rf /tmp/t/* /dev/shm/clxfer-t
     mkdir -p "$dir"
     out=$(env "${e[@]}" CLXFER_DIR="$dir" timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
-    echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')"
+    # The report's "enqueue's own cost": the mean time the program's non-blocking enqueues that
+    # stage nothing spent inside the driver, µs (where the driver's own calls wait for its lock).
+    driver=$(tr -s ' \n' ' ' < /tmp/t/report.txt 2>/dev/null \
+      | grep -oE "enqueue's own cost \([0-9.]+ (ns|µs|ms) per call" | head -1 \
+      | awk '{v=substr($4, 2); u=$5; if (u=="ns") v/=1000; if (u=="ms") v*=1000; print "driver_enqueue_us", v}')
+    echo "$round $run $(echo "$out" | grep us_per_enqueue | tr '\n' ' ')$driver"
     [[ $round == 1 ]] && echo "$out" | grep "^toggle" >&2
     [[ $round == 1 && -f /tmp/t/report.txt ]] && grep -h "own cost\|records dropped" -A4 /tmp/t/report.txt | sed "s/^/  $run: /" >&2
   done
