@@ -10,6 +10,12 @@ mod report;
 mod run;
 mod view;
 
+/// Reading a trace allocates for every event, on one thread, and frees on another
+/// (`trace::read`'s pipeline): mimalloc makes that cheap where glibc's arenas made the pipeline
+/// slower than one thread. The layer keeps the program's allocator.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{CommandFactory, Parser, Subcommand};
 use clxfer::config;
 use clxfer::report::Output;
