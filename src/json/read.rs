@@ -72,22 +72,22 @@ impl<'de> Deserialize<'de> for Raw {
 
 struct RawVisitor;
 
-/// A key, read without a copy where the text has no escapes.
-struct Key(Option<&'static str>);
+/// A key, borrowed from the text where it has no escapes (it is then matched by [`Top::slot`]).
+struct Key<'de>(std::borrow::Cow<'de, str>);
 
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
         struct V;
-        impl Visitor<'_> for V {
-            type Value = Key;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a key")
             }
-            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
-                const KEYS: [&str; 11] = [
-                    "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "s", "bp", "args",
-                ];
-                Ok(Key(KEYS.into_iter().find(|&known| known == k)))
+            fn visit_borrowed_str<E: de::Error>(self, k: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(k.into()))
+            }
+            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key<'de>, E> {
+                Ok(Key(k.to_owned().into()))
             }
         }
         d.deserialize_str(V)
@@ -102,7 +102,7 @@ impl<'de> Visitor<'de> for RawVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
         let mut top = Top::default();
         while let Some(Key(k)) = map.next_key()? {
-            match k.and_then(|k| top.slot(k)) {
+            match top.slot(&k) {
                 Some(slot) => *slot = Some(map.next_value()?),
                 None => drop(map.next_value::<IgnoredAny>()?),
             }
