@@ -317,6 +317,17 @@
   // A trace `clxfer view` has indexed (too large to read whole): the timeline as soon as the index
   // is done, drawn from the server's answers (remote.js); the report when computed; where the
   // index failed, why, with the report beside it.
+  // The server's status once `done` holds of it, asked every `ms` (`waiting` hears each answer
+  // before); a failed request throws.
+  async function statusWhen(done, ms, waiting = () => {}) {
+    for (;;) {
+      const s = await ns.serverStatus();
+      if (done(s)) return s;
+      waiting(s);
+      await sleep(ms);
+    }
+  }
+
   async function loadIndexed({ report, name, note }) {
     state.status = 'loading';
     state.mode = 'indexed';
@@ -326,17 +337,15 @@
     $('hint').hidden = true;
     for (const id of SECTIONS) $(id).hidden = true;
     $('title').textContent = name;
+    const unreachable = (e) => fail(`cannot reach the server that served this page: ${e.message}`);
     let s;
-    for (;;) {
-      try {
-        s = await ns.serverStatus();
-      } catch (e) {
-        return fail(`cannot reach the server that served this page: ${e.message}`);
-      }
-      if (s.index.done) break;
-      const read = s.total ? Math.floor(100 * s.read / s.total) : 0;
-      say(`${note} Indexing ${name}: ${read}% read…`);
-      await sleep(150);
+    try {
+      s = await statusWhen((s) => s.index.done, 150, (s) => {
+        const read = s.total ? Math.floor(100 * s.read / s.total) : 0;
+        say(`${note} Indexing ${name}: ${read}% read…`);
+      });
+    } catch (e) {
+      return unreachable(e);
     }
     state.index = s.index;
     let model = null;
@@ -362,14 +371,10 @@
       say(`${note} The report is being computed…`);
     }
     // The report, once the server has computed it.
-    for (;;) {
-      try {
-        s = await ns.serverStatus();
-      } catch (e) {
-        return fail(`cannot reach the server that served this page: ${e.message}`);
-      }
-      if (s.report.done) break;
-      await sleep(300);
+    try {
+      s = await statusWhen((s) => s.report.done, 300);
+    } catch (e) {
+      return unreachable(e);
     }
     if (s.report.error) {
       state.reportStatus = 'error';
