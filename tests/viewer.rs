@@ -203,6 +203,26 @@ fn big_trace(path: &std::path::Path, events: usize) -> u64 {
     slices
 }
 
+/// What tests/browser/viewer.mjs answered, once it ran and the page logged no error; its own
+/// account (a try that stalled and was made again) is shown first, with any failure below.
+fn browser_answer(node: std::io::Result<std::process::Output>) -> Value {
+    let node = node.expect("node (scripts/setup installs it)");
+    eprint!("{}", String::from_utf8_lossy(&node.stderr));
+    assert!(
+        node.status.success(),
+        "the browser run failed:\n{}\n{}",
+        String::from_utf8_lossy(&node.stdout),
+        String::from_utf8_lossy(&node.stderr)
+    );
+    let got: Value = serde_json::from_slice(&node.stdout).unwrap();
+    assert_eq!(
+        got["errors"],
+        serde_json::json!([]),
+        "the page logged errors"
+    );
+    got
+}
+
 #[test]
 fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings() {
     let out = fresh_dir("viewer-trace");
@@ -276,23 +296,8 @@ fn the_viewer_shows_where_the_time_went_every_transfer_and_the_report_s_findings
         let _ = s.kill();
         let _ = s.wait();
     }
-    let node = node.expect("node (scripts/setup installs it)");
-    // The browser script's own account (a try that stalled and was made again), shown with any
-    // failure below.
-    eprint!("{}", String::from_utf8_lossy(&node.stderr));
-    assert!(
-        node.status.success(),
-        "the browser run failed:\n{}\n{}",
-        String::from_utf8_lossy(&node.stdout),
-        String::from_utf8_lossy(&node.stderr)
-    );
-    let got: Value = serde_json::from_slice(&node.stdout).unwrap();
+    let got = browser_answer(node);
     let shown = &got["shown"];
-    assert_eq!(
-        got["errors"],
-        serde_json::json!([]),
-        "the page logged errors"
-    );
     assert_eq!(shown["status"], "ready", "{got}");
     // Issue #59: a trace more than the page can read whole is drawn from `clxfer view`'s index,
     // with its report, and the page says so.
@@ -1380,20 +1385,7 @@ fn a_trace_of_over_a_gibibyte_opens_from_its_index() {
         .output();
     let _ = server.kill();
     let _ = server.wait();
-    let node = node.expect("node (scripts/setup installs it)");
-    eprint!("{}", String::from_utf8_lossy(&node.stderr));
-    assert!(
-        node.status.success(),
-        "the browser run failed:\n{}\n{}",
-        String::from_utf8_lossy(&node.stdout),
-        String::from_utf8_lossy(&node.stderr)
-    );
-    let got: Value = serde_json::from_slice(&node.stdout).unwrap();
-    assert_eq!(
-        got["errors"],
-        serde_json::json!([]),
-        "the page logged errors"
-    );
+    let got = browser_answer(node);
     let first = &got["first"];
     eprintln!(
         "a {:.2} GiB trace of {} events (generated in {:.1} s): first view in {} ms from \
