@@ -1,9 +1,13 @@
 //! A log-scale histogram: quantiles in constant memory, however many values. Bins are
-//! 1/100 of a decade wide, so a quantile is reported within 1.2% of the true one.
+//! 1/100 of a decade wide, so a quantile is reported within 1.2% of the true one, and never
+//! outside the least and the greatest value; of a few values (up to [`EXACT`]) it is exact: a
+//! table row of one kernel launch shows its time, not its bin's middle.
 
 const PER_DECADE: f64 = 100.0;
 /// Bins span 10^-20 to 10^20: at most 4,001 of them (32 KiB).
 const LIMIT: f64 = 2000.0;
+/// Up to this many values are also kept as they are.
+const EXACT: usize = 8;
 
 /// Counts in consecutive bins from `lo` up: an index, not a search, per value (the writer adds
 /// one per transfer). Values mostly fall within a few decades, so few bins are kept.
@@ -12,6 +16,11 @@ pub struct Hist {
     lo: i32,
     bins: Vec<u64>,
     count: u64,
+    /// Every value while there are at most [`EXACT`], else empty.
+    few: smallvec::SmallVec<[f64; EXACT]>,
+    /// The least and the greatest value (valid once `count` > 0).
+    min: f64,
+    max: f64,
 }
 
 impl Hist {
@@ -27,7 +36,23 @@ impl Hist {
             // floor() without libm's call: truncation, one less for a negative fraction.
             let t = x as i32;
             let bin = t - i32::from((t as f64) > x);
+            self.note(v, n);
             self.add_n(bin, n);
+        }
+    }
+
+    /// The exact side of `n` more values `v`: the least, the greatest, and the few.
+    fn note(&mut self, v: f64, n: u64) {
+        if self.count == 0 {
+            (self.min, self.max) = (v, v);
+        } else {
+            (self.min, self.max) = (self.min.min(v), self.max.max(v));
+        }
+        let was = self.count as usize;
+        if was + n as usize <= EXACT && self.few.len() == was {
+            self.few.extend(std::iter::repeat_n(v, n as usize));
+        } else {
+            self.few.clear();
         }
     }
 
@@ -55,6 +80,19 @@ impl Hist {
     }
 
     pub fn merge(&mut self, other: &Hist) {
+        if other.count == 0 {
+            return;
+        }
+        let exact = |h: &Hist| h.few.len() as u64 == h.count;
+        if exact(self) && exact(other) && (self.count + other.count) as usize <= EXACT {
+            self.few.extend_from_slice(&other.few);
+        } else {
+            self.few.clear();
+        }
+        (self.min, self.max) = match self.count {
+            0 => (other.min, other.max),
+            _ => (self.min.min(other.min), self.max.max(other.max)),
+        };
         for (b, n) in other.bins() {
             self.add_n(b, n);
         }
@@ -71,11 +109,17 @@ impl Hist {
             return None;
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        if self.few.len() as u64 == self.count {
+            let mut few = self.few.clone();
+            few.sort_by(f64::total_cmp);
+            return Some(few[rank as usize - 1]);
+        }
         let mut seen = 0;
         for (b, n) in self.bins() {
             seen += n;
             if seen >= rank {
-                return Some(10f64.powf((b as f64 + 0.5) / PER_DECADE));
+                let middle = 10f64.powf((b as f64 + 0.5) / PER_DECADE);
+                return Some(middle.clamp(self.min, self.max));
             }
         }
         None
@@ -148,5 +192,32 @@ mod tests {
         assert!((wide.quantile(0.6).unwrap() / 1e3 - 1.0).abs() < 0.012);
         assert!(wide.quantile(0.2).unwrap() < 1.1e-20);
         assert!(wide.quantile(1.0).unwrap() > 0.9e20);
+    }
+
+    #[test]
+    fn a_few_values_give_exact_quantiles_and_more_stay_within_them() {
+        let mut one = Hist::default();
+        one.add(781_000.0);
+        assert_eq!(one.quantile(0.5), Some(781_000.0));
+        assert_eq!(one.quantile(0.9), Some(781_000.0));
+        // Merged from two: still exact (the lower median of two).
+        let mut other = Hist::default();
+        other.add(1_970_000.0);
+        one.merge(&other);
+        assert_eq!(one.quantile(0.5), Some(781_000.0));
+        assert_eq!(one.quantile(1.0), Some(1_970_000.0));
+        one.add_times(5.0, 3);
+        assert_eq!(one.quantile(0.5), Some(5.0));
+        // Past EXACT: from the bins, and never above the greatest value.
+        let mut many = Hist::default();
+        many.add_times(1.0005, 20);
+        assert!(many.quantile(0.5).unwrap() <= 1.0005);
+        assert!((many.quantile(0.5).unwrap() - 1.0005).abs() < 0.012);
+        let mut merged = Hist::default();
+        merged.merge(&many);
+        merged.merge(&one);
+        assert_eq!(merged.count(), 20 + 5);
+        assert!(merged.quantile(1.0).unwrap() <= 1_970_000.0);
+        assert!(merged.quantile(0.0).unwrap() >= 1.0005 * 0.999);
     }
 }

@@ -7,7 +7,9 @@
 //! it ends, so slots number the most threads alive at once) with a table of per-entry-point
 //! accumulators allocated on the entry point's first call in that slot. The slot's owner alone
 //! writes it (plain loads and stores of relaxed atomics, no locked instruction); the end reads
-//! every slot. A median comes from a log-scale histogram: 8 bins per octave, within 4.5%.
+//! every slot. A median of three calls or fewer is exact (from the least, the most and the
+//! total); of more, it comes from a log-scale histogram, 8 bins per octave, within 4.5% and
+//! never outside the least and the most.
 
 use crate::report::HostCall;
 use crate::vocab::Api;
@@ -26,6 +28,8 @@ struct Acc {
     total_ns: AtomicU64,
     wait_ns: AtomicU64,
     max_ns: AtomicU64,
+    /// The least call's time (`u64::MAX` before the first).
+    min_ns: AtomicU64,
     bins: [AtomicU32; BINS],
 }
 
@@ -36,6 +40,7 @@ impl Acc {
             total_ns: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
             max_ns: AtomicU64::new(0),
+            min_ns: AtomicU64::new(u64::MAX),
             bins: [const { AtomicU32::new(0) }; BINS],
         }
     }
@@ -144,6 +149,9 @@ pub fn add(api: Api, ns: u64, waited: bool) {
     if ns > a.max_ns.load(Relaxed) {
         a.max_ns.store(ns, Relaxed);
     }
+    if ns < a.min_ns.load(Relaxed) {
+        a.min_ns.store(ns, Relaxed);
+    }
     let b = &a.bins[bin(ns)];
     b.store(b.load(Relaxed).saturating_add(1), Relaxed);
 }
@@ -156,6 +164,7 @@ pub fn snapshot() -> Vec<HostCall> {
     let mut out = Vec::new();
     for &api in Api::ALL {
         let (mut calls, mut total, mut wait, mut max) = (0u64, 0u64, 0u64, 0u64);
+        let mut min = u64::MAX;
         let mut bins = [0u64; BINS];
         for s in slots.iter() {
             let p = s.accs[api as usize].load(std::sync::atomic::Ordering::Acquire);
@@ -168,6 +177,7 @@ pub fn snapshot() -> Vec<HostCall> {
             total += a.total_ns.load(Relaxed);
             wait += a.wait_ns.load(Relaxed);
             max = max.max(a.max_ns.load(Relaxed));
+            min = min.min(a.min_ns.load(Relaxed));
             for (b, x) in bins.iter_mut().zip(&a.bins) {
                 *b += u64::from(x.load(Relaxed));
             }
@@ -175,23 +185,42 @@ pub fn snapshot() -> Vec<HostCall> {
         if calls == 0 {
             continue;
         }
-        let half = bins.iter().sum::<u64>().div_ceil(2);
-        let mut seen = 0;
-        let median = bins.iter().position(|&n| {
-            seen += n;
-            seen >= half
-        });
         out.push(HostCall {
             api: api.name().to_string(),
             calls,
             total_ns: total,
             wait_ns: wait,
-            median_ns: median.map_or(0, |b| middle(b).min(max)),
+            median_ns: median(&bins, calls, (min, max, total)),
             max_ns: max,
         });
     }
     HostCall::sort(&mut out);
     out
+}
+
+/// The median of `calls` calls (the lower one of an even count): exact for three or fewer, from
+/// the least, the most and the `total` (a table of a few calls shows them, and the middle of
+/// a bin would not add up); else the middle of the histogram's bin that holds it, kept within
+/// the least and the most.
+fn median(bins: &[u64; BINS], calls: u64, (min, max, total): (u64, u64, u64)) -> u64 {
+    match calls {
+        0 => 0,
+        1 => total,
+        2 => min,
+        3 => total
+            .saturating_sub(min)
+            .saturating_sub(max)
+            .clamp(min, max),
+        _ => {
+            let half = bins.iter().sum::<u64>().div_ceil(2);
+            let mut seen = 0;
+            let bin = bins.iter().position(|&n| {
+                seen += n;
+                seen >= half
+            });
+            bin.map_or(0, |b| middle(b).clamp(min.min(max), max))
+        }
+    }
 }
 
 /// Forget everything (in a forked child: the parent's calls are the parent's, and its other
@@ -215,6 +244,7 @@ pub fn reset() {
             for x in [&a.calls, &a.total_ns, &a.wait_ns, &a.max_ns] {
                 x.store(0, Relaxed);
             }
+            a.min_ns.store(u64::MAX, Relaxed);
             a.bins.iter().for_each(|b| b.store(0, Relaxed));
         }
     }
@@ -261,5 +291,31 @@ mod tests {
         assert_eq!(c.calls - before, 400);
         assert!(c.max_ns >= 1_102);
         assert!((950..=1_150).contains(&c.median_ns), "{c:?}");
+    }
+
+    #[test]
+    fn a_median_of_a_few_calls_is_exact_and_never_outside_them() {
+        let mut bins = [0u64; BINS];
+        // One call of 37.1 ms: its bin's middle is 3.8% off; the median is the call.
+        bins[bin(37_100_000)] += 1;
+        assert_ne!(middle(bin(37_100_000)), 37_100_000);
+        assert_eq!(
+            median(&bins, 1, (37_100_000, 37_100_000, 37_100_000)),
+            37_100_000
+        );
+        bins[bin(20_000_000)] += 1;
+        assert_eq!(
+            median(&bins, 2, (20_000_000, 37_100_000, 57_100_000)),
+            20_000_000
+        );
+        // Three calls (676, 1, 714 µs, total 1.391 ms): the middle one, not a bin's 696 µs.
+        assert_eq!(median(&[0; BINS], 3, (1_000, 714_000, 1_391_000)), 676_000);
+        // Many alike: a bin's middle above the most is the most.
+        let mut many = [0u64; BINS];
+        many[bin(1_000_000)] = 5;
+        assert_eq!(
+            median(&many, 5, (1_000_000, 1_000_000, 5_000_000)),
+            1_000_000
+        );
     }
 }
