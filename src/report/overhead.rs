@@ -168,14 +168,23 @@ impl Overhead {
                 duration(self.writer_waited_ns)
             ),
         };
+        // Nothing measured is said so, not as ~0: calls are counted, and one in 64 measured, in
+        // steps of 64 per thread.
+        let threads = match self.measured_calls {
+            0 => "not measured on the program's threads (one recorded call in 64 is, and no \
+                  thread made 64)"
+                .to_string(),
+            m => format!(
+                "~{} on the program's threads ({} calls, measured on {m}{per_call})",
+                duration(self.layer_ns),
+                self.calls
+            ),
+        };
         format!(
-            "clxfer's own cost: ~{} on the program's threads ({} calls, measured on {}{per_call}), \
+            "clxfer's own cost: {threads}, \
              {} CPU on its writer thread{waited}; device timing timed {} commands ({} with events \
              of its own, {} completion callbacks; {} left untimed by sampling), ~{} more in the \
              driver: {}",
-            duration(self.layer_ns),
-            self.calls,
-            self.measured_calls,
             duration(self.writer_cpu_ns),
             self.timed_commands,
             self.own_events,
@@ -233,6 +242,12 @@ mod tests {
         // Nothing measured, nothing timed: zeros, said so.
         let none = Overhead::new(&OwnFacts::default(), &[]);
         assert_eq!((none.layer_ns, none.driver_ns), (0, 0));
+        assert!(
+            none.line()
+                .starts_with("clxfer's own cost: not measured on the program's threads"),
+            "{}",
+            none.line()
+        );
         assert_eq!(none.driver_estimate, "no command was timed");
         // Profiling switched around 4 commands: their measured time is the driver's too.
         let toggled = TimingFacts {

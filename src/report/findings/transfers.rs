@@ -66,9 +66,18 @@ pub(super) fn staged(j: &mut Judge) {
             ),
         });
     }
+    // The porting question: "is my mlock'd memory pinned?"
+    let mut locked = Sum::default();
+    for (dir, _) in &dirs {
+        locked.merge(&d.staged_locked[*dir as usize]);
+    }
+    let memory = match locked.count {
+        0 => "malloc'd (pageable) memory",
+        n if n == all.count => "memory locked with mlock, pageable to the driver",
+        _ => "pageable memory (malloc'd, or locked with mlock: below)",
+    };
     evidence.push(format!(
-        "the host side is malloc'd (pageable) memory, which {} copies through a bounce buffer \
-         ({}.pageable)",
+        "the host side is {memory}, which {} copies through a bounce buffer ({}.pageable)",
         set.title, set.name
     ));
     let want = super::fixes::Want {
@@ -90,11 +99,6 @@ pub(super) fn staged(j: &mut Judge) {
             &refused
         )
     );
-    // The porting question: "is my mlock'd memory pinned?"
-    let mut locked = Sum::default();
-    for (dir, _) in &dirs {
-        locked.merge(&d.staged_locked[*dir as usize]);
-    }
     if locked.count > 0 {
         evidence.push(format!(
             "of them, {} ({}) from memory locked with mlock, which the driver is not told of: \
