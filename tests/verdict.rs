@@ -512,7 +512,8 @@ fn the_verdict_says_how_much_transfers_overlapped_kernels() {
 }
 
 /// Issue #56 item 10: a command that failed moves no bytes and is counted failed, live and from
-/// the trace alike.
+/// the trace alike. And a call that failed is listed with its error, and leads the verdict (a
+/// cold read: a program whose clCreateBuffer failed was told "nothing to change").
 #[test]
 fn failed_commands_move_nothing_and_are_counted() {
     let (stdout, reports) = reports_both_ways("failed", &[]);
@@ -528,7 +529,59 @@ fn failed_commands_move_nothing_and_are_counted() {
             rep["verdict"]["moved"].as_array().unwrap().is_empty(),
             "{what}"
         );
+        // The calls that failed, by entry point and error: the two empty buffers (one asked no
+        // error code), the wait on failed commands, and the query of no parameter.
+        let failed = |api: &str| -> Vec<Value> {
+            (rep["host_calls"].as_array().unwrap().iter())
+                .find(|c| c["api"] == api)
+                .map_or(Vec::new(), |c| {
+                    c["failed"].as_array().cloned().unwrap_or_default()
+                })
+        };
+        let mut buffers = failed("clCreateBuffer");
+        buffers.sort_by_key(|f| f["code"].as_i64());
+        assert_eq!(
+            buffers,
+            [
+                serde_json::json!({"code": null, "calls": 1}),
+                serde_json::json!({"code": -61, "calls": 1})
+            ],
+            "{what}"
+        );
+        assert_eq!(
+            failed("clWaitForEvents"),
+            [serde_json::json!({"code": -14, "calls": 1})]
+        );
+        assert_eq!(
+            failed("clGetDeviceInfo"),
+            [serde_json::json!({"code": -30, "calls": 1})]
+        );
+        assert!(failed("clEnqueueWriteBuffer").is_empty(), "{what}");
+        // The verdict says them first, the query aside.
+        let headline = rep["verdict"]["headline"].as_str().unwrap();
+        assert!(
+            headline.starts_with("3 OpenCL calls failed: clCreateBuffer returned "),
+            "{what}: {headline}"
+        );
+        assert!(!headline.contains("clGetDeviceInfo"), "{what}: {headline}");
     }
+    // The text's failed-calls line lists every one, the query marked.
+    let text = live("failed", &[], &[], "report.txt");
+    let line = text
+        .split("failed calls: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    let line = line
+        .split("\nclxfer's own cost")
+        .next()
+        .unwrap()
+        .replace("\n  ", " ");
+    assert!(
+        line.contains("clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61): 1 call")
+            && line.contains("clCreateBuffer returned no object (no error code asked): 1 call")
+            && line.contains("clGetDeviceInfo returned CL_INVALID_VALUE (-30): 1 call, a query"),
+        "{line}"
+    );
 }
 
 /// Issue #56 item 6: the host's time by entry point. In a trace every call is a slice: the table

@@ -12,6 +12,17 @@ macro_rules! hook_of {
     };
 }
 
+/// An entry's error out-parameter, where the list names one (`[errcode_ret]`), for
+/// [`super::Outcome`].
+macro_rules! errcode_of {
+    () => {
+        None
+    };
+    ($err:ident) => {
+        Some($err)
+    };
+}
+
 macro_rules! cl_entry_points {
     (
         core { $(
@@ -33,7 +44,7 @@ macro_rules! cl_entry_points {
                 pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                     unsafe {
                         forward::<$crate::layer::expand::hook_of!($($hook)?), _, _, _>(
-                            Api::$name, Via::Preload, preload::real().$name, args::$name { $($arg),* },
+                            Api::$name, Via::Preload, preload::real().$name, (args::$name { $($arg),* }, $crate::layer::expand::errcode_of!($($err)?)),
                             |f, args::$name { $($arg),* }| f($($arg),*),
                             || { $(if !$err.is_null() { *$err = $crate::layer::NO_DRIVER; })? Fallback::fallback(Api::$name) },
                         )
@@ -60,7 +71,7 @@ macro_rules! cl_entry_points {
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                     unsafe {
                         forward::<$crate::layer::expand::hook_of!($($hook)?), _, _, _>(
-                            Api::$name, Via::Layer, loader_layer::target().and_then(|t| t.$name), args::$name { $($arg),* },
+                            Api::$name, Via::Layer, loader_layer::target().and_then(|t| t.$name), (args::$name { $($arg),* }, $crate::layer::expand::errcode_of!($($err)?)),
                             |f, args::$name { $($arg),* }| f($($arg),*),
                             || Fallback::fallback(Api::$name),
                         )
@@ -106,7 +117,7 @@ macro_rules! cl_entry_points {
                         let real = extensions::real(Api::$xname, $xfirst as *const c_void);
                         let down = std::mem::transmute::<*mut c_void, Option<unsafe extern "C" fn($xfty $(, $xty)*) -> $xret>>(real);
                         forward::<$crate::layer::expand::hook_of!($($xhook)?), _, _, _>(
-                            Api::$xname, Via::Extension, down, args::$xname { $xfirst $(, $xarg)* },
+                            Api::$xname, Via::Extension, down, (args::$xname { $xfirst $(, $xarg)* }, $crate::layer::expand::errcode_of!($($xerr)?)),
                             |f, args::$xname { $xfirst $(, $xarg)* }| f($xfirst $(, $xarg)*),
                             || { $(if !$xerr.is_null() { *$xerr = $crate::layer::NO_DRIVER; })? Fallback::fallback(Api::$xname) },
                         )
@@ -126,4 +137,5 @@ macro_rules! cl_entry_points {
 }
 
 pub(crate) use cl_entry_points;
+pub(crate) use errcode_of;
 pub(crate) use hook_of;

@@ -79,6 +79,46 @@ pub trait Hook<A, R> {
     unsafe fn after(state: Self::State, args: &A, ret: R, span: &mut Span) -> R;
 }
 
+/// What a call's return says of its success, for the report's failed calls
+/// (`sink::host_calls::failed`).
+pub trait Outcome: Copy {
+    /// `Some` where the call failed, with its error code where known. `errcode_ret`: the entry
+    /// point's error out-parameter, where it has one (`None`: it has none).
+    ///
+    /// # Safety
+    /// A non-null `errcode_ret` points to a `cl_int` the call has set.
+    unsafe fn failure(&self, errcode_ret: Option<*mut cl_int>) -> Option<Option<i32>>;
+}
+
+impl Outcome for cl_int {
+    #[inline(always)]
+    unsafe fn failure(&self, _: Option<*mut cl_int>) -> Option<Option<i32>> {
+        (*self != opencl_sys::CL_SUCCESS).then_some(Some(*self))
+    }
+}
+
+impl<T> Outcome for *mut T {
+    /// A null object from an entry point with an error out-parameter. Without one a null is an
+    /// answer (no such extension function), or unsaid (`clSVMAlloc`): not counted.
+    #[inline(always)]
+    unsafe fn failure(&self, errcode_ret: Option<*mut cl_int>) -> Option<Option<i32>> {
+        let e = errcode_ret.filter(|_| self.is_null())?;
+        // SAFETY: as the trait says.
+        Some(
+            (!e.is_null())
+                .then(|| unsafe { e.read() })
+                .filter(|&c| c != 0),
+        )
+    }
+}
+
+impl Outcome for () {
+    #[inline(always)]
+    unsafe fn failure(&self, _: Option<*mut cl_int>) -> Option<Option<i32>> {
+        None
+    }
+}
+
 /// The default hook: the call is counted and nothing is changed.
 pub struct Plain;
 
@@ -125,11 +165,11 @@ impl Fallback for () {
 /// # Safety
 /// `down` must be a function with the entry point's signature, and `args` the program's arguments.
 #[inline(always)]
-pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
+pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Outcome>(
     api: Api,
     via: Via,
     down: Option<F>,
-    args: A,
+    (args, errcode_ret): (A, Option<*mut cl_int>),
     call: impl Fn(F, A) -> R,
     missing: impl FnOnce() -> R,
 ) -> R {
@@ -181,6 +221,10 @@ pub unsafe fn forward<H: Hook<A, R>, F: Copy, A: Copy, R: Copy>(
     }
     let waited = span.waited.is_some() || span.blocking;
     crate::sink::host_calls::add(api, span.end.saturating_sub(span.begin), waited);
+    // SAFETY: `errcode_ret` is the program's error out-parameter, which the driver just set.
+    if let Some(code) = unsafe { ret.failure(errcode_ret) } {
+        crate::sink::host_calls::failed(api, code);
+    }
     if recorded && guard::is_on() {
         let Span {
             begin,

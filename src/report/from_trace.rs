@@ -499,6 +499,15 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                     wait_ns: n(3),
                     median_ns: n(4),
                     max_ns: n(5),
+                    // `[[code or null, calls], …]`, where calls failed.
+                    failed: (row.get(6).and_then(Value::as_array).into_iter().flatten())
+                        .filter_map(|f| {
+                            let f = f.as_array()?;
+                            let code = f.first()?.as_i64().and_then(|c| i32::try_from(c).ok());
+                            let calls = f.get(1)?.as_u64()?;
+                            Some(crate::report::Failed { code, calls })
+                        })
+                        .collect(),
                 })
             })
             .collect(),

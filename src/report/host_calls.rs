@@ -18,6 +18,29 @@ pub struct HostCall {
     pub wait_ns: u64,
     pub median_ns: u64,
     pub max_ns: u64,
+    /// Its calls that failed, by the error they returned, most first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<Failed>,
+}
+
+/// Calls of one entry point that failed with one error.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Failed {
+    /// The error code the call returned, or set in its `errcode_ret`; `None` where the call
+    /// returned no object and the program asked no error code.
+    pub code: Option<i32>,
+    pub calls: u64,
+}
+
+impl Failed {
+    /// What the call returned: `CL_INVALID_BUFFER_SIZE (-61)`, or `no object (no error code
+    /// asked)`.
+    pub fn error(&self) -> String {
+        match self.code {
+            Some(c) => format!("{} ({c})", crate::model::flags::error_name(c)),
+            None => "no object (no error code asked)".into(),
+        }
+    }
 }
 
 impl HostCall {
@@ -29,6 +52,12 @@ impl HostCall {
     /// The time of its calls that did not wait: the host's own.
     pub fn own_ns(&self) -> u64 {
         self.total_ns.saturating_sub(self.wait_ns)
+    }
+
+    /// A query (`clGet…`): its errors are mostly a program asking what a device lacks, so they
+    /// are listed, not made the verdict.
+    pub fn is_query(&self) -> bool {
+        self.api.starts_with("clGet")
     }
 }
 

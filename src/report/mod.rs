@@ -31,7 +31,7 @@ pub use facts::{
     kind, kind_of, small_flags,
 };
 pub use finding_kind::FindingKind;
-pub use host_calls::{FromSlices, HostCall};
+pub use host_calls::{Failed, FromSlices, HostCall};
 pub use kernels::{KernelRow, KernelRun};
 pub use overhead::{Overhead, OwnFacts, TimingFacts};
 pub use races::{RaceFact, RaceSide};

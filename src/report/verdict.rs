@@ -50,7 +50,14 @@ pub struct PathShare {
 impl Verdict {
     /// The verdict of a report whose findings are ranked.
     pub fn of(r: &Report) -> Verdict {
-        let (headline, finding) = headline(r);
+        let (mut headline, finding) = headline(r);
+        // A call that failed is what is wrong first: the rest covers only what ran.
+        if let Some(failed) = failed(r) {
+            headline = match finding {
+                Some(_) => format!("{failed}; and {headline}"),
+                None => failed,
+            };
+        }
         let several = r.devices.len() > 1;
         let mut moved: Vec<Moved> = r.devices.iter().flat_map(moved).collect();
         for m in &mut moved {
@@ -183,6 +190,27 @@ pub fn change_in_brief(r: &Report) -> String {
 /// A finding's number in the text report's list, which shows the findings that are not minor.
 fn shown_number(r: &Report, index: usize) -> usize {
     r.findings[..index].iter().filter(|f| !f.minor).count() + 1
+}
+
+/// The program's calls that failed, queries aside (a program asking what a device lacks):
+/// `1 OpenCL call failed: clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61)`.
+fn failed(r: &Report) -> Option<String> {
+    let failed: Vec<(&str, &super::Failed)> = (r.host_calls.iter())
+        .filter(|c| !c.is_query())
+        .flat_map(|c| c.failed.iter().map(|f| (c.api.as_str(), f)))
+        .collect();
+    let calls: u64 = failed.iter().map(|(_, f)| f.calls).sum();
+    let said = |(api, f): &(&str, &super::Failed)| match f.calls {
+        1 => format!("{api} returned {}", f.error()),
+        n => format!("{api} returned {} ({n} calls)", f.error()),
+    };
+    const SAID: usize = 2;
+    let mut text: Vec<String> = failed.iter().take(SAID).map(said).collect();
+    if failed.len() > SAID {
+        text.push(format!("{} more (failed calls below)", failed.len() - SAID));
+    }
+    let noun = if calls == 1 { "call" } else { "calls" };
+    (calls > 0).then(|| format!("{calls} OpenCL {noun} failed: {}", text.join(", ")))
 }
 
 fn nothing_to_change(r: &Report) -> String {

@@ -11,7 +11,7 @@
 //! total); of more, it comes from a log-scale histogram, 8 bins per octave, within 4.5% and
 //! never outside the least and the most.
 
-use crate::report::HostCall;
+use crate::report::{Failed, HostCall};
 use crate::vocab::Api;
 use std::cell::Cell;
 use std::sync::Mutex;
@@ -156,6 +156,23 @@ pub fn add(api: Api, ns: u64, waited: bool) {
     b.store(b.load(Relaxed).saturating_add(1), Relaxed);
 }
 
+/// Calls that failed, by entry point and error: rare, so one list under a lock, not per thread.
+/// Bounded: a program failing in a loop in many ways keeps the first [`FAILED_KINDS`].
+static FAILED: Mutex<Vec<(Api, Option<i32>, u64)>> = Mutex::new(Vec::new());
+const FAILED_KINDS: usize = 64;
+
+/// One outermost call of `api` failed with `code` (`None`: it returned no object, and the
+/// program asked no error code).
+#[cold]
+pub fn failed(api: Api, code: Option<i32>) {
+    let Ok(mut list) = FAILED.lock() else { return };
+    if let Some((_, _, n)) = list.iter_mut().find(|(a, c, _)| *a == api && *c == code) {
+        *n += 1;
+    } else if list.len() < FAILED_KINDS {
+        list.push((api, code, 1));
+    }
+}
+
 /// Every entry point called so far, summed over the slots, most total time first.
 pub fn snapshot() -> Vec<HostCall> {
     let Ok(slots) = SLOTS.lock() else {
@@ -192,9 +209,23 @@ pub fn snapshot() -> Vec<HostCall> {
             wait_ns: wait,
             median_ns: median(&bins, calls, (min, max, total)),
             max_ns: max,
+            failed: failed_of(api),
         });
     }
     HostCall::sort(&mut out);
+    out
+}
+
+/// The failed calls of `api`, most first.
+fn failed_of(api: Api) -> Vec<Failed> {
+    let Ok(list) = FAILED.lock() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Failed> = (list.iter())
+        .filter(|(a, ..)| *a == api)
+        .map(|&(_, code, calls)| Failed { code, calls })
+        .collect();
+    out.sort_by_key(|f| std::cmp::Reverse(f.calls));
     out
 }
 
@@ -226,6 +257,9 @@ fn median(bins: &[u64; BINS], calls: u64, (min, max, total): (u64, u64, u64)) ->
 /// Forget everything (in a forked child: the parent's calls are the parent's, and its other
 /// threads, which held slots, are not in the child).
 pub fn reset() {
+    if let Ok(mut list) = FAILED.lock() {
+        list.clear();
+    }
     let Ok(slots) = SLOTS.lock() else {
         return;
     };

@@ -112,7 +112,7 @@ schema! {
     AHP_PEAK = "alloc_host_ptr_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by ALLOC_HOST_PTR buffers.",
     AHP_BUFFERS = "alloc_host_ptr_buffers" ["trace end"] "Per device: the most ALLOC_HOST_PTR buffers that took its memory at once.",
     SVM_PEAK = "svm_peak_bytes" ["trace end"] "Per device: the part of `resident_peak_bytes` taken by SVM and USM allocations the host also reaches (coarse-grain SVM on NVIDIA, USM host or shared where the rules place it on the device).",
-    HOST_CALLS = "host_calls" ["trace end"] "The program's calls per entry point, most time first: `[name, calls, total_ns, wait_ns, median_ns, max_ns]`, `wait_ns` the time of calls that waited for commands (blocking transfers, `clFinish`, `clWaitForEvents`); the median within 4.5%.",
+    HOST_CALLS = "host_calls" ["trace end"] "The program's calls per entry point, most time first: `[name, calls, total_ns, wait_ns, median_ns, max_ns]`, and `[[code, calls], …]` last where some of them failed (`code` null for a call that returned no object and asked no error code); `wait_ns` the time of calls that waited for commands (blocking transfers, `clFinish`, `clWaitForEvents`); the median exact for three calls or fewer, else within 4.5%.",
     PINNED_PEAK = "pinned_host_peak_bytes" ["trace end"] "The most pinned or registered host memory at once.",
     SIGNAL = "signal" ["trace end"] "The signal that ended the run (`SIGTERM`, `SIGINT`, `SIGHUP` or `SIGQUIT`): clxfer finished on it, then let it end the process; absent when the run ended otherwise.",
     INCOMPLETE = "incomplete_at_exit" ["trace end"] "Commands enqueued but not complete when the trace ended (no device slice).",

@@ -1,6 +1,7 @@
 /* Commands that fail (issue #56 item 10): a write waits for a user event the program sets to an
  * error, and a second write, on another queue, waits for the first; both fail and move nothing.
- * Prints each command's status. */
+ * Prints each command's status. And calls that fail: two buffers of no bytes (one with an error
+ * code asked, one without) and a device query of a parameter no device has. */
 #include "common.h"
 
 int main(void) {
@@ -9,6 +10,13 @@ int main(void) {
     cl_command_queue q1 = make_queue(0), q2 = make_queue(0);
     cl_mem buf = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
     CHECK_ERR(err);
+    cl_int empty_err = CL_SUCCESS;
+    cl_mem empty = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 0, NULL, &empty_err);
+    cl_mem unasked = clCreateBuffer(g_ctx, CL_MEM_READ_WRITE, 0, NULL, NULL);
+    cl_uint nothing;
+    cl_int asked = clGetDeviceInfo(g_device, 0x7fffffff, sizeof nothing, &nothing, NULL);
+    printf("empty buffers %s %s (%d), query %d\n", empty ? "made" : "refused", unasked ? "made" : "refused",
+           empty_err, asked);
     cl_event gate = clCreateUserEvent(g_ctx, &err);
     CHECK_ERR(err);
     static int data[1024];

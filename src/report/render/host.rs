@@ -41,10 +41,16 @@ pub(super) fn host_calls(r: &Report) -> Option<(String, Vec<[String; 7]>, Option
     let rows = r.host_calls.iter().take(SHOWN).map(row).collect();
     let rest = &r.host_calls[r.host_calls.len().min(SHOWN)..];
     let more = (!rest.is_empty()).then(|| {
+        let calls = rest.iter().map(|c| c.calls).sum::<u64>();
         format!(
-            "{} more entry points: {} calls, {}",
+            "{} more {}: {calls} {}, {}",
             rest.len(),
-            rest.iter().map(|c| c.calls).sum::<u64>(),
+            if rest.len() == 1 {
+                "entry point"
+            } else {
+                "entry points"
+            },
+            if calls == 1 { "call" } else { "calls" },
             duration(rest.iter().map(|c| c.total_ns).sum())
         )
     });
@@ -52,6 +58,31 @@ pub(super) fn host_calls(r: &Report) -> Option<(String, Vec<[String; 7]>, Option
                 (waited: the time of calls that waited for commands)"
         .to_string();
     Some((head, rows, more))
+}
+
+/// Every failed call, by entry point and error, most first: `failed calls: clCreateBuffer
+/// CL_INVALID_BUFFER_SIZE (-61) 1 call`; queries marked as what they most likely are.
+pub(super) fn failed(r: &Report) -> Option<String> {
+    let mut all: Vec<(&HostCall, &crate::report::Failed)> = (r.host_calls.iter())
+        .flat_map(|c| c.failed.iter().map(move |f| (c, f)))
+        .collect();
+    all.sort_by_key(|(c, f)| (c.is_query(), std::cmp::Reverse(f.calls)));
+    let text: Vec<String> = (all.iter())
+        .map(|(c, f)| {
+            let query = match c.is_query() {
+                true => ", a query (most likely asking what the device lacks)",
+                false => "",
+            };
+            let noun = if f.calls == 1 { "call" } else { "calls" };
+            format!(
+                "{} returned {}: {} {noun}{query}",
+                c.api,
+                f.error(),
+                f.calls
+            )
+        })
+        .collect();
+    (!text.is_empty()).then(|| format!("failed calls: {}", text.join("; ")))
 }
 
 /// The largest entry points of the host's own time (calls that did not wait), for the critical

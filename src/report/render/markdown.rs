@@ -92,6 +92,9 @@ pub(super) fn markdown(r: &Report) -> String {
             let _ = writeln!(out, "\n{}.", upper(&more));
         }
     }
+    if let Some(failed) = super::host::failed(r) {
+        let _ = writeln!(out, "\n{}.", upper(&failed));
+    }
     if let Some(o) = &r.overhead {
         let _ = writeln!(out, "\n{}.", upper(&o.line()));
     }

@@ -185,6 +185,9 @@ pub(super) fn text(r: &Report) -> String {
             wrapped("  ", &more, &mut out);
         }
     }
+    if let Some(failed) = super::host::failed(r) {
+        wrapped("  ", &failed, &mut out);
+    }
     match (r.incomplete_at_exit, r.dropped_records) {
         (Some(0), Some(0)) => {}
         (Some(incomplete), Some(dropped)) => {

@@ -78,6 +78,19 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
             for v in [c.calls, c.total_ns, c.wait_ns, c.median_ns, c.max_ns] {
                 j.u64(v);
             }
+            if !c.failed.is_empty() {
+                j.open_array();
+                for f in &c.failed {
+                    j.open_array();
+                    match f.code {
+                        Some(code) => j.i64(code as i64),
+                        None => j.null(),
+                    };
+                    j.u64(f.calls);
+                    j.close_array();
+                }
+                j.close_array();
+            }
             j.close_array();
         }
         j.close_array();
