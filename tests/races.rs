@@ -441,6 +441,20 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
                 f["estimate"].as_str().unwrap().starts_with("projected:"),
                 "{f}"
             );
+            // The fix is the copy through pinned memory that NVIDIA's rules price far lower:
+            // the read's and the write's pinned links, and the saving is what is left.
+            let c = clxfer::model::rules::NVIDIA.cost.unwrap();
+            let n = MIB << 20;
+            let copy = (c.pinned[1].unwrap().time_ns(n).unwrap()
+                + c.pinned[0].unwrap().time_ns(n).unwrap())
+            .round() as u64;
+            let fix = f["fix"].as_str().unwrap();
+            assert!(
+                fix.starts_with("Copy it yourself through pinned memory")
+                    && fix.contains(&format!("projected {}", clxfer::units::duration(copy))),
+                "{f}"
+            );
+            assert!(copy * 10 < model as u64, "{copy} against {model}");
         }
         if mode == "race" {
             // The kernel on device 1 writes the buffer (its source says so: the program is

@@ -54,6 +54,32 @@ pub(super) fn migrations(j: &mut Judge) {
             ),
             (ns, ..) => (ns, "the migrations' own time".into()),
         };
+        // The same bytes copied by the program through pinned memory, where the rules' model
+        // prices both pinned links: offered only where it is faster than the moves.
+        let (fix, saving, estimate) = match pinned_copy(set, s) {
+            Some((ns, how)) if ns < saving => (
+                format!(
+                    "Copy it yourself through pinned memory: clEnqueueReadBuffer on the source \
+                     device's queue into a mapped CL_MEM_ALLOC_HOST_PTR buffer, then \
+                     clEnqueueWriteBuffer from it on the destination's queue, waiting on the \
+                     read's event ({how}). Or keep each buffer on one device and move only what \
+                     the devices share; there is no peer-to-peer path here."
+                ),
+                saving - ns,
+                format!(
+                    "{estimate}, less {} for the copy through pinned memory",
+                    duration(ns)
+                ),
+            ),
+            _ => (
+                "Keep each buffer on one device: give each device its own buffers and move only \
+                 what they share, or do the whole job on one device; there is no peer-to-peer \
+                 path here."
+                    .into(),
+                saving,
+                estimate,
+            ),
+        };
         push(
             FindingKind::ViaHostMigration,
             format!(
@@ -61,9 +87,7 @@ pub(super) fn migrations(j: &mut Judge) {
                 counted(s.count, "migration")
             ),
             evidence,
-            "Keep each buffer on one device: give each device its own buffers and move only what \
-             they share, or do the whole job on one device; there is no peer-to-peer path here."
-                .into(),
+            fix,
             saving,
             estimate,
         );
@@ -89,6 +113,38 @@ pub(super) fn migrations(j: &mut Judge) {
             "the move's cost shows up later, in the command that first uses the data".into(),
         );
     }
+}
+
+/// What the moves of `s` cost the program's own way instead, a read into pinned memory and a
+/// write on, by the rules' pinned links (each move its mean size), and how that is said, with
+/// the staging buffer's memory by the rules: `None` where the model lacks a pinned link.
+fn pinned_copy(set: &RuleSet, s: &Sum) -> Option<(u64, String)> {
+    use crate::model::rules::Placement;
+    let c = set.cost.as_ref()?;
+    let each = s.bytes.checked_div(s.count)?;
+    let [h2d, d2h] = c.pinned;
+    let one = d2h?.time_ns(each)? + h2d?.time_ns(each)?;
+    let ns = (one * s.count as f64).round() as u64;
+    let storage = match set.alloc_host_ptr.value {
+        Placement::Device => format!(
+            "; the staging buffer, {} of pinned memory, takes as much device memory ({})",
+            bytes(each),
+            set.alloc_host_ptr.id
+        ),
+        Placement::Host => format!("; the staging buffer, {} of pinned memory", bytes(each)),
+    };
+    Some((
+        ns,
+        format!(
+            "projected {} for {}, by the {} cost model's pinned links, ~{} GB/s to the host and \
+             ~{} GB/s on{storage}",
+            duration(ns),
+            bytes(s.bytes),
+            set.name,
+            gbps(d2h?.gbps_at(each)),
+            gbps(h2d?.gbps_at(each)),
+        ),
+    ))
 }
 
 /// What moving `bytes` from one device to another through the host costs by the rules' one
