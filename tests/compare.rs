@@ -315,6 +315,14 @@ fn each_variant_of_the_port_is_judged_against_the_card_meant() {
         "{fix}"
     );
     assert!(fix.contains("96.0 MiB of device memory"), "{fix}");
+    // The device's own size and the one the findings judge against, both said.
+    let d = &staged["devices"][0];
+    assert_eq!(
+        d["judged_memory"],
+        serde_json::json!([4u64 << 30, "as given"]),
+        "{d}"
+    );
+    assert!(d["global_mem_bytes"].as_u64().unwrap() != 4 << 30, "{d}");
 
     let svm = report(&["svm", "4", "16", "5120"]);
     assert!(

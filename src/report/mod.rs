@@ -137,6 +137,10 @@ pub struct DeviceReport {
     /// then the times are this device's, not those of a device the rules describe.
     pub auto_rules: String,
     pub global_mem_bytes: u64,
+    /// The device memory the findings judge against where it is not this device's own (the
+    /// size the user gave, or the forced rules' card), and whose it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_memory: Option<(u64, String)>,
     /// Whose cost model projects its transfers, and whether the projection stands in for the
     /// measured figures (forced rules) or sits beside them (`clxfer report --project`); `null`:
     /// every figure is this device's own.

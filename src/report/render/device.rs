@@ -122,6 +122,11 @@ pub(super) fn memory(d: &DeviceReport) -> String {
     if let Some(ahp) = d.alloc_host_ptr_peak_bytes.filter(|&b| b > 0) {
         let _ = write!(s, " (ALLOC_HOST_PTR {})", bytes(ahp));
     }
+    // The findings' size where it is another: said beside, so that the two sizes of one report
+    // are not taken for a contradiction.
+    if let Some((b, whose)) = &d.judged_memory {
+        let _ = write!(s, "; findings judge against {} ({whose})", bytes(*b));
+    }
     s
 }
 
