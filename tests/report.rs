@@ -973,12 +973,17 @@ fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
             .any(|f| title(f).starts_with("15 transfers from pageable memory were staged")),
         "{findings:?}"
     );
-    // The verdict's headline, which names the first finding shown (misuse, else most saved).
+    // The verdict's headline: the program's refused write first (a failed call), then the
+    // first finding shown (misuse, else most saved).
     let headline = end["args"]["report"]["verdict"]["headline"]
         .as_str()
         .unwrap();
     let top = findings.iter().find(|f| f["minor"] != true).unwrap();
-    assert!(headline.starts_with(&title(top)), "{headline}");
+    let failed = "1 OpenCL call failed: clEnqueueWriteBuffer returned CL_INVALID_MEM_OBJECT (-38)";
+    assert!(
+        headline.starts_with(&format!("{failed}; and {}", title(top))),
+        "{headline}"
+    );
     let said = format!("clxfer:   verdict: {headline}");
     assert!(r.stderr.contains(&said), "{said:?} in\n{}", r.stderr);
     assert!(

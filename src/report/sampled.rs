@@ -1,7 +1,9 @@
 //! Figures for calls that sampled device timing left untimed (`timing::sample`): a row's untimed
 //! calls are estimated from its timed calls that the sampler chose among (those under
 //! [`ALWAYS_BYTES`] for transfers; every launch for kernels), per call, since a sampled
-//! command's time is mostly the enqueue's floor, the same for every one of its size.
+//! command's time is mostly the enqueue's floor, the same for every one of its size. Where the
+//! device's times are projected (forced rules), an untimed call's time is its projection, known
+//! from its size like every other call's: it is summed, not extrapolated from this device's.
 
 use crate::timing::sample::ALWAYS_BYTES;
 use crate::units::duration;
@@ -19,6 +21,10 @@ pub struct Sampled {
     pub sd_ns: f64,
     /// The untimed calls' device time: `calls × mean_ns`; `null` without a sample.
     pub estimated_ns: Option<u64>,
+    /// Their time is the cost model's for their sizes (the device's times are projected), not
+    /// extrapolated from a sample.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub projected: bool,
 }
 
 impl Sampled {
@@ -36,6 +42,13 @@ impl Sampled {
                 self.calls
             );
         };
+        if self.projected {
+            return format!(
+                "~{} more for {} untimed calls, projected for their sizes",
+                duration(ns),
+                self.calls
+            );
+        }
         let margin = self.margin().map_or(String::new(), |m| {
             format!(", ±{:.0}%", (m * 100.0).max(1.0).round())
         });
@@ -57,6 +70,9 @@ pub struct Moments {
     n: u64,
     sum: f64,
     sum_sq: f64,
+    /// Of the untimed calls, those whose projected time stands in, and that time.
+    projected_calls: u64,
+    projected_ns: u64,
 }
 
 impl Moments {
@@ -80,8 +96,18 @@ impl Moments {
         self.untimed += n;
     }
 
+    /// `n` calls sampling left untimed whose projected time, `ns` for them all, stands in for
+    /// the device's.
+    pub fn projected(&mut self, n: u64, ns: u64) {
+        self.untimed += n;
+        self.projected_calls += n;
+        self.projected_ns = self.projected_ns.saturating_add(ns);
+    }
+
     pub fn merge(&mut self, o: &Moments) {
         self.untimed += o.untimed;
+        self.projected_calls += o.projected_calls;
+        self.projected_ns = self.projected_ns.saturating_add(o.projected_ns);
         self.n += o.n;
         self.sum += o.sum;
         self.sum_sq += o.sum_sq;
@@ -91,6 +117,16 @@ impl Moments {
     pub fn result(&self) -> Option<Sampled> {
         if self.untimed == 0 {
             return None;
+        }
+        if self.projected_calls == self.untimed {
+            return Some(Sampled {
+                calls: self.untimed,
+                sample: 0,
+                mean_ns: self.projected_ns as f64 / self.untimed as f64,
+                sd_ns: 0.0,
+                estimated_ns: Some(self.projected_ns),
+                projected: true,
+            });
         }
         let n = self.n as f64;
         let mean = if self.n > 0 { self.sum / n } else { 0.0 };
@@ -104,7 +140,12 @@ impl Moments {
             sample: self.n,
             mean_ns: mean,
             sd_ns: var.sqrt(),
-            estimated_ns: (self.n > 0).then(|| (mean * self.untimed as f64).round() as u64),
+            // Calls with a projection count it; the rest the sample's mean.
+            estimated_ns: (self.n > 0).then(|| {
+                let rest = (self.untimed - self.projected_calls) as f64;
+                self.projected_ns + (mean * rest).round() as u64
+            }),
+            projected: false,
         })
     }
 }
@@ -167,5 +208,31 @@ mod tests {
         // 1.96 × 816.5 / √4 / 10000 = 8%.
         assert!((s.margin().unwrap() - 0.080).abs() < 0.001);
         assert!(s.line().contains("±8%"), "{}", s.line());
+    }
+
+    #[test]
+    fn projected_untimed_calls_are_summed_not_extrapolated() {
+        let mut m = Moments::default();
+        // This device's sample (PoCL's 1.5 µs) says nothing of the projected calls.
+        m.timed(4096, 1_500);
+        m.projected(200, 200 * 2_590);
+        let s = m.result().unwrap();
+        assert_eq!(
+            (s.calls, s.estimated_ns, s.projected),
+            (200, Some(518_000), true)
+        );
+        assert!(
+            s.line().ends_with("projected for their sizes"),
+            "{}",
+            s.line()
+        );
+        // Merged with an unprojected row's calls: the projection where there is one.
+        let mut other = Moments::default();
+        other.timed(4096, 1_000);
+        other.untimed(3);
+        m.merge(&other);
+        let s = m.result().unwrap();
+        assert!(!s.projected);
+        assert_eq!(s.estimated_ns, Some(518_000 + 3 * 1_250));
     }
 }
