@@ -369,11 +369,12 @@ impl Builder {
                 acc.timed += 1;
                 acc.sample.timed(e.bytes, ns);
             }
-            // Under forced rules its projection stands in, as every other call's does.
-            None if e.sampled => match projected.filter(|_| replaces) {
-                Some(p) => acc.sample.projected(n, p.saturating_mul(n)),
-                None => acc.sample.untimed(n),
-            },
+            // Under forced rules its projection stands in, as every other call's does (none for
+            // a move the model has no link for, as for the row's timed calls).
+            None if e.sampled && replaces => acc
+                .sample
+                .projected(n, projected.unwrap_or(0).saturating_mul(n)),
+            None if e.sampled => acc.sample.untimed(n),
             None => {}
         }
         acc.host_ns = acc.host_ns.saturating_add(e.host_ns);

@@ -189,7 +189,10 @@ pub(super) fn known(figure: Option<String>) -> String {
 pub(super) fn sampled(d: &DeviceReport) -> Vec<String> {
     let rows = d.transfers.iter().chain(&d.operations);
     let rows = rows.filter_map(|r| {
-        let s = r.sampled?;
+        // Projected to no time (a move the model has no link for, or none): nothing to add.
+        let s = r
+            .sampled
+            .filter(|s| !(s.projected && s.estimated_ns == Some(0)))?;
         let kind = r.kind.as_deref().map_or(String::new(), |k| format!("{k} "));
         Some(format!(
             "sampled {kind}{} {}: {}",
