@@ -42,7 +42,7 @@ pub(super) fn bounds(r: &Report) -> Option<(String, Vec<String>)> {
             let mut line = format!("{} {}{}", duration(c.ns), c.what, share(c.ns));
             // Which calls the host's part is made of, where some are large.
             if c.what.starts_with("host (the program")
-                && let Some(calls) = super::host::largest_own(r, 3)
+                && let Some(calls) = super::host::largest_own(r, 3, c.ns)
             {
                 line.push_str(&format!("; its largest calls, on any thread: {calls}"));
             }
