@@ -137,7 +137,8 @@ unsafe fn pass(queue: &QueueInfo, list: &mut VecDeque<Pending>, request: Request
     {
         p.armed = false;
         if is_over(status) && !p.reported {
-            unsafe { finish::finish(queue, p, status, now) };
+            let asked = unsafe { finish::ask(queue, p, status) };
+            unsafe { finish::finish(queue, p, status, asked, now) };
         }
         if p.reported {
             finish::driver_call(&queue.device, || unsafe {
@@ -196,22 +197,34 @@ unsafe fn pass(queue: &QueueInfo, list: &mut VecDeque<Pending>, request: Request
             statuses.extend(list.iter().map(|_| CL_INVALID_EVENT));
         }
     }
-    // Report what is over; release what no callback still waits on; keep the rest, in order.
+    // Ask the driver every time first, then report what is over, then release what no callback
+    // still waits on (`finish::ask`: queries and releases interleaved cost NVIDIA's enqueuing
+    // threads); keep the rest, in order.
+    let asked: SmallVec<[finish::Asked; 32]> = (list.iter().zip(&statuses))
+        .map(|(p, &st)| match is_over(st) && !p.reported {
+            true => unsafe { finish::ask(queue, p, st) },
+            false => None,
+        })
+        .collect();
+    let mut released: SmallVec<[usize; 32]> = SmallVec::new();
     let mut i = 0;
     list.retain_mut(|p| {
-        let st = statuses[i];
+        let (st, times) = (statuses[i], asked[i]);
         i += 1;
         if is_over(st) && !p.reported {
-            unsafe { finish::finish(queue, p, st, now) };
+            unsafe { finish::finish(queue, p, st, times, now) };
         }
         if p.reported && !p.armed {
-            finish::driver_call(&queue.device, || unsafe {
-                driver::release_event(p.event as cl_event)
-            });
+            released.push(p.event);
             return false;
         }
         true
     });
+    for event in released {
+        finish::driver_call(&queue.device, || unsafe {
+            driver::release_event(event as cl_event)
+        });
+    }
 }
 
 #[cfg(test)]

@@ -55,18 +55,72 @@ unsafe fn settled(dev: &Device, event: cl_event, status: cl_int, timed: bool) ->
     }
 }
 
-/// One command is over with `status`: hand its device record to the writer (once; the caller
-/// releases the event).
-pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, now: &Now) {
+/// What the driver said of a command's times: QUEUED, SUBMIT, START and END (trace mode), or
+/// START and END in the last two (summary mode); `None` where it gave none or was not asked.
+pub(super) type Asked = Option<[u64; 4]>;
+
+/// Whether times the vendor's driver does not really measure cover this command: they are not
+/// used as if it did.
+fn untrusted(dev: &Device, p: &Pending) -> bool {
+    (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class))
+}
+
+/// Asks the driver the times [`finish`] needs of a command over with `status`. A collection asks
+/// all its commands before it finishes or releases any: on NVIDIA, with four threads enqueuing,
+/// queries interleaved with releases (which take the driver's lock for writing) cost ~2 µs more
+/// per enqueue than the program's own events (docs/PERFORMANCE.md, "Where trace `all`
+/// spends").
+///
+/// # Safety
+/// `p.event` is a live event.
+pub(super) unsafe fn ask(queue: &QueueInfo, p: &Pending, status: cl_int) -> Asked {
+    let dev: &Device = &queue.device;
+    if p.reported || !matches!(status, CL_COMPLETE | OVER) {
+        return None;
+    }
+    let event = p.event as cl_event;
+    if !crate::sink::recording().slices {
+        // Summary mode: START, two queries rather than four (see `finish`).
+        if untrusted(dev, p) {
+            return None;
+        }
+        return driver_call(dev, || unsafe {
+            driver::profiling(
+                event,
+                [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
+            )
+        })
+        .map(|[start, end]| [0, 0, start, end]);
+    }
+    driver_call(dev, || unsafe {
+        driver::profiling(
+            event,
+            [
+                CL_PROFILING_COMMAND_QUEUED,
+                CL_PROFILING_COMMAND_SUBMIT,
+                CL_PROFILING_COMMAND_START,
+                CL_PROFILING_COMMAND_END,
+            ],
+        )
+    })
+}
+
+/// One command is over with `status`, its times `asked` ([`ask`]): hand its device record to
+/// the writer (once; the caller releases the event).
+pub(super) unsafe fn finish(
+    queue: &QueueInfo,
+    p: &mut Pending,
+    status: cl_int,
+    asked: Asked,
+    now: &Now,
+) {
     let event = p.event as cl_event;
     if std::mem::replace(&mut p.reported, true) {
         return;
     }
     let dev: &Device = &queue.device;
     let mut status = status;
-    // Times the vendor's driver does not really measure are not used as if it did.
-    let untrusted =
-        (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class));
+    let untrusted = untrusted(dev, p);
     if !crate::sink::recording().slices {
         // Summary mode: the report needs the duration and the start on the host clock (for the
         // busy time, a blocking call's wait for the commands ahead of it, and the critical
@@ -76,23 +130,19 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         // that starts at once).
         let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
         let ran = if ok {
-            driver_call(dev, || unsafe {
-                driver::profiling(
-                    event,
-                    [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
-                )
-            })
-            .filter(|&[start, end]| start != 0 && start < end)
-            .map(|[start, end]| {
-                let offset = dev.clock.place(p.host_begin, start);
-                let host_start = mapping::to_host(start, offset);
-                crate::report::Ran {
-                    ns: end - start,
-                    after_call_ns: host_start.saturating_sub(p.host_begin),
-                    // On the monotonic clock: the writer makes it relative to the run's start.
-                    start_ns: host_start,
-                }
-            })
+            asked
+                .map(|[_, _, start, end]| [start, end])
+                .filter(|&[start, end]| start != 0 && start < end)
+                .map(|[start, end]| {
+                    let offset = dev.clock.place(p.host_begin, start);
+                    let host_start = mapping::to_host(start, offset);
+                    crate::report::Ran {
+                        ns: end - start,
+                        after_call_ns: host_start.saturating_sub(p.host_begin),
+                        // On the monotonic clock: the writer makes it relative to the run's start.
+                        start_ns: host_start,
+                    }
+                })
         } else {
             None
         };
@@ -110,17 +160,7 @@ pub(super) unsafe fn finish(queue: &QueueInfo, p: &mut Pending, status: cl_int, 
         return;
     }
     let times = match status {
-        CL_COMPLETE | OVER => driver_call(dev, || unsafe {
-            driver::profiling(
-                event,
-                [
-                    CL_PROFILING_COMMAND_QUEUED,
-                    CL_PROFILING_COMMAND_SUBMIT,
-                    CL_PROFILING_COMMAND_START,
-                    CL_PROFILING_COMMAND_END,
-                ],
-            )
-        }),
+        CL_COMPLETE | OVER => asked,
         _ => None,
     };
     status = unsafe { settled(dev, event, status, times.is_some()) };
