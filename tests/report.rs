@@ -979,7 +979,7 @@ fn run_passes_the_users_clxfer_variables_through_and_flags_override_them() {
         .as_str()
         .unwrap();
     let top = findings.iter().find(|f| f["minor"] != true).unwrap();
-    let failed = "1 OpenCL call failed: clEnqueueWriteBuffer returned CL_INVALID_MEM_OBJECT (-38)";
+    let failed = "1 OpenCL call returned an error: clEnqueueWriteBuffer returned CL_INVALID_MEM_OBJECT (-38)";
     assert!(
         headline.starts_with(&format!("{failed}; and {}", title(top))),
         "{headline}"

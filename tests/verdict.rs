@@ -560,7 +560,7 @@ fn failed_commands_move_nothing_and_are_counted() {
         // The verdict says them first, the query aside.
         let headline = rep["verdict"]["headline"].as_str().unwrap();
         assert!(
-            headline.starts_with("3 OpenCL calls failed: clCreateBuffer returned "),
+            headline.starts_with("3 OpenCL calls returned errors: clCreateBuffer returned "),
             "{what}: {headline}"
         );
         assert!(!headline.contains("clGetDeviceInfo"), "{what}: {headline}");
@@ -578,7 +578,7 @@ fn failed_commands_move_nothing_and_are_counted() {
         .replace("\n  ", " ");
     assert!(
         line.contains("clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61): 1 call")
-            && line.contains("clCreateBuffer returned no object (no error code asked): 1 call")
+            && line.contains("clCreateBuffer returned no object (no error code given): 1 call")
             && line.contains("clGetDeviceInfo returned CL_INVALID_VALUE (-30): 1 call, a query"),
         "{line}"
     );

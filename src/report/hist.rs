@@ -103,7 +103,8 @@ impl Hist {
         self.count
     }
 
-    /// The `q` quantile (0..=1): the geometric middle of the bin holding it.
+    /// The `q` quantile (0..=1): the value itself of a few values, else the geometric middle of
+    /// the bin holding it, within the least and greatest value.
     pub fn quantile(&self, q: f64) -> Option<f64> {
         if self.count == 0 {
             return None;

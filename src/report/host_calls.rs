@@ -27,18 +27,19 @@ pub struct HostCall {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Failed {
     /// The error code the call returned, or set in its `errcode_ret`; `None` where the call
-    /// returned no object and the program asked no error code.
+    /// returned no object and gave no error code (the program asked none, or the driver left
+    /// it CL_SUCCESS).
     pub code: Option<i32>,
     pub calls: u64,
 }
 
 impl Failed {
     /// What the call returned: `CL_INVALID_BUFFER_SIZE (-61)`, or `no object (no error code
-    /// asked)`.
+    /// given)`: the program asked none, or the driver set none.
     pub fn error(&self) -> String {
         match self.code {
             Some(c) => format!("{} ({c})", crate::model::flags::error_name(c)),
-            None => "no object (no error code asked)".into(),
+            None => "no object (no error code given)".into(),
         }
     }
 }

@@ -43,8 +43,9 @@ impl Sampled {
             );
         };
         if self.projected {
+            // The row's projected time already holds them: said as part of it, not on top.
             return format!(
-                "~{} more for {} untimed calls, projected for their sizes",
+                "~{} of the projected time is {} untimed calls', projected for their sizes",
                 duration(ns),
                 self.calls
             );

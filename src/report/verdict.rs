@@ -51,11 +51,12 @@ impl Verdict {
     /// The verdict of a report whose findings are ranked.
     pub fn of(r: &Report) -> Verdict {
         let (mut headline, finding) = headline(r);
-        // A call that failed is what is wrong first: the rest covers only what ran.
+        // A call that returned an error is said first (the rest covers only what ran; the
+        // program may have handled it, so what else there is follows it).
         if let Some(failed) = failed(r) {
             headline = match finding {
                 Some(_) => format!("{failed}; and {headline}"),
-                None => failed,
+                None => format!("{failed}; otherwise {headline}"),
             };
         }
         let several = r.devices.len() > 1;
@@ -192,8 +193,8 @@ fn shown_number(r: &Report, index: usize) -> usize {
     r.findings[..index].iter().filter(|f| !f.minor).count() + 1
 }
 
-/// The program's calls that failed, queries aside (a program asking what a device lacks):
-/// `1 OpenCL call failed: clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61)`.
+/// The program's calls that returned an error, queries aside (a program asking what a device
+/// lacks): `1 OpenCL call returned an error: clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61)`.
 fn failed(r: &Report) -> Option<String> {
     let failed: Vec<(&str, &super::Failed)> = (r.host_calls.iter())
         .filter(|c| !c.is_query())
@@ -207,10 +208,18 @@ fn failed(r: &Report) -> Option<String> {
     const SAID: usize = 2;
     let mut text: Vec<String> = failed.iter().take(SAID).map(said).collect();
     if failed.len() > SAID {
-        text.push(format!("{} more (failed calls below)", failed.len() - SAID));
+        text.push(format!(
+            "{} more entry points or errors (the failed calls line lists them)",
+            failed.len() - SAID
+        ));
     }
     let noun = if calls == 1 { "call" } else { "calls" };
-    (calls > 0).then(|| format!("{calls} OpenCL {noun} failed: {}", text.join(", ")))
+    let verb = if calls == 1 {
+        "returned an error"
+    } else {
+        "returned errors"
+    };
+    (calls > 0).then(|| format!("{calls} OpenCL {noun} {verb}: {}", text.join(", ")))
 }
 
 fn nothing_to_change(r: &Report) -> String {

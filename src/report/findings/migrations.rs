@@ -67,7 +67,7 @@ pub(super) fn migrations(j: &mut Judge) {
                 ),
                 saving - ns,
                 format!(
-                    "{estimate}, less {} for the copy through pinned memory",
+                    "{estimate}, less a projected {} for the copy through pinned memory",
                     duration(ns)
                 ),
             ),

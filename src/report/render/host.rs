@@ -86,12 +86,12 @@ pub(super) fn failed(r: &Report) -> Option<String> {
 }
 
 /// The largest entry points of the host's own time (calls that did not wait), for the critical
-/// path's host line of `within` ns: `clBuildProgram 88.6 ms, clCreateBuffer 3.10 ms`. One whose
-/// calls took longer than the line cannot be all of it (a cold read found a 47.1 ms
-/// clBuildProgram named under a line of 27.5 ms): it is left out.
+/// path's host line of `within` ns: `clBuildProgram 88.6 ms, clCreateBuffer 3.10 ms`. One with
+/// a call longer than the line is not part of it (a cold read found a 47.1 ms clBuildProgram
+/// named under a line of 27.5 ms): it is left out.
 pub(super) fn largest_own(r: &Report, most: usize, within: u64) -> Option<String> {
     let mut own: Vec<&HostCall> = (r.host_calls.iter())
-        .filter(|c| c.own_ns() > 0 && c.own_ns() <= within)
+        .filter(|c| c.own_ns() > 0 && c.max_ns <= within)
         .collect();
     own.sort_by_key(|c| std::cmp::Reverse(c.own_ns()));
     let wall = r.bounds.as_ref().map_or(r.wall_ns, |b| b.wall_ns);
