@@ -94,11 +94,8 @@ pub(super) fn device_report(
         rules: d.facts.rules.clone(),
         auto_rules: d.facts.auto_rules.clone(),
         global_mem_bytes: d.facts.global_mem,
-        judged_memory: {
-            let set = crate::model::rules::by_name(&d.facts.rules)
-                .unwrap_or(&crate::model::rules::GENERIC);
-            Some(d.facts.memory(set)).filter(|&(b, _)| b != d.facts.global_mem)
-        },
+        judged_memory: Some(d.facts.memory(super::findings::rules_of(d)))
+            .filter(|&(b, _)| b != d.facts.global_mem),
         projection: d.projecting.map(|p| super::Projection {
             rules: p.set.name.into(),
             on: p.cost.map_or("", |c| c.on).into(),

@@ -49,7 +49,7 @@ impl Hist {
             (self.min, self.max) = (self.min.min(v), self.max.max(v));
         }
         let was = self.count as usize;
-        if was + n as usize <= EXACT && self.few.len() == was {
+        if n <= EXACT as u64 && was + n as usize <= EXACT && self.few.len() == was {
             self.few.extend(std::iter::repeat_n(v, n as usize));
         } else {
             self.few.clear();

@@ -120,7 +120,6 @@ pub(super) unsafe fn finish(
     }
     let dev: &Device = &queue.device;
     let mut status = status;
-    let untrusted = untrusted(dev, p);
     if !crate::sink::recording().slices {
         // Summary mode: the report needs the duration and the start on the host clock (for the
         // busy time, a blocking call's wait for the commands ahead of it, and the critical
@@ -128,24 +127,20 @@ pub(super) unsafe fn finish(
         // rather than four: the command started after its call began, a bound on the clock's
         // offset as QUEUED is (a looser one: `timing::mapping` converges on the first command
         // that starts at once).
-        let ok = matches!(status, CL_COMPLETE | OVER) && !untrusted;
-        let ran = if ok {
-            asked
-                .map(|[_, _, start, end]| [start, end])
-                .filter(|&[start, end]| start != 0 && start < end)
-                .map(|[start, end]| {
-                    let offset = dev.clock.place(p.host_begin, start);
-                    let host_start = mapping::to_host(start, offset);
-                    crate::report::Ran {
-                        ns: end - start,
-                        after_call_ns: host_start.saturating_sub(p.host_begin),
-                        // On the monotonic clock: the writer makes it relative to the run's start.
-                        start_ns: host_start,
-                    }
-                })
-        } else {
-            None
-        };
+        // `ask` asked only a command that completed and whose times the rules trust.
+        let ran = asked
+            .map(|[_, _, start, end]| [start, end])
+            .filter(|&[start, end]| start != 0 && start < end)
+            .map(|[start, end]| {
+                let offset = dev.clock.place(p.host_begin, start);
+                let host_start = mapping::to_host(start, offset);
+                crate::report::Ran {
+                    ns: end - start,
+                    after_call_ns: host_start.saturating_sub(p.host_begin),
+                    // On the monotonic clock: the writer makes it relative to the run's start.
+                    start_ns: host_start,
+                }
+            });
         if ran.is_none() {
             dev.unavailable.fetch_add(1, Ordering::Relaxed);
         }
@@ -159,14 +154,11 @@ pub(super) unsafe fn finish(
         }
         return;
     }
-    let times = match status {
-        CL_COMPLETE | OVER => asked,
-        _ => None,
-    };
-    status = unsafe { settled(dev, event, status, times.is_some()) };
+    // `ask` asked only a command that completed.
+    status = unsafe { settled(dev, event, status, asked.is_some()) };
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
-    let (queued, submit, start, end, time) = match times {
-        Some(_) if untrusted => {
+    let (queued, submit, start, end, time) = match asked {
+        Some(_) if untrusted(dev, p) => {
             let t = now.get().max(p.host_end);
             (t, t, t, t, DeviceTime::Untrusted)
         }

@@ -13,7 +13,7 @@ mod memory;
 mod migrations;
 mod transfers;
 
-pub(super) use judge::finding;
+pub(super) use judge::{finding, rules_of};
 
 use super::Finding;
 use super::acc::{DeviceAcc, Sum};
