@@ -76,6 +76,15 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     (bytes.is_finite() && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
+/// `1 call`, `12 calls`.
+pub fn counted(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 pub fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()

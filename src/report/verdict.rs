@@ -6,7 +6,7 @@
 
 use super::{DeviceReport, Finding, Report, Row};
 use crate::model::classification::Path;
-use crate::units::{bytes, duration};
+use crate::units::{bytes, counted, duration};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -213,13 +213,13 @@ fn failed(r: &Report) -> Option<String> {
             failed.len() - SAID
         ));
     }
-    let noun = if calls == 1 { "call" } else { "calls" };
     let verb = if calls == 1 {
         "returned an error"
     } else {
         "returned errors"
     };
-    (calls > 0).then(|| format!("{calls} OpenCL {noun} {verb}: {}", text.join(", ")))
+    let calls_said = counted(calls, "OpenCL call");
+    (calls > 0).then(|| format!("{calls_said} {verb}: {}", text.join(", ")))
 }
 
 fn nothing_to_change(r: &Report) -> String {
@@ -310,7 +310,7 @@ impl Moved {
                 };
                 match p.path.as_str() {
                     "staged" | "via-host" | "unknown" => {
-                        format!("{share} {how} ({})", counted(p.calls))
+                        format!("{share} {how} ({})", counted(p.calls, "call"))
                     }
                     _ => format!("{share} {how}"),
                 }
@@ -328,13 +328,6 @@ impl Moved {
         // The text's opening, up to its size: `device #2 H2D 256 KiB`.
         let head = self.text.split(':').next().unwrap_or(&self.text);
         head.to_string()
-    }
-}
-
-fn counted(calls: u64) -> String {
-    match calls {
-        1 => "1 call".into(),
-        n => format!("{n} calls"),
     }
 }
 

@@ -9,6 +9,7 @@ use super::super::bounds::Graph;
 use super::super::replay::Fix;
 use crate::model::classification::Direction;
 use crate::model::rules::{self, RuleSet};
+pub use crate::units::counted;
 use crate::units::{bytes, duration, gbps};
 
 /// One device's findings as they are judged: the device's sums and graph, its rules, and where
@@ -242,15 +243,6 @@ pub fn saving(s: &Sum, bw: f64) -> u64 {
         s.ns
     };
     s.ns.saturating_sub(ideal)
-}
-
-/// `1 call`, `12 calls`.
-pub fn counted(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 /// `12 calls, 48.0 MiB, 12.3 ms (3.91 GB/s)`.

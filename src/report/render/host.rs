@@ -2,7 +2,7 @@
 //! Markdown alike.
 
 use super::super::{HostCall, Report};
-use crate::units::duration;
+use crate::units::{counted, duration};
 
 /// Entry points the table lists; the rest are summed in one line.
 pub(super) const SHOWN: usize = 8;
@@ -43,14 +43,9 @@ pub(super) fn host_calls(r: &Report) -> Option<(String, Vec<[String; 7]>, Option
     let more = (!rest.is_empty()).then(|| {
         let calls = rest.iter().map(|c| c.calls).sum::<u64>();
         format!(
-            "{} more {}: {calls} {}, {}",
-            rest.len(),
-            if rest.len() == 1 {
-                "entry point"
-            } else {
-                "entry points"
-            },
-            if calls == 1 { "call" } else { "calls" },
+            "{}: {}, {}",
+            counted(rest.len() as u64, "more entry point"),
+            counted(calls, "call"),
             duration(rest.iter().map(|c| c.total_ns).sum())
         )
     });
@@ -73,12 +68,11 @@ pub(super) fn failed(r: &Report) -> Option<String> {
                 true => ", a query (most likely asking what the device lacks)",
                 false => "",
             };
-            let noun = if f.calls == 1 { "call" } else { "calls" };
             format!(
-                "{} returned {}: {} {noun}{query}",
+                "{} returned {}: {}{query}",
                 c.api,
                 f.error(),
-                f.calls
+                counted(f.calls, "call")
             )
         })
         .collect();
