@@ -8,7 +8,7 @@
 # sumfinish (a completion handled as summary mode's: START and END, no device record), sumenq
 # (an enqueue as summary mode's), nocallrec (no call record for an enqueue), nomems (no memory
 # objects or counters from the classification), noevery (no record of a call that enqueues
-# nothing). The fourth visit's `tight` (every time asked before any release) is how clxfer
+# nothing), two (trace mode asks START and END only, QUEUED and SUBMIT taken as START). The fourth visit's `tight` (every time asked before any release) is how clxfer
 # collects now.
 #   scripts/gpu-cost.sh pack && scripts/gpu-ablate.sh     here: build and pack
 # The patch is against the commit that added it; `git apply` says where it no longer fits.

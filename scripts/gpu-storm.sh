@@ -7,6 +7,7 @@
 # medians of each round's
 # difference to no clxfer. Runs on the device machine in the repository root with .gpu/ packed by
 # `scripts/gpu-truth pack`.
+#   STORM_CPUS pins every run (taskset -c LIST).
 #   ROUNDS (7), THREADS (1), ENQUEUES per thread (200000), CONFIGS (below) choose the runs:
 #   none; summary, trace (default sampled device timing); summary-all, trace-all
 #   (CLXFER_DEVICE_TIMING=all); summary-off, trace-off; *-all-nocb (all, no completion callbacks:
@@ -25,6 +26,10 @@ export TEST_PLATFORM=NVIDIA
 ROUNDS=${ROUNDS:-7} THREADS=${THREADS:-1} ENQUEUES=${ENQUEUES:-200000}
 CONFIGS=${CONFIGS:-none summary trace summary-all trace-all summary-off trace-off own-events own-callbacks}
 OUTFILE=${STORM_OUT:-/tmp/storm-$THREADS.txt}
+# STORM_CPUS: every run on these CPUs (taskset's list), where runs left to the scheduler split
+# into a fast and a slow mode (the fifth visit's single thread: 12 against 18-22 µs).
+pin=()
+[[ -n ${STORM_CPUS:-} ]] && pin=(taskset -c "$STORM_CPUS")
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for round in $(seq "$ROUNDS"); do
   for run in $CONFIGS; do
@@ -48,7 +53,7 @@ for round in $(seq "$ROUNDS"); do
     [[ $cfg == none || $cfg == own-* ]] || e=(LD_PRELOAD="$lib" CLXFER_REPORT=/tmp/t/report.txt "${e[@]}" "${x[@]}")
     rm -rf /tmp/t/* /dev/shm/clxfer-t
     mkdir -p "$dir"
-    out=$(env "${e[@]}" CLXFER_DIR="$dir" timeout 120 "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
+    out=$(env "${e[@]}" CLXFER_DIR="$dir" timeout 120 ${pin[@]+"${pin[@]}"} "$G/clxfer-storm" "$ENQUEUES" "$THREADS" "${a[@]}" 2>/dev/null)
     # The report's "enqueue's own cost": the mean time the program's non-blocking enqueues that
     # stage nothing spent inside the driver, µs (where the driver's own calls wait for its lock).
     driver=$(tr -s ' \n' ' ' < /tmp/t/report.txt 2>/dev/null \

@@ -73,7 +73,7 @@ window.clxfer = window.clxfer || {};
         if (!h) continue;
         hosts.delete(key);
         for (const k of ['direction', 'path', 'bytes']) if (!(k in a) && h[k] !== undefined) a[k] = h[k];
-        if ('queued_to_submit_us' in a && !('enqueue_to_start_us' in a)) {
+        if (!('device_time' in a) && !('enqueue_to_start_us' in a)) {
           a.enqueue_to_start_us = Math.max(0, Math.round((e.ts - h.ts) * 1000)) / 1000;
         }
       }

@@ -133,8 +133,9 @@ pub struct Command {
     pub host_tid: u32,
     pub host_begin: u64,
     pub host_end: u64,
-    pub queued: u64,
-    pub submit: u64,
+    /// QUEUED and SUBMIT on the host clock, where the driver was asked them (a sample of the
+    /// small commands: `finish::phases`).
+    pub phases: Option<(u64, u64)>,
     pub start: u64,
     pub end: u64,
     pub time: DeviceTime,

@@ -111,10 +111,9 @@ impl Expand {
         for (k, v) in h.class {
             args.entry(k).or_insert(v);
         }
-        // Measured (its own timings are there) and joined: from the enqueue's start to its own.
-        if args.contains_key(s::QUEUED_TO_SUBMIT.name)
-            && !args.contains_key(s::ENQUEUE_TO_START.name)
-        {
+        // Measured (no `device_time` says otherwise) and joined: from the enqueue's start to
+        // its own.
+        if !args.contains_key(s::DEVICE_TIME.name) && !args.contains_key(s::ENQUEUE_TO_START.name) {
             let ns = ts.saturating_sub(h.ts);
             args.insert(
                 s::ENQUEUE_TO_START.name.into(),
@@ -148,6 +147,9 @@ mod tests {
             json!({"ph": "X", "pid": 7, "ts": 21.0, "args": {"command": 3, "class": 2, "bytes": 8, "api": "clEnqueueWriteBuffer", "device_time": "sampled"}}),
             json!({"ph": "X", "pid": 7, "ts": 22.0, "args": {"command": 4, "class": 2, "bytes": 8}}),
             json!({"ph": "X", "pid": dpid, "ts": 10.5, "args": {"command": 1, "queued_to_submit_us": 0.1, "submit_to_start_us": 0.2}}),
+            json!({"ph": "X", "pid": dpid, "ts": 20.25, "args": {"command": 2}}),
+            json!({"ph": "X", "pid": 7, "ts": 24.0, "args": {"command": 5, "class": 1, "bytes": 16}}),
+            json!({"ph": "X", "pid": dpid, "ts": 25.0, "args": {"command": 5, "device_time": "unavailable"}}),
             json!({"ph": "X", "pid": 8, "ts": 1.0, "args": {"command": 1, "class": 1}}),
             json!({"ph": "X", "pid": dpid, "ts": 30.0, "args": {"command": 9, "direction": "D2H", "path": "pinned", "bytes": 1, "enqueue_to_start_us": 2.0}}),
             json!({"ph": "s", "pid": 7, "ts": 10.0, "id": 1}),
@@ -161,6 +163,11 @@ mod tests {
             json!({"ph": "X", "pid": 7, "ts": 22.0, "args": {"command": 4, "class": 2, "bytes": 8, "api": "clEnqueueWriteBuffer", "device_time": "sampled"}}),
             // The device slice: its host slice's words, and the time from the enqueue's start.
             json!({"ph": "X", "pid": dpid, "ts": 10.5, "args": {"command": 1, "queued_to_submit_us": 0.1, "submit_to_start_us": 0.2, "direction": "H2D", "path": "staged", "bytes": 4096, "enqueue_to_start_us": 0.5}}),
+            // Measured without QUEUED and SUBMIT (not asked of most small commands) alike.
+            json!({"ph": "X", "pid": dpid, "ts": 20.25, "args": {"command": 2, "direction": "H2D", "path": "staged", "bytes": 8192, "enqueue_to_start_us": 0.25}}),
+            // Not measured: no time from the enqueue.
+            json!({"ph": "X", "pid": 7, "ts": 24.0, "args": {"command": 5, "class": 1, "bytes": 16, "api": "clEnqueueWriteBuffer", "direction": "H2D", "path": "staged", "reasons": ["[a] b"]}}),
+            json!({"ph": "X", "pid": dpid, "ts": 25.0, "args": {"command": 5, "device_time": "unavailable", "direction": "H2D", "path": "staged", "bytes": 16}}),
             // Another process's class 1 is another class (not defined here: left as is).
             json!({"ph": "X", "pid": 8, "ts": 1.0, "args": {"command": 1, "class": 1}}),
             // A device slice without its host slice says everything itself.

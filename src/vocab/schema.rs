@@ -67,7 +67,7 @@ schema! {
     DEVICE_GBPS = "device_gbps" ["device"] "Bytes over the device time (start to end), GB/s. Absent under forced rules: this device's time is not the rules' devices' (the host slice's `projected_gbps` is).",
     PROJECTED_US = "projected_us" ["host"] "Under forced rules (`auto_rules` ≠ `rules`) with a cost model: the command's device time on the devices the rules describe, projected by their cost model (docs/RULES.md); `host_gbps` is then absent.",
     PROJECTED_GBPS = "projected_gbps" ["host"] "Bytes over `projected_us`, GB/s.",
-    QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT.",
+    QUEUED_TO_SUBMIT = "queued_to_submit_us" ["device"] "CL_PROFILING_COMMAND_QUEUED to SUBMIT; asked of kernels, transfers of 1 MiB or more and one other command in 16 (two profiling queries fewer for the rest), absent on the others.",
     SUBMIT_TO_START = "submit_to_start_us" ["device"] "SUBMIT to START.",
     ENQUEUE_TO_START = "enqueue_to_start_us" ["device"] "From the enqueue call's start on the host to the command's start.",
     DEVICE_TIME = "device_time" ["host, device"] "Device slices: `unavailable`, the profiling query failed or reported a zero duration (a failed query puts the slice, 0 long, at the completion); `untrusted`, the vendor's driver gives this kind of command another command's times or none (NVIDIA's migrations and maps that move nothing, `nvidia.borrowed-times` in docs/RULES.md), so the slice sits, 0 long, at the completion and the report counts it without device time. Host slices: `untimed`, no device slice comes (an untimed queue, device timing off, or a command without an event); `sampled`, sampled device timing left it untimed (the report extrapolates its row's device time from the timed ones).",
@@ -223,7 +223,7 @@ every `clxfer` command reads both.
   class also carries the class's members (`api`, `queue`, `device_time`, the classification and
   its reasons, flags, `mem_objects`), later ones do not. A device slice joined to its host slice by an arrow
   carries its `command`, its own timings and `device_gbps`; its direction, path, bytes and
-  `enqueue_to_start_us` are its host slice's. `clxfer report`, `check`, `merge`, `view` and
+  (measured: no `device_time`) `enqueue_to_start_us` are its host slice's. `clxfer report`, `check`, `merge`, `view` and
   `report --format csv` read the members back onto every slice (`clxfer::trace::compact`); in
   Perfetto's SQL, join on `args.class` (and on `args.command` for device slices). The pointer's
   alignment is `host_ptr` modulo 4096 or 64.

@@ -65,6 +65,22 @@ fn untrusted(dev: &Device, p: &Pending) -> bool {
     (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class))
 }
 
+/// A small command is asked QUEUED and SUBMIT once in this many (by its number).
+pub const PHASES_EVERY: u64 = 16;
+
+/// Whether trace mode asks the driver QUEUED and SUBMIT of this command, not only START and END:
+/// of a kernel, a transfer of [`ALWAYS_BYTES`] or more, and one other command in
+/// [`PHASES_EVERY`]. The two queries were 0.3 to 1 µs per enqueue on NVIDIA with one thread, a
+/// third of what trace `all` cost over the program's own events (docs/PERFORMANCE.md), and a
+/// sample tells what a storm's small commands wait between queued, submitted and started.
+///
+/// [`ALWAYS_BYTES`]: crate::timing::sample::ALWAYS_BYTES
+pub(super) fn phases(p: &Pending) -> bool {
+    p.what.kernel.is_some()
+        || p.what.bytes >= crate::timing::sample::ALWAYS_BYTES
+        || p.id.is_multiple_of(PHASES_EVERY)
+}
+
 /// Asks the driver the times [`finish`] needs of a command over with `status`. A collection asks
 /// all its commands before it finishes or releases any: on NVIDIA, with four threads enqueuing,
 /// queries interleaved with releases (which take the driver's lock for writing) cost ~2 µs more
@@ -84,6 +100,15 @@ pub(super) unsafe fn ask(queue: &QueueInfo, p: &Pending, status: cl_int) -> Aske
         if untrusted(dev, p) {
             return None;
         }
+        return driver_call(dev, || unsafe {
+            driver::profiling(
+                event,
+                [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
+            )
+        })
+        .map(|[start, end]| [0, 0, start, end]);
+    }
+    if !phases(p) {
         return driver_call(dev, || unsafe {
             driver::profiling(
                 event,
@@ -157,14 +182,16 @@ pub(super) unsafe fn finish(
     // `ask` asked only a command that completed.
     status = unsafe { settled(dev, event, status, asked.is_some()) };
     counters::in_flight_add(-(p.what.bytes as i64), || now.get());
-    let (queued, submit, start, end, time) = match asked {
+    let (phases, start, end, time) = match asked {
         Some(_) if untrusted(dev, p) => {
             let t = now.get().max(p.host_end);
-            (t, t, t, t, DeviceTime::Untrusted)
+            (None, t, t, DeviceTime::Untrusted)
         }
         Some([q, s, st, e]) if st != 0 && st <= e => {
             // Some drivers leave QUEUED or SUBMIT at 0 or after START for commands they run
             // themselves (NVIDIA's migrations): those are clamped to START, the duration stands.
+            // Without them (not asked: `phases`), START bounds the clock's offset, as in
+            // summary mode.
             let q = if q == 0 || q > st { st } else { q };
             let s = s.clamp(q, st);
             let offset = dev.clock.place(p.host_begin, q);
@@ -174,12 +201,12 @@ pub(super) unsafe fn finish(
             } else {
                 DeviceTime::Unavailable
             };
-            (h(q), h(s), h(st), h(e), time)
+            (phases(p).then(|| (h(q), h(s))), h(st), h(e), time)
         }
         // No usable timestamps: the slice sits at the completion, which is after the enqueue.
         _ => {
             let t = now.get().max(p.host_end);
-            (t, t, t, t, DeviceTime::Unavailable)
+            (None, t, t, DeviceTime::Unavailable)
         }
     };
     if time != DeviceTime::Measured {
@@ -192,8 +219,7 @@ pub(super) unsafe fn finish(
         host_tid: p.host_tid,
         host_begin: p.host_begin,
         host_end: p.host_end,
-        queued,
-        submit,
+        phases,
         start,
         end,
         time,

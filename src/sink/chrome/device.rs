@@ -50,10 +50,12 @@ impl<W: TraceOut, E: Emit> Chrome<W, E> {
             j.field(s::BYTES).u64(c.bytes);
         }
         if c.time == DeviceTime::Measured {
-            j.field(s::QUEUED_TO_SUBMIT)
-                .us(c.submit.saturating_sub(c.queued));
-            j.field(s::SUBMIT_TO_START)
-                .us(c.start.saturating_sub(c.submit));
+            if let Some((queued, submit)) = c.phases {
+                j.field(s::QUEUED_TO_SUBMIT)
+                    .us(submit.saturating_sub(queued));
+                j.field(s::SUBMIT_TO_START)
+                    .us(c.start.saturating_sub(submit));
+            }
             if !flow {
                 j.field(s::ENQUEUE_TO_START)
                     .us(c.start.saturating_sub(c.host_begin));
