@@ -114,6 +114,24 @@ fn a_storm_is_sampled_every_command_classified_and_the_rest_extrapolated() {
         extrapolated += n;
     }
     assert!(extrapolated > 0);
+    // The device's busy time is whole (the untimed calls at their estimate), and so are its
+    // queues': they take its estimate between them.
+    let busy = &dev["busy"];
+    let estimated = busy["estimated_ns"].as_u64().unwrap();
+    assert!(estimated > 0, "{busy}");
+    let queues = dev["queues"].as_array().unwrap();
+    let parts: u64 = (queues.iter())
+        .map(|q| q["busy"]["estimated_ns"].as_u64().unwrap())
+        .sum();
+    assert!(
+        parts.abs_diff(estimated) <= queues.len() as u64,
+        "{busy} {queues:?}"
+    );
+    for q in queues {
+        let b = &q["busy"];
+        let of = |k: &str| b[k].as_u64().unwrap();
+        assert!(of("busy_ns") >= of("estimated_ns") && of("transfer_ns") >= of("estimated_ns"));
+    }
     // clxfer's own cost, with the same counts as the trace's end.
     let o = &report["overhead"];
     assert_eq!(o["timed_commands"].as_u64().unwrap() as usize, timed);

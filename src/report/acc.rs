@@ -216,6 +216,8 @@ pub(super) struct DeviceAcc {
     pub without_device_time: u64,
     /// Transfers sampled device timing left untimed (not among those without a device time).
     pub sampled: u64,
+    /// The calls sampling left untimed by queue and row, for the queues' busy lines.
+    pub untimed: super::sampled::ByQueue,
     /// Of those without a device time, blocking calls whose host time stood in.
     pub host_time_used: u64,
     /// Device times no device can take, set aside (`model::device::implausible`).
@@ -265,6 +267,16 @@ impl DeviceAcc {
     /// (H2D, D2H): what sizes a staging ring.
     pub(super) fn most_in_flight(&self) -> [u64; 2] {
         [0, 1].map(|i| most_at_once(&self.flights[i]))
+    }
+
+    /// A kernel launch with its device time, if it ran timed: in its kernel's row, and among
+    /// its queue's untimed ones where sampling left it untimed.
+    pub(super) fn kernel(&mut self, k: &super::KernelRun, ran: Option<super::Ran>) {
+        let row = self.kernels.add(k, ran.map(|r| r.ns));
+        if ran.is_none() && k.sampled {
+            let key = super::sampled::RowKey::Kernel(row);
+            self.untimed.add(k.queue, key, 1, 0);
+        }
     }
 
     /// The run of one small size into `small_sizes`.

@@ -9,6 +9,7 @@ use super::device_report::device_report;
 use super::facts::*;
 use super::overhead::TimingFacts;
 use super::replay::Durations;
+use super::sampled::RowKey;
 use super::timeline::Class;
 use super::{DeviceReport, KernelRun, Report, findings};
 use crate::model::classification::{Direction, Path};
@@ -246,12 +247,12 @@ impl Builder {
                     host_ns: e.host_ns,
                     sampled: e.sampled,
                 };
-                self.device_mut(e.device).kernels.add(&k, ran.map(|r| r.ns));
+                self.device_mut(e.device).kernel(&k, ran);
             }
             Work::Kernel(k) => {
                 let d = self.device_mut(k.device);
                 d.facts.index = k.device;
-                d.kernels.add(k, ran.map(|r| r.ns));
+                d.kernel(k, ran);
                 if let Some(Ran {
                     ns, start_ns: s, ..
                 }) = ran
@@ -352,6 +353,12 @@ impl Builder {
         if device_ns.is_none() {
             if e.sampled {
                 d.sampled += n;
+                let projected_ns = match replaces {
+                    true => projected.unwrap_or(0).saturating_mul(n),
+                    false => 0,
+                };
+                let key = RowKey::Transfer(e.direction, e.path);
+                d.untimed.add(e.queue, key, n, projected_ns);
             } else if !stands_in {
                 d.without_device_time += n;
                 d.host_time_used += n * u64::from(time.is_some());

@@ -4,6 +4,7 @@
 
 use super::acc::{Acc, DeviceAcc};
 use super::facts::Kind;
+use super::sampled::RowKey;
 use super::timeline::Busy;
 use super::{DeviceReport, QueueBusy, Row};
 use crate::model::classification::{Direction, Path};
@@ -74,12 +75,24 @@ pub(super) fn device_report(
         Some((busy, queues)) => (Some(busy), queues),
         None => (d.timeline.busy(), d.timeline.queues()),
     };
-    let busy = busy.map(|b| {
-        b.with_estimate(
-            transfers.iter().map(|r| estimated(r.sampled)).sum(),
-            kernels.iter().map(|k| estimated(k.sampled)).sum(),
-        )
+    let totals: (u64, u64) = (
+        transfers.iter().map(|r| estimated(r.sampled)).sum(),
+        kernels.iter().map(|k| estimated(k.sampled)).sum(),
+    );
+    let busy = busy.map(|b| b.with_estimate(totals.0, totals.1));
+    // Each queue its part of the device's estimate, so that the queues' lines add up to it.
+    let per_queue = d.untimed.estimates(|key| match key {
+        RowKey::Transfer(dir, path) => {
+            (transfers.iter())
+                .find(|r| r.direction == dir.as_str() && r.path == path.as_str())?
+                .sampled
+        }
+        RowKey::Kernel(name) => kernels.iter().find(|k| *k.name == **name)?.sampled,
     });
+    let queues = match busy {
+        Some(b) => with_estimates(queues, &b, totals, &per_queue),
+        None => queues,
+    };
     let mut operations: Vec<Row> = Vec::new();
     for kind in OPERATIONS {
         for ((k, dir, path), acc) in d.rows.iter() {
@@ -133,5 +146,75 @@ pub(super) fn device_report(
             })
             .collect(),
         clock_mapping: d.end.as_ref().map(|e| e.clock.clone()),
+    }
+}
+
+/// The queues' figures with their parts of `device`'s estimate, scaled as the device's own
+/// parts are (the device takes its transfers' estimate first, within its span): `totals` are
+/// the device's uncapped estimates (transfers, kernels), `per_queue` each queue's. A queue whose
+/// commands sampling all left untimed is listed with its estimate alone.
+fn with_estimates(
+    mut queues: Vec<(u32, Busy)>,
+    device: &Busy,
+    totals: (u64, u64),
+    per_queue: &BTreeMap<u32, (u64, u64)>,
+) -> Vec<(u32, Busy)> {
+    let transfer = totals.0.min(device.estimated_ns);
+    let kernel = device.estimated_ns - transfer;
+    let part = |ns: u64, of: u64, total: u64| match total {
+        0 => 0,
+        _ => (ns as f64 * of as f64 / total as f64).round() as u64,
+    };
+    for (&queue, &(t, k)) in per_queue {
+        let (t, k) = (part(t, transfer, totals.0), part(k, kernel, totals.1));
+        if t == 0 && k == 0 {
+            continue;
+        }
+        match queues.iter().position(|q| q.0 == queue) {
+            Some(at) => queues[at].1 = queues[at].1.plus_estimate(t, k),
+            None if queues.len() < super::timeline::QUEUES => {
+                queues.push((queue, Busy::default().plus_estimate(t, k)))
+            }
+            None => {}
+        }
+    }
+    queues
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queues_share_the_device_estimate_as_the_device_takes_it() {
+        let timed = Busy {
+            span_ns: 1_000,
+            busy_ns: 100,
+            transfer_ns: 100,
+            ..Busy::default()
+        };
+        let per_queue = BTreeMap::from([(1, (40, 10)), (2, (40, 10))]);
+        // (device's room for the estimate, queue 1's and 2's (busy, transfers, kernels, estimated))
+        let cases = [
+            // Room for all of it: each queue its own.
+            (900, [(150, 140, 10, 50), (50, 40, 10, 50)]),
+            // Room for 60 of the 100: the transfers' first, scaled alike on each queue.
+            (60, [(130, 130, 0, 30), (30, 30, 0, 30)]),
+        ];
+        for (room, want) in cases {
+            let device = Busy {
+                span_ns: 100 + room,
+                ..timed
+            }
+            .with_estimate(80, 20);
+            let queues = vec![(1, timed)];
+            let got = with_estimates(queues, &device, (80, 20), &per_queue);
+            let got: Vec<_> = (got.iter())
+                .map(|(_, b)| (b.busy_ns, b.transfer_ns, b.kernel_ns, b.estimated_ns))
+                .collect();
+            assert_eq!(got, want, "room {room}");
+            let parts: u64 = got.iter().map(|g| g.3).sum();
+            assert_eq!(parts, device.estimated_ns);
+        }
     }
 }

@@ -68,14 +68,15 @@ struct Acc {
 pub struct Kernels(BTreeMap<Arc<str>, Acc>);
 
 impl Kernels {
-    /// A launch with its device time (`None`: unavailable or not timed).
-    pub fn add(&mut self, k: &KernelRun, device_ns: Option<u64>) {
+    /// A launch with its device time (`None`: unavailable or not timed); returns the name of
+    /// the row it went to.
+    pub fn add(&mut self, k: &KernelRun, device_ns: Option<u64>) -> Arc<str> {
         let name = if self.0.len() >= NAMES && !self.0.contains_key(&k.name) {
             Arc::from(OTHERS)
         } else {
             k.name.clone()
         };
-        let acc = self.0.entry(name).or_default();
+        let acc = self.0.entry(name.clone()).or_default();
         acc.calls += 1;
         acc.host_ns = acc.host_ns.saturating_add(k.host_ns);
         match device_ns {
@@ -91,6 +92,7 @@ impl Kernels {
                 }
             }
         }
+        name
     }
 
     /// The rows, most device time first.

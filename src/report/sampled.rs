@@ -5,9 +5,12 @@
 //! device's times are projected (forced rules), an untimed call's time is its projection, known
 //! from its size like every other call's: it is summed, not extrapolated from this device's.
 
+use crate::model::classification::{Direction, Path};
 use crate::timing::sample::ALWAYS_BYTES;
 use crate::units::duration;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How a row's untimed calls were extrapolated.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -61,6 +64,59 @@ impl Sampled {
             duration(self.mean_ns.round() as u64),
             duration(self.sd_ns.round() as u64)
         )
+    }
+}
+
+/// A row of the device's tables: a transfer's direction and path, or a kernel's name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RowKey {
+    Transfer(Direction, Path),
+    Kernel(Arc<str>),
+}
+
+/// The calls sampling left untimed, per queue and row, so that each queue's busy line takes its
+/// part of the device's estimate: (calls, their projected time where the device is projected).
+/// Bounded: past [`KEYS`] pairs, later ones count for the device only.
+#[derive(Debug, Default)]
+pub struct ByQueue(BTreeMap<(u32, RowKey), (u64, u64)>);
+
+/// Queue and row pairs kept at most per device.
+pub const KEYS: usize = 4096;
+
+impl ByQueue {
+    pub fn add(&mut self, queue: u32, key: RowKey, calls: u64, projected_ns: u64) {
+        let len = self.0.len();
+        let entry = match self.0.entry((queue, key)) {
+            std::collections::btree_map::Entry::Vacant(_) if len >= KEYS => return,
+            e => e.or_default(),
+        };
+        entry.0 += calls;
+        entry.1 = entry.1.saturating_add(projected_ns);
+    }
+
+    /// Each queue's estimate, (transfers, kernels) ns, by its calls' share of their rows'
+    /// estimates (`sampled` gives a row's): its projected time where the row's is projected.
+    pub fn estimates(
+        &self,
+        sampled: impl Fn(&RowKey) -> Option<Sampled>,
+    ) -> BTreeMap<u32, (u64, u64)> {
+        let mut out: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for ((queue, key), &(calls, projected_ns)) in &self.0 {
+            let Some(s) = sampled(key) else { continue };
+            let Some(row_ns) = s.estimated_ns else {
+                continue;
+            };
+            let ns = match s.projected {
+                true => projected_ns,
+                false => (row_ns as f64 * calls as f64 / s.calls.max(1) as f64).round() as u64,
+            };
+            let e = out.entry(*queue).or_default();
+            match key {
+                RowKey::Transfer(..) => e.0 = e.0.saturating_add(ns),
+                RowKey::Kernel(_) => e.1 = e.1.saturating_add(ns),
+            }
+        }
+        out
     }
 }
 

@@ -38,7 +38,7 @@ pub struct Busy {
     pub overlap_ns: u64,
     /// Of `busy_ns` (and of `transfer_ns` and `kernel_ns`), the estimate for the commands
     /// sampled device timing left untimed, taken as running alone (they have no times to
-    /// overlap by): the device's figures are whole, the queues' are of timed commands.
+    /// overlap by); a queue's, its part of its device's.
     #[serde(default)]
     pub estimated_ns: u64,
 }
@@ -53,6 +53,21 @@ impl Busy {
             busy_ns: self.busy_ns + estimated,
             transfer_ns: self.transfer_ns + transfer,
             kernel_ns: self.kernel_ns + (estimated - transfer),
+            estimated_ns: estimated,
+            ..self
+        }
+    }
+}
+
+impl Busy {
+    /// A queue's figures with its part of its device's estimate (`transfer_ns`, `kernel_ns`:
+    /// its own, already within the device's span).
+    pub fn plus_estimate(self, transfer_ns: u64, kernel_ns: u64) -> Busy {
+        let estimated = transfer_ns.saturating_add(kernel_ns);
+        Busy {
+            busy_ns: self.busy_ns.saturating_add(estimated),
+            transfer_ns: self.transfer_ns.saturating_add(transfer_ns),
+            kernel_ns: self.kernel_ns.saturating_add(kernel_ns),
             estimated_ns: estimated,
             ..self
         }

@@ -169,10 +169,14 @@ pub(super) fn busy(d: &DeviceReport) -> Option<String> {
     ))
 }
 
+/// `queue #2: busy ~971 µs (transfers ~971 µs, kernels 0 ns)`: `~` where its part of the
+/// device's estimate for untimed commands is in.
 pub(super) fn queue_busy(q: &QueueBusy) -> String {
     let b = &q.busy;
+    // Marked as the device's line marks its own: the busy time and the transfers.
+    let mark = if b.estimated_ns > 0 { "~" } else { "" };
     format!(
-        "queue #{}: busy {} (transfers {}, kernels {})",
+        "queue #{}: busy {mark}{} (transfers {mark}{}, kernels {})",
         q.queue,
         duration(b.busy_ns),
         duration(b.transfer_ns),
