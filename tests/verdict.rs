@@ -660,7 +660,7 @@ fn the_host_time_is_told_by_entry_point() {
     assert!(row.split_whitespace().nth(1) == Some("1"), "{row}");
     let md = report(&trace, "md");
     assert!(
-        md.contains("| entry point | calls | total | waited | median | max | of wall |"),
+        md.contains("| entry point | calls | total | blocked | median | max | of wall |"),
         "{md}"
     );
     let mut csv = clxfer(&["report", "--format", "csv", "--table", "host_calls"]);

@@ -11,7 +11,7 @@ pub(super) const HEADS: [&str; 7] = [
     "entry point",
     "calls",
     "total",
-    "waited",
+    "blocked",
     "median",
     "max",
     "of wall",
@@ -49,8 +49,10 @@ pub(super) fn host_calls(r: &Report) -> Option<(String, Vec<[String; 7]>, Option
             duration(rest.iter().map(|c| c.total_ns).sum())
         )
     });
+    // Not the device tables' "waited" (a blocking transfer's wait for the commands ahead of
+    // its own): the whole time of the calls that did not return before commands completed.
     let head = "host calls: the program's OpenCL calls by entry point, on all its threads \
-                (waited: the time of calls that waited for commands)"
+                (blocked: the time of the calls that returned only once commands completed)"
         .to_string();
     Some((head, rows, more))
 }
