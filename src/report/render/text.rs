@@ -231,8 +231,15 @@ pub(super) fn minor(r: &Report) -> Option<String> {
     let minor: Vec<&Finding> = r.findings.iter().filter(|f| f.minor).collect();
     let first = minor.first()?;
     let kinds: Vec<&str> = minor.iter().map(|f| f.kind.as_str()).collect();
+    // The replay may find that a fix saves nothing at all (what it shortens overlaps or nothing
+    // waits for it): said so, not as "the largest 0 ns".
+    let largest = match (first.saving_ns, minor.len()) {
+        (0, 1) => "it saves no time, by replay".to_string(),
+        (0, _) => "none saves any time, by replay".to_string(),
+        (ns, _) => format!("the largest {}", duration(ns)),
+    };
     Some(format!(
-        "{} save under {:.0}% of {} ({}): {} (the largest {}); the JSON report lists {} (`--format json`, `CLXFER_REPORT=*.json`)",
+        "{} save under {:.0}% of {} ({}): {} ({largest}); the JSON report lists {} (`--format json`, `CLXFER_REPORT=*.json`)",
         match minor.len() {
             1 => "1 more finding would".to_string(),
             n => format!("{n} more findings would each"),
@@ -241,7 +248,6 @@ pub(super) fn minor(r: &Report) -> Option<String> {
         r.weighed_against.of,
         duration(r.weighed_against.ns),
         kinds.join(", "),
-        duration(first.saving_ns),
         if minor.len() == 1 { "it" } else { "them" }
     ))
 }
