@@ -461,6 +461,13 @@ fn the_two_device_hand_off_and_its_buggy_variants() {
             // built without -cl-kernel-arg-info), device 2's migration reads it unordered.
             assert_eq!(kinds[0], "possible-race");
             assert_eq!(findings[0]["confidence"], "known", "{}", findings[0]);
+            // Two pairs on stderr (#2 with the migration #3, and with the kernel #4 behind it
+            // on queue 2), one missing dependency: one finding, whose fix covers both.
+            assert_eq!(said.len(), 2, "{said:?}");
+            let races = kinds.iter().filter(|k| **k == "possible-race").count();
+            assert_eq!(races, 1, "{kinds:?}");
+            let fix = findings[0]["fix"].as_str().unwrap();
+            assert!(fix.contains("orders #4 after it as well"), "{fix}");
             assert!(
                 said[0].contains("command #2 (clEnqueueNDRangeKernel on device #1 queue #1) writes")
                     && said[0].contains("command #3 (clEnqueueMigrateMemObjects on device #2 queue #2) reads the whole object"),

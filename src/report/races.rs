@@ -67,8 +67,11 @@ impl RaceSide {
 pub fn findings(races: &[RaceFact], more: u64) -> (Vec<Finding>, Option<Finding>) {
     let (assumed, sure): (Vec<&RaceFact>, Vec<&RaceFact>) =
         races.iter().partition(|r| r.confidence == "assumed");
-    let mut out: Vec<Finding> = sure.iter().take(SHOWN).map(|r| finding(r)).collect();
-    let past = (sure.len().saturating_sub(SHOWN)) as u64 + more;
+    let groups = behind(&sure);
+    let mut out: Vec<Finding> = (groups.iter().take(SHOWN))
+        .map(|(r, also)| finding(r, also))
+        .collect();
+    let past = (groups.len().saturating_sub(SHOWN)) as u64 + more;
     if past > 0 {
         out.push(made(
             FindingKind::PossibleRace,
@@ -126,7 +129,29 @@ fn unjudged(assumed: &[&RaceFact]) -> Option<Finding> {
 
 const ESTIMATE: &str = "no time: a race is about results, so it ranks above the time findings";
 
-fn finding(r: &RaceFact) -> Finding {
+/// The races in order, each with the later ones it stands for: those of the same object and
+/// first command whose second command comes later on the queue of its own second command. Ordering
+/// the first command before the earlier one orders it before the later ones too where that queue
+/// is in order: one missing dependency is one finding, not one per command behind it.
+fn behind<'a>(races: &[&'a RaceFact]) -> Vec<(&'a RaceFact, Vec<&'a RaceFact>)> {
+    let mut out: Vec<(&RaceFact, Vec<&RaceFact>)> = Vec::new();
+    for &r in races {
+        let on = |k: &RaceSide| (k.device, k.queue);
+        let lead = out.iter_mut().find(|(k, _)| {
+            k.object == r.object
+                && k.first.command == r.first.command
+                && on(&k.second) == on(&r.second)
+                && k.second.command < r.second.command
+        });
+        match lead {
+            Some((_, also)) => also.push(r),
+            None => out.push((r, Vec::new())),
+        }
+    }
+    out
+}
+
+fn finding(r: &RaceFact, also: &[&RaceFact]) -> Finding {
     let (a, b) = (&r.first, &r.second);
     let declared = r.confidence == "declared";
     let one_queue = (a.device, a.queue) == (b.device, b.queue);
@@ -144,6 +169,18 @@ fn finding(r: &RaceFact) -> Finding {
          on the host before enqueueing #{}){other}",
         a.command, b.command, b.command,
     );
+    if !also.is_empty() {
+        let numbers: Vec<String> = also
+            .iter()
+            .map(|x| format!("#{}", x.second.command))
+            .collect();
+        fix.push_str(&format!(
+            "; on an in-order queue that orders {} after it as well (on an out-of-order one, \
+             pass the event to {} too)",
+            numbers.join(", "),
+            if also.len() == 1 { "it" } else { "them" },
+        ));
+    }
     if declared {
         fix.push_str(
             "; if the kernel only reads the buffer, declare the argument `const` (or \
@@ -157,23 +194,44 @@ fn finding(r: &RaceFact) -> Finding {
             b.device,
             format!(
                 "possible data race on memory object {:#x} between command #{} (device #{}) \
-                 and command #{} (device #{})",
-                r.object, a.command, a.device, b.command, b.device
+                 and command #{} (device #{}){}",
+                r.object,
+                a.command,
+                a.device,
+                b.command,
+                b.device,
+                match also.len() {
+                    0 => String::new(),
+                    n => format!(
+                        ", and {} behind it",
+                        crate::units::counted(n as u64, "command")
+                    ),
+                }
             ),
-            vec![
-                a.said(),
-                b.said(),
-                "no event, queue order or host wait orders them".into(),
-                match declared {
-                    true => "confidence: declared (a kernel argument that is not `const`, whose \
+            [a.said(), b.said()]
+                .into_iter()
+                .chain(also.iter().map(|x| {
+                    format!(
+                        "{}, behind command #{} on its queue",
+                        x.second.said(),
+                        b.command
+                    )
+                }))
+                .chain([
+                    "no event, queue order or host wait orders them".into(),
+                    match declared {
+                        true => {
+                            "confidence: declared (a kernel argument that is not `const`, whose \
                              use clxfer could not follow in the kernel's source, is taken as \
                              written; the kernel may only read it)"
-                        .into(),
-                    false => "confidence: known (both uses are what the commands do: a \
+                                .into()
+                        }
+                        false => "confidence: known (both uses are what the commands do: a \
                               kernel's as its source or qualifiers show)"
-                        .into(),
-                },
-            ],
+                            .into(),
+                    },
+                ])
+                .collect(),
             fix,
             (0, ESTIMATE.into()),
         )
@@ -266,6 +324,43 @@ mod tests {
             f[SHOWN].title
         );
         assert_eq!(f[SHOWN].confidence, None);
+    }
+
+    #[test]
+    fn a_race_stands_for_the_commands_behind_its_second_on_one_queue() {
+        let race = |second: u64, queue: u32| RaceFact {
+            object: 0x10,
+            confidence: "known".into(),
+            first: side(2, 1, "writes", (0, 8)),
+            second: side(second, queue, "reads", (0, 8)),
+        };
+        // #3 and #5 on queue 2 behind it, #4 on queue 3: two findings, not three.
+        let (f, _) = findings(&[race(3, 2), race(4, 3), race(5, 2)], 0);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].title
+                .ends_with("and command #3 (device #2), and 1 command behind it")
+        );
+        assert!(
+            f[0].evidence[2].starts_with("command #5 ")
+                && f[0].evidence[2].ends_with("behind command #3 on its queue")
+        );
+        assert!(
+            f[0].fix.contains("orders #5 after it as well"),
+            "{}",
+            f[0].fix
+        );
+        assert!(
+            f[1].title.ends_with("and command #4 (device #3)"),
+            "{}",
+            f[1].title
+        );
+        // Another object, or another first command: its own finding.
+        let other = RaceFact {
+            object: 0x20,
+            ..race(5, 2)
+        };
+        assert_eq!(findings(&[race(3, 2), other], 0).0.len(), 2);
     }
 
     #[test]
