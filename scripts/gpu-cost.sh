@@ -61,7 +61,7 @@ for threads in (1, 4, 16):
     print(f"{threads} thread(s), {rounds} rounds; {'none' if none else 'own-events'}'s "
           f"round-to-round difference, interquartile: {q[0]:+.2f} .. {q[2]:+.2f} us")
     print(f"  {'configuration':22}{'median':>9}{'min':>8}{'paired':>9}{'paired min':>11}"
-          f"{'vs own-events':>15}{'its IQR':>16}{'caller CPU paired':>19}{'writer CPU':>12}{'in driver':>11}")
+          f"{'vs own-events':>15}{'its IQR':>15}{'caller CPU paired':>19}{'writer CPU':>12}{'in driver':>11}")
     nan = float("nan")
     for c, v in us.items():
         rs = [r for r in v if r in base]
@@ -72,7 +72,7 @@ for threads in (1, 4, 16):
         print(f"  {c:22}{statistics.median(v.values()):9.2f}{min(v.values()):8.2f}"
               f"{statistics.median(paired):+9.2f}{min(paired):+11.2f}"
               f"{(statistics.median(vs_own) if vs_own else nan):+15.2f}"
-              f"{iqr[0]:+8.2f}..{iqr[2]:+.2f}"
+              f"{iqr[0]:+8.2f}..{iqr[2]:+5.2f}"
               f"{statistics.median(cp):+19.2f}"
               f"{(statistics.median(writer[c].values()) if writer[c] else 0):12.2f}"
               f"{(statistics.median(driver[c].values()) if driver[c] else nan):11.1f}")

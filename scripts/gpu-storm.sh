@@ -74,11 +74,15 @@ for line in open(sys.argv[1]):
         d[p[1]][int(p[0])] = float(p[3])
         if len(p) >= 6:
             cpu[p[1]][int(p[0])] = float(p[5])
-none, cnone = d['none'], cpu['none']
+# Without `none` (a call of own-events and the clxfer runs only) the paired columns are nan.
+nan = float('nan')
+none, cnone = d.get('none', {}), cpu.get('none', {})
 for cfg, v in d.items():
-    paired = statistics.median([v[r] - none[r] for r in v if r in none])
-    c = cpu[cfg]
-    cp = statistics.median([c[r] - cnone[r] for r in c if r in cnone]) if c else float('nan')
+    diffs = [v[r] - none[r] for r in v if r in none]
+    paired = statistics.median(diffs) if diffs else nan
+    c = cpu.get(cfg, {})
+    cdiffs = [c[r] - cnone[r] for r in c if r in cnone]
+    cp = statistics.median(cdiffs) if cdiffs else nan
     print(f"{cfg:18s} median {statistics.median(v.values()):7.2f}  paired {paired:+6.2f}"
           f"   caller CPU paired {cp:+6.2f}")
 PY

@@ -157,13 +157,13 @@ fn with_estimates(
     mut queues: Vec<(u32, Busy)>,
     device: &Busy,
     totals: (u64, u64),
-    per_queue: &BTreeMap<u32, (u64, u64)>,
+    per_queue: &BTreeMap<u32, (f64, f64)>,
 ) -> Vec<(u32, Busy)> {
     let transfer = totals.0.min(device.estimated_ns);
     let kernel = device.estimated_ns - transfer;
-    let part = |ns: u64, of: u64, total: u64| match total {
+    let part = |ns: f64, of: u64, total: u64| match total {
         0 => 0,
-        _ => (ns as f64 * of as f64 / total as f64).round() as u64,
+        _ => (ns * of as f64 / total as f64).round() as u64,
     };
     for (&queue, &(t, k)) in per_queue {
         let (t, k) = (part(t, transfer, totals.0), part(k, kernel, totals.1));
@@ -193,7 +193,7 @@ mod tests {
             transfer_ns: 100,
             ..Busy::default()
         };
-        let per_queue = BTreeMap::from([(1, (40, 10)), (2, (40, 10))]);
+        let per_queue = BTreeMap::from([(1, (40.0, 10.0)), (2, (40.0, 10.0))]);
         // (device's room for the estimate, queue 1's and 2's (busy, transfers, kernels, estimated))
         let cases = [
             // Room for all of it: each queue its own.

@@ -137,10 +137,14 @@ fn behind<'a>(races: &[&'a RaceFact]) -> Vec<(&'a RaceFact, Vec<&'a RaceFact>)> 
     let mut out: Vec<(&RaceFact, Vec<&RaceFact>)> = Vec::new();
     for &r in races {
         let on = |k: &RaceSide| (k.device, k.queue);
+        // Not where the first command shares that queue (a race within one queue: it is out of
+        // order), nor across confidences (a known race is not said as a declared one's).
         let lead = out.iter_mut().find(|(k, _)| {
             k.object == r.object
                 && k.first.command == r.first.command
                 && on(&k.second) == on(&r.second)
+                && on(&k.first) != on(&k.second)
+                && k.confidence == r.confidence
                 && k.second.command < r.second.command
         });
         match lead {
@@ -355,12 +359,19 @@ mod tests {
             "{}",
             f[1].title
         );
-        // Another object, or another first command: its own finding.
+        // Another object, another confidence, or a race within the first's own (out-of-order)
+        // queue: its own finding.
         let other = RaceFact {
             object: 0x20,
             ..race(5, 2)
         };
         assert_eq!(findings(&[race(3, 2), other], 0).0.len(), 2);
+        let declared = RaceFact {
+            confidence: "declared".into(),
+            ..race(5, 2)
+        };
+        assert_eq!(findings(&[race(3, 2), declared], 0).0.len(), 2);
+        assert_eq!(findings(&[race(3, 1), race(5, 1)], 0).0.len(), 2);
     }
 
     #[test]

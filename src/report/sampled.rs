@@ -96,24 +96,25 @@ impl ByQueue {
 
     /// Each queue's estimate, (transfers, kernels) ns, by its calls' share of their rows'
     /// estimates (`sampled` gives a row's): its projected time where the row's is projected.
+    /// Not rounded: the caller rounds each queue's part once.
     pub fn estimates(
         &self,
         sampled: impl Fn(&RowKey) -> Option<Sampled>,
-    ) -> BTreeMap<u32, (u64, u64)> {
-        let mut out: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    ) -> BTreeMap<u32, (f64, f64)> {
+        let mut out: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
         for ((queue, key), &(calls, projected_ns)) in &self.0 {
             let Some(s) = sampled(key) else { continue };
             let Some(row_ns) = s.estimated_ns else {
                 continue;
             };
             let ns = match s.projected {
-                true => projected_ns,
-                false => (row_ns as f64 * calls as f64 / s.calls.max(1) as f64).round() as u64,
+                true => projected_ns as f64,
+                false => row_ns as f64 * calls as f64 / s.calls.max(1) as f64,
             };
             let e = out.entry(*queue).or_default();
             match key {
-                RowKey::Transfer(..) => e.0 = e.0.saturating_add(ns),
-                RowKey::Kernel(_) => e.1 = e.1.saturating_add(ns),
+                RowKey::Transfer(..) => e.0 += ns,
+                RowKey::Kernel(_) => e.1 += ns,
             }
         }
         out

@@ -55,8 +55,9 @@ unsafe fn settled(dev: &Device, event: cl_event, status: cl_int, timed: bool) ->
     }
 }
 
-/// What the driver said of a command's times: QUEUED, SUBMIT, START and END (trace mode), or
-/// START and END in the last two (summary mode); `None` where it gave none or was not asked.
+/// What the driver said of a command's times: QUEUED, SUBMIT, START and END (trace mode, for
+/// the commands [`phases`] picks), or START and END in the last two with zeros before them (the
+/// rest, and summary mode); `None` where it gave none or was not asked.
 pub(super) type Asked = Option<[u64; 4]>;
 
 /// Whether times the vendor's driver does not really measure cover this command: they are not
@@ -65,20 +66,25 @@ fn untrusted(dev: &Device, p: &Pending) -> bool {
     (dev.rules.borrowed_times).is_some_and(|r| r.value.cover(p.what.api.verb(), p.what.class))
 }
 
-/// A small command is asked QUEUED and SUBMIT once in this many (by its number).
+/// A small command is asked QUEUED and SUBMIT once in this many, on average.
 pub const PHASES_EVERY: u64 = 16;
 
 /// Whether trace mode asks the driver QUEUED and SUBMIT of this command, not only START and END:
 /// of a kernel, a transfer of [`ALWAYS_BYTES`] or more, and one other command in
-/// [`PHASES_EVERY`]. The two queries were 0.3 to 1 µs per enqueue on NVIDIA with one thread, a
-/// third of what trace `all` cost over the program's own events (docs/PERFORMANCE.md), and a
-/// sample tells what a storm's small commands wait between queued, submitted and started.
+/// [`PHASES_EVERY`], picked by a hash of its number (a sampler that times every 8th or 16th
+/// command would otherwise meet every multiple of 16 or none). On NVIDIA with one thread the two
+/// queries were 0.07 to 0.28 µs per enqueue in earlier visits, and the sample took 0.56 µs off
+/// trace `all`'s median in the fifth (docs/PERFORMANCE.md); a sample tells what a storm's small
+/// commands wait between queued, submitted and started. Decided from what does not change
+/// between [`ask`] and [`finish`] (`finish` takes the kernel's name only after).
 ///
 /// [`ALWAYS_BYTES`]: crate::timing::sample::ALWAYS_BYTES
 pub(super) fn phases(p: &Pending) -> bool {
+    // Fibonacci hashing: the top bits of the number times 2^64/φ are spread evenly.
+    let hashed = p.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60;
     p.what.kernel.is_some()
         || p.what.bytes >= crate::timing::sample::ALWAYS_BYTES
-        || p.id.is_multiple_of(PHASES_EVERY)
+        || hashed < 16 / PHASES_EVERY
 }
 
 /// Asks the driver the times [`finish`] needs of a command over with `status`. A collection asks
