@@ -208,13 +208,19 @@ mod tests {
             }
             .with_estimate(80, 20);
             let queues = vec![(1, timed)];
-            let got = with_estimates(queues, &device, (80, 20), &per_queue);
-            let got: Vec<_> = (got.iter())
+            let got_busy = with_estimates(queues, &device, (80, 20), &per_queue);
+            let got: Vec<_> = (got_busy.iter())
                 .map(|(_, b)| (b.busy_ns, b.transfer_ns, b.kernel_ns, b.estimated_ns))
                 .collect();
             assert_eq!(got, want, "room {room}");
             let parts: u64 = got.iter().map(|g| g.3).sum();
             assert_eq!(parts, device.estimated_ns);
+            // The kernels' part is kept apart (what the lines mark `~`): here all of their
+            // kernel time, the queues having timed no kernel.
+            let kernels: Vec<u64> = (got_busy.iter())
+                .map(|(_, b)| b.estimated_kernel_ns)
+                .collect();
+            assert_eq!(kernels, want.map(|w| w.2));
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Busy {
     /// overlap by); a queue's, its part of its device's.
     #[serde(default)]
     pub estimated_ns: u64,
+    /// Of `estimated_ns`, the kernels' part (the rest is the transfers').
+    #[serde(default)]
+    pub estimated_kernel_ns: u64,
 }
 
 impl Busy {
@@ -54,6 +57,7 @@ impl Busy {
             transfer_ns: self.transfer_ns + transfer,
             kernel_ns: self.kernel_ns + (estimated - transfer),
             estimated_ns: estimated,
+            estimated_kernel_ns: estimated - transfer,
             ..self
         }
     }
@@ -69,6 +73,7 @@ impl Busy {
             transfer_ns: self.transfer_ns.saturating_add(transfer_ns),
             kernel_ns: self.kernel_ns.saturating_add(kernel_ns),
             estimated_ns: estimated,
+            estimated_kernel_ns: kernel_ns,
             ..self
         }
     }
@@ -109,6 +114,7 @@ impl Unions {
             kernel_ns: k.ns,
             overlap_ns: (t.ns + k.ns).saturating_sub(both.ns),
             estimated_ns: 0,
+            estimated_kernel_ns: 0,
         }
     }
 }

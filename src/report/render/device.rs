@@ -157,8 +157,9 @@ pub(super) fn busy(d: &DeviceReport) -> Option<String> {
         true => " (projected)",
         false => "",
     };
+    let (t, k) = marks(&b);
     Some(format!(
-        "busy{projected}: {mark}{} of a {} span (idle {mark}{}): transfers {mark}{}, kernels {}, \
+        "busy{projected}: {mark}{} of a {} span (idle {mark}{}): transfers {t}{}, kernels {k}{}, \
          both at once {}{share}{estimated}",
         duration(b.busy_ns),
         duration(b.span_ns),
@@ -169,14 +170,23 @@ pub(super) fn busy(d: &DeviceReport) -> Option<String> {
     ))
 }
 
+/// `~` on the transfers' and the kernels' figures where each has a part of the estimate.
+fn marks(b: &crate::report::Busy) -> (&'static str, &'static str) {
+    let mark = |part: bool| if part { "~" } else { "" };
+    (
+        mark(b.estimated_ns > b.estimated_kernel_ns),
+        mark(b.estimated_kernel_ns > 0),
+    )
+}
+
 /// `queue #2: busy ~971 µs (transfers ~971 µs, kernels 0 ns)`: `~` where its part of the
 /// device's estimate for untimed commands is in.
 pub(super) fn queue_busy(q: &QueueBusy) -> String {
     let b = &q.busy;
-    // Marked as the device's line marks its own: the busy time and the transfers.
     let mark = if b.estimated_ns > 0 { "~" } else { "" };
+    let (t, k) = marks(b);
     format!(
-        "queue #{}: busy {mark}{} (transfers {mark}{}, kernels {})",
+        "queue #{}: busy {mark}{} (transfers {t}{}, kernels {k}{})",
         q.queue,
         duration(b.busy_ns),
         duration(b.transfer_ns),
