@@ -371,11 +371,12 @@ fn a_host_import_the_device_reports_is_offered_first() {
     let at = |s: &str| fix.find(s).unwrap_or_else(|| panic!("{s:?} not in {fix}"));
     assert!(
         at(
-            "1. the program's own region (800 KiB moved from it) imported, as device #1 reports cl_arm_import_memory"
+            // 200 writes and reads of one 4 KiB block: 800 KiB moved, 4 KiB reached.
+            "1. the program's own region (4.00 KiB of it reached by these transfers) imported, as device #1 reports cl_arm_import_memory"
         ) < at("2. a CL_MEM_USE_HOST_PTR buffer"),
         "{fix}"
     );
-    assert!(at("3. a ring of") > 0, "{fix}");
+    assert!(at("a ring of") > 0, "{fix}");
     assert!(
         fix.contains("against 140 GiB of device memory (the nvidia rules' card"),
         "{fix}"

@@ -954,3 +954,60 @@ fn transfers_reported(report: &Value) -> u64 {
 fn trace_dir_of(r: &Run) -> std::path::PathBuf {
     r.traces[0].parent().unwrap().to_path_buf()
 }
+
+/// The host bytes staged transfers reached, each once: the trace's end says them per device, the
+/// union of its staged pageable host slices' ranges; and the staged finding's fix sizes the
+/// region by them, not by the bytes moved (the demo writes one 16 MiB block again and again).
+#[test]
+fn the_staged_region_is_the_bytes_reached_not_the_bytes_moved() {
+    let r = run(program("demo"), Load::Layer, &[("CLXFER_RULES", "nvidia")]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let ev = events(&r.traces[0]);
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut moved = 0;
+    for e in ev
+        .iter()
+        .filter(|e| e["cat"] == "enqueue" && e["ph"] == "X")
+    {
+        let a = &e["args"];
+        if a["path"] != "staged" || a["host_memory"] != "pageable" {
+            continue;
+        }
+        let ptr = a["host_ptr"].as_str().unwrap().trim_start_matches("0x");
+        let ptr = u64::from_str_radix(ptr, 16).unwrap();
+        let bytes = a["bytes"].as_u64().unwrap();
+        let span = a["host_span"].as_u64().unwrap_or(bytes);
+        ranges.push((ptr, ptr + span));
+        moved += bytes;
+    }
+    ranges.sort();
+    let mut union = 0;
+    let mut to = 0;
+    for (from, end) in ranges {
+        union += end.saturating_sub(from.max(to));
+        to = to.max(end);
+    }
+    let end = ev.last().unwrap();
+    assert_eq!(end["name"], schema::TRACE_END);
+    let reached = end["args"]["devices"][0][schema::STAGED_REGION.name]
+        .as_u64()
+        .unwrap();
+    assert_eq!(reached, union, "{}", end["args"]["devices"][0]);
+    assert!(reached > 0 && reached * 2 < moved, "{reached} of {moved}");
+    // The report of the trace: the fix's region and its device memory are what was reached.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_clxfer"));
+    cmd.args(["report", "--format", "json"]).arg(&r.traces[0]);
+    let out = run_cmd(cmd, Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let fix = (report["findings"].as_array().unwrap().iter())
+        .find(|f| f["kind"] == "staged-pageable")
+        .map(|f| f["fix"].as_str().unwrap().to_string())
+        .unwrap();
+    let size = clxfer::units::bytes(reached);
+    assert!(
+        fix.contains(&format!("({size} of it reached by these transfers)"))
+            && fix.contains(&format!("at least {size} (nvidia.use-host-ptr)")),
+        "{fix}"
+    );
+}

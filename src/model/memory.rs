@@ -11,6 +11,7 @@
 
 mod entries;
 mod ranges;
+mod staged;
 mod usage;
 
 pub use entries::*;
@@ -51,6 +52,8 @@ pub struct Registry {
     pub untracked: u64,
     pinned: Usage,
     devices: HashMap<usize, Resident>,
+    /// Per device, the host bytes its staged transfers from pageable memory reached.
+    staged: HashMap<usize, staged::Staged>,
 }
 
 /// What an allocation takes of a device's memory: the device, the bytes, and whether the host
@@ -78,6 +81,7 @@ impl Registry {
             untracked: 0,
             pinned: Usage::default(),
             devices: HashMap::default(),
+            staged: HashMap::default(),
         }
     }
 

@@ -414,6 +414,9 @@ pub struct DeviceEndFacts {
     pub alloc_host_ptr_peak: u64,
     pub alloc_host_ptr_buffers: u64,
     pub svm_peak: u64,
+    /// The host bytes its staged transfers from pageable memory reached (0: none, or a trace
+    /// from before it was kept).
+    pub staged_region: u64,
     pub timing: TimingFacts,
 }
 

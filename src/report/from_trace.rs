@@ -447,6 +447,7 @@ fn end_facts(args: &Value, ts: u64) -> EndFacts {
                     alloc_host_ptr_peak: u64_of(d, s::AHP_PEAK),
                     alloc_host_ptr_buffers: u64_of(d, s::AHP_BUFFERS),
                     svm_peak: u64_of(d, s::SVM_PEAK),
+                    staged_region: u64_of(d, s::STAGED_REGION),
                     timing: crate::report::TimingFacts {
                         timed: u64_of(d, s::TIMED),
                         own_events: u64_of(d, s::OWN_EVENTS),

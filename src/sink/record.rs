@@ -275,6 +275,8 @@ pub struct DeviceEnd {
     pub alloc_host_ptr_buffers: u64,
     /// The part SVM and USM allocations took.
     pub svm_peak: u64,
+    /// The host bytes its staged transfers from pageable memory reached, each once.
+    pub staged_region: u64,
 }
 
 #[cfg(test)]

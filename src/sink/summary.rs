@@ -160,6 +160,7 @@ impl Summary {
                     alloc_host_ptr_peak: d.alloc_host_ptr_peak,
                     alloc_host_ptr_buffers: d.alloc_host_ptr_buffers,
                     svm_peak: d.svm_peak,
+                    staged_region: d.staged_region,
                     timing: d.timing,
                 })
                 .collect(),

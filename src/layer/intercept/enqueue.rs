@@ -42,6 +42,14 @@ fn record(
     let usage = {
         let mut memory = WORLD.memory.lock();
         classify::classify_in(&req, &memory, &dev.profile, dev.rules, class);
+        // The host bytes staged transfers from pageable memory reached: what a fix pins.
+        if let Some(c) = class.as_ref()
+            && c.path == Path::Staged
+            && let Some(h) = (c.host.as_ref()).filter(|h| word::is(h.kind, b"pageable"))
+        {
+            let span = c.host_span.unwrap_or(c.bytes);
+            memory.staged_from(device_handle, h.ptr as u64, span);
+        }
         *flags = match req.op {
             Op::Map { flags, .. } | Op::PtrMap { flags, .. } => CallFlags::Map(flags),
             Op::Migrate { flags, .. } | Op::PtrMigrate { flags, .. } => CallFlags::Migrate(flags),

@@ -59,6 +59,7 @@ pub fn end() -> End {
                     alloc_host_ptr_peak: memory.alloc_host_ptr_device_bytes(*handle).peak,
                     alloc_host_ptr_buffers: memory.alloc_host_ptr_buffers(*handle).peak,
                     svm_peak: memory.svm_device_bytes(*handle).peak,
+                    staged_region: memory.staged_region(*handle),
                 }
             })
             .collect(),

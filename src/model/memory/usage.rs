@@ -65,6 +65,16 @@ impl Registry {
         self.devices.get(&device).map(|d| d.svm).unwrap_or_default()
     }
 
+    /// A staged transfer on `device` from `len` bytes of pageable host memory at `ptr`.
+    pub fn staged_from(&mut self, device: usize, ptr: u64, len: u64) {
+        self.staged.entry(device).or_default().add(ptr, len);
+    }
+
+    /// The host bytes `device`'s staged transfers from pageable memory reached (each once).
+    pub fn staged_region(&self, device: usize) -> u64 {
+        self.staged.get(&device).map_or(0, |s| s.bytes())
+    }
+
     /// How many ALLOC_HOST_PTR buffers took device memory at once (`peak`) on `device`.
     pub fn alloc_host_ptr_buffers(&self, device: usize) -> Usage {
         self.devices

@@ -13,6 +13,9 @@ use crate::units::bytes;
 /// (H2D, D2H).
 pub(super) struct Want {
     pub region: u64,
+    /// `region` is the host bytes the staged transfers reached, each once (the trace's
+    /// `staged_region_bytes`), not the bytes they moved.
+    pub reached: bool,
     pub block: [u64; 2],
     pub in_flight: [u64; 2],
     /// The program's region is already host-visible memory that takes device memory (its own
@@ -45,10 +48,15 @@ pub(super) fn checked(j: &Judge, want: &Want) -> (Vec<Offer>, Vec<String>) {
     };
     let (mut offered, mut refused) = (Vec::new(), Vec::new());
     let offer = |text: String, device_bytes: u64| Offer { text, device_bytes };
-    // A region known only by what its transfers moved is at least that.
-    let (region, least) = match want.replaces {
-        Some(_) => (bytes(want.region), ""),
-        None => (format!("{} moved from it", bytes(want.region)), "at least "),
+    // A region known only by what its transfers reached (or, from an older trace, moved) is at
+    // least that.
+    let (region, least) = match (want.replaces, want.reached) {
+        (Some(_), _) => (bytes(want.region), ""),
+        (None, true) => (
+            format!("{} of it reached by these transfers", bytes(want.region)),
+            "at least ",
+        ),
+        (None, false) => (format!("{} moved from it", bytes(want.region)), "at least "),
     };
     // The program's own memory imported, where the device offers it: used in place.
     if let Some((name, how)) = (HOST_IMPORTS.iter()).find(|(n, _)| *n == d.facts.host_import) {

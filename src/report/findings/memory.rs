@@ -69,6 +69,7 @@ pub(super) fn host_visible(j: &mut Judge) {
         // A ring of the transfer block in its place, and the program's own memory registered.
         let want = Want {
             region: peak,
+            reached: false,
             block: [block.unwrap_or(peak).min(peak); 2],
             in_flight: d.most_in_flight(),
             replaces: Some((now, peak)),

@@ -80,8 +80,15 @@ pub(super) fn staged(j: &mut Judge) {
         "the host side is {memory}, which {} copies through a bounce buffer ({}.pageable)",
         set.title, set.name
     ));
+    // The region: the host bytes the device's staged transfers reached, each once; the bytes
+    // they moved where a trace does not say (one written before clxfer kept it).
+    let reached = d.end.as_ref().map_or(0, |e| e.staged_region);
     let want = super::fixes::Want {
-        region: dirs.iter().map(|(_, s)| s.bytes).sum(),
+        region: match reached {
+            0 => dirs.iter().map(|(_, s)| s.bytes).sum(),
+            n => n,
+        },
+        reached: reached > 0,
         block: [Direction::H2D, Direction::D2H].map(|dir| {
             let s = &d.staged_pageable[dir as usize];
             s.bytes.checked_div(s.count).unwrap_or(0)

@@ -69,6 +69,7 @@ impl<W: TraceOut, E: Emit> Output for Chrome<W, E> {
             j.field(s::AHP_PEAK).u64(d.alloc_host_ptr_peak);
             j.field(s::AHP_BUFFERS).u64(d.alloc_host_ptr_buffers);
             j.field(s::SVM_PEAK).u64(d.svm_peak);
+            j.field(s::STAGED_REGION).u64(d.staged_region);
             j.close();
         }
         j.close_array();
