@@ -350,15 +350,17 @@ impl Builder {
         // none of their own), and under forced rules a projected time stands in: no time is
         // missing.
         let stands_in = e.path == Path::None || (replaces && projected.is_some());
+        // An untimed call's projection, where it stands in (none for a move the model has no
+        // link for, as for the row's timed calls).
+        let untimed_projected_ns = match replaces {
+            true => projected.unwrap_or(0).saturating_mul(n),
+            false => 0,
+        };
         if device_ns.is_none() {
             if e.sampled {
                 d.sampled += n;
-                let projected_ns = match replaces {
-                    true => projected.unwrap_or(0).saturating_mul(n),
-                    false => 0,
-                };
                 let key = RowKey::Transfer(e.direction, e.path);
-                d.untimed.add(e.queue, key, n, projected_ns);
+                d.untimed.add(e.queue, key, n, untimed_projected_ns);
             } else if !stands_in {
                 d.without_device_time += n;
                 d.host_time_used += n * u64::from(time.is_some());
@@ -376,11 +378,8 @@ impl Builder {
                 acc.timed += 1;
                 acc.sample.timed(e.bytes, ns);
             }
-            // Under forced rules its projection stands in, as every other call's does (none for
-            // a move the model has no link for, as for the row's timed calls).
-            None if e.sampled && replaces => acc
-                .sample
-                .projected(n, projected.unwrap_or(0).saturating_mul(n)),
+            // Under forced rules its projection stands in, as every other call's does.
+            None if e.sampled && replaces => acc.sample.projected(n, untimed_projected_ns),
             None if e.sampled => acc.sample.untimed(n),
             None => {}
         }

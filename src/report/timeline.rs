@@ -47,25 +47,17 @@ pub struct Busy {
 }
 
 impl Busy {
-    /// With the estimates for the transfers and kernels sampling left untimed, within the span.
+    /// With the estimates for the transfers and kernels sampling left untimed, within the span:
+    /// the transfers' first.
     pub fn with_estimate(self, transfer_ns: u64, kernel_ns: u64) -> Busy {
         let room = self.span_ns.saturating_sub(self.busy_ns);
         let estimated = transfer_ns.saturating_add(kernel_ns).min(room);
         let transfer = transfer_ns.min(estimated);
-        Busy {
-            busy_ns: self.busy_ns + estimated,
-            transfer_ns: self.transfer_ns + transfer,
-            kernel_ns: self.kernel_ns + (estimated - transfer),
-            estimated_ns: estimated,
-            estimated_kernel_ns: estimated - transfer,
-            ..self
-        }
+        self.plus_estimate(transfer, estimated - transfer)
     }
-}
 
-impl Busy {
-    /// A queue's figures with its part of its device's estimate (`transfer_ns`, `kernel_ns`:
-    /// its own, already within the device's span).
+    /// With these estimates as they are (a queue's part of its device's, already within the
+    /// device's span).
     pub fn plus_estimate(self, transfer_ns: u64, kernel_ns: u64) -> Busy {
         let estimated = transfer_ns.saturating_add(kernel_ns);
         Busy {

@@ -101,20 +101,13 @@ pub(super) unsafe fn ask(queue: &QueueInfo, p: &Pending, status: cl_int) -> Aske
         return None;
     }
     let event = p.event as cl_event;
-    if !crate::sink::recording().slices {
-        // Summary mode: START, two queries rather than four (see `finish`).
-        if untrusted(dev, p) {
-            return None;
-        }
-        return driver_call(dev, || unsafe {
-            driver::profiling(
-                event,
-                [CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END],
-            )
-        })
-        .map(|[start, end]| [0, 0, start, end]);
+    // Summary mode: START, two queries rather than four (see `finish`), and none where the rules
+    // do not trust the times; trace mode: the two as well, but for the commands `phases` picks.
+    let summary = !crate::sink::recording().slices;
+    if summary && untrusted(dev, p) {
+        return None;
     }
-    if !phases(p) {
+    if summary || !phases(p) {
         return driver_call(dev, || unsafe {
             driver::profiling(
                 event,
