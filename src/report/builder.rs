@@ -359,8 +359,12 @@ impl Builder {
         if device_ns.is_none() {
             if e.sampled {
                 d.sampled += n;
-                let key = RowKey::Transfer(e.direction, e.path);
-                d.untimed.add(e.queue, key, n, untimed_projected_ns);
+                // A launch's share is its kernel row's (`DeviceAcc::kernel`), but for the move
+                // a projection replays apart (`device_report`).
+                if e.kind != Kind::Kernel || replaces {
+                    let key = RowKey::Transfer(e.direction, e.path);
+                    d.untimed.add(e.queue, key, n, untimed_projected_ns);
+                }
             } else if !stands_in {
                 d.without_device_time += n;
                 d.host_time_used += n * u64::from(time.is_some());
@@ -792,6 +796,57 @@ mod tests {
         let text = sampled.render(Format::Text);
         assert!(text.contains("~100 µs"), "{text}");
         assert!(text.contains("busy: ~100 µs"), "{text}");
+    }
+
+    /// A launch that moves its arguments is in its kernel's row and in a transfer row alike; its
+    /// device time is its kernel's, once on the busy line: sampled out, it is estimated once too
+    /// (its kernel row's part), not again as a transfer.
+    #[test]
+    fn an_untimed_launch_that_moves_its_arguments_is_estimated_once() {
+        let report = |every: u64| {
+            let mut b = builder();
+            for i in 0..100u64 {
+                let timed = i % every == 0 || i == 99;
+                let moved = Enqueue {
+                    kind: Kind::Kernel,
+                    sampled: !timed,
+                    ..write(4096, Path::Pinned, false)
+                };
+                let f = Fact {
+                    work: Work::Launch(Box::new((moved, "k".into()))),
+                    link: Link {
+                        id: i + 1,
+                        tid: 7,
+                        begin: i * 10_000,
+                        end: i * 10_000 + 500,
+                        before: [i, 0, 0],
+                    },
+                };
+                let ran = timed.then_some(Ran {
+                    ns: 1_000,
+                    after_call_ns: 0,
+                    start_ns: i * 10_000 + 600,
+                });
+                b.add_fact(&f, ran);
+            }
+            b.report()
+        };
+        let (all, sampled) = (report(1), report(10));
+        let (ab, sb) = (
+            all.devices[0].busy.unwrap(),
+            sampled.devices[0].busy.unwrap(),
+        );
+        assert_eq!(
+            (ab.busy_ns, ab.kernel_ns, ab.transfer_ns),
+            (100_000, 100_000, 0)
+        );
+        assert_eq!(
+            (sb.busy_ns, sb.kernel_ns, sb.transfer_ns),
+            (ab.busy_ns, ab.kernel_ns, ab.transfer_ns)
+        );
+        assert_eq!((sb.estimated_ns, sb.estimated_kernel_ns), (89_000, 89_000));
+        let queue = sampled.devices[0].queues[0].busy;
+        assert_eq!((queue.busy_ns, queue.estimated_ns), (100_000, 89_000));
     }
 
     /// Issue #56: a device time no device can take (64 MiB in 68 ns; 1 ns) is set aside and

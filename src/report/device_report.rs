@@ -75,18 +75,26 @@ pub(super) fn device_report(
         Some((busy, queues)) => (Some(busy), queues),
         None => (d.timeline.busy(), d.timeline.queues()),
     };
+    // A launch whose arguments moved is its kernel's time on the device (the timeline's), so its
+    // kernel's row estimates it when sampling left it untimed: the transfers' part of the
+    // estimate leaves launches out, or the busy line would count them twice. A projection
+    // replays the move apart from the kernel (`bounds::project`): its move stays a transfer's.
+    let replaces = d.projecting.is_some_and(|p| p.replaces);
+    let mut moves: BTreeMap<(Direction, Path), super::sampled::Moments> = BTreeMap::new();
+    for ((kind, dir, path), acc) in d.rows.iter() {
+        if kind != Kind::Kernel || replaces {
+            moves.entry((dir, path)).or_default().merge(&acc.sample);
+        }
+    }
+    let moved = |dir: &Direction, path: &Path| moves.get(&(*dir, *path)).and_then(|m| m.result());
     let totals: (u64, u64) = (
-        transfers.iter().map(|r| estimated(r.sampled)).sum(),
+        moves.values().map(|m| estimated(m.result())).sum(),
         kernels.iter().map(|k| estimated(k.sampled)).sum(),
     );
     let busy = busy.map(|b| b.with_estimate(totals.0, totals.1));
     // Each queue its part of the device's estimate, so that the queues' lines add up to it.
     let per_queue = d.untimed.estimates(|key| match key {
-        RowKey::Transfer(dir, path) => {
-            (transfers.iter())
-                .find(|r| r.direction == dir.as_str() && r.path == path.as_str())?
-                .sampled
-        }
+        RowKey::Transfer(dir, path) => moved(dir, path),
         RowKey::Kernel(name) => kernels.iter().find(|k| *k.name == **name)?.sampled,
     });
     let queues = match busy {
