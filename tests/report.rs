@@ -1505,6 +1505,62 @@ fn overlap_of_transfers_with_kernels_is_measured_per_device() {
     }
 }
 
+/// Question 2 of the brief, "does my pipeline overlap?", answered with its cause: the port's
+/// uploads wait in the copy queue's order behind read-backs that wait for their kernels, so
+/// nothing overlaps, and the first finding says so, with its saving by replay; with the
+/// read-backs on a queue of their own (`PIPELINE_READ_QUEUE=1`) the uploads overlap the kernels
+/// and there is nothing of the kind to find. NVIDIA's rules (forced, projected), every command
+/// timed so that every one is in the graph.
+#[test]
+fn a_pipeline_held_by_its_queue_order_is_told_why_it_does_not_overlap() {
+    let prog = program("pipeline");
+    let report = |own_queue: &str| {
+        let out = fresh_dir("queue-order").join("r.json");
+        let mut cmd = command(&prog, Load::Layer);
+        cmd.args(["pinned", "4", "16"])
+            .env("PIPELINE_READ_QUEUE", own_queue)
+            .env("CLXFER_MODE", "summary")
+            .env("CLXFER_RULES", "nvidia")
+            .env("CLXFER_DEVICE_TIMING", "all")
+            .env("CLXFER_REPORT", &out);
+        let r = run_cmd(cmd, Duration::from_secs(180));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        json(&out)
+    };
+    let held = report("0");
+    let f = &held["findings"][0];
+    assert_eq!(f["kind"], "queue-order", "{}", held["findings"]);
+    // Uploads 2, 3 and 4 each follow the read-back before them.
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("3 transfers on in-order queue #1 of device #1"),
+        "{title}"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("a Write H2D pinned followed a Read D2H pinned on queue #1, which waited for a kernel twice on queue #2"),
+        "{evidence}"
+    );
+    assert!(f["saving_ns"].as_u64() > Some(0), "{f}");
+    assert!(
+        f["estimate"].as_str().unwrap().starts_with("replayed"),
+        "{f}"
+    );
+    let busy = |r: &Value| r["devices"][0]["busy"]["overlap_ns"].as_u64().unwrap();
+    assert_eq!(busy(&held), 0);
+    let own = report("1");
+    assert!(
+        !own["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "queue-order"),
+        "{}",
+        own["findings"]
+    );
+    assert!(busy(&own) > 0, "{}", own["devices"][0]["busy"]);
+}
+
 /// Issue #26, the porting question "is my mlock'd memory pinned?": the staged-writes finding says
 /// how many came from locked memory, and that mlock does not help.
 #[test]

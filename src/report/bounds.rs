@@ -23,9 +23,11 @@
 
 use super::facts::{Kind, Link, On, Sync};
 use super::replay::{self, Durations, End, FIXES, Fix, Item, Release};
+pub use order::OrderHeld;
 use project::Projection;
 
 mod labels;
+mod order;
 mod project;
 
 use labels::{DEPENDENCY, HOST, HOST_BETWEEN, LAUNCH, Labels, NOT_FOLLOWED};
@@ -115,6 +117,8 @@ struct Node {
     queue: u32,
     /// What it takes in the replays of the fixes (`replay.rs`).
     dur: Durations,
+    /// Under [`Fix::Reordered`]: the command it would follow ([`Graph::held_by_order`]).
+    reorder: u64,
     /// Its times are as measured, not yet replayed onto the projected run ([`Graph::projects`]).
     fresh: bool,
 }
@@ -130,6 +134,7 @@ impl Node {
             ran: self.ran,
             before: self.before,
             dur: self.dur,
+            reorder: self.reorder,
         }
     }
 }
@@ -188,6 +193,8 @@ pub struct Graph {
     saved: Vec<(u32, [u64; FIXES], u8)>,
     /// The run as the cost model projects it, when some device's rules are forced.
     projection: Option<Box<Projection>>,
+    /// Per queue (at most [`QUEUES`]): its commands held only by its order ([`OrderHeld`]).
+    held: Vec<OrderHeld>,
 }
 
 impl Graph {
@@ -247,6 +254,7 @@ impl Graph {
             device: queue.0,
             queue: queue.1,
             dur,
+            reorder: 0,
             fresh: self.projection.is_some(),
         };
         self.counted();
@@ -411,10 +419,11 @@ impl Graph {
     /// Replays the stretch from where the last walk began to `t`, ending at `at`, with each fix
     /// its commands are covered by (`replay.rs`).
     fn replay(&mut self, at: At, t: u64) {
+        let stop = self.walked_to;
+        self.mark_held(stop, t);
         if self.saved.is_empty() {
             return;
         }
-        let stop = self.walked_to;
         let mut items: Vec<Item> = (self.nodes.iter())
             .filter(|n| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t)
             .map(Node::item)
@@ -699,6 +708,79 @@ mod tests {
                 (Label::Launch, 5),
             ])
         );
+    }
+
+    /// The ported pipeline (`replay.rs`'s test of it): uploads and read-backs on queue 1, kernels
+    /// on queue 2, the facts coming in any order. The uploads after the first followed a
+    /// read-back that waited for a kernel: marked, and replayed following the upload before,
+    /// which saves 600; no kernel and no read-back is marked.
+    #[test]
+    fn commands_held_only_by_their_queue_order_are_found_in_any_order() {
+        let write = Label::Transfer(Kind::Write, Direction::H2D, Path::Pinned);
+        // (id, its queue's previous command, its wait, queue, time)
+        let plan: [(u64, u64, u64, u32, u64); 12] = [
+            (1, 0, 0, 1, 100),
+            (2, 0, 1, 2, 1_000),
+            (3, 1, 2, 1, 100),
+            (4, 3, 0, 1, 100),
+            (5, 2, 4, 2, 1_000),
+            (6, 4, 5, 1, 100),
+            (7, 6, 3, 1, 100),
+            (8, 5, 7, 2, 1_000),
+            (9, 7, 8, 1, 100),
+            (10, 9, 6, 1, 100),
+            (11, 8, 10, 2, 1_000),
+            (12, 10, 11, 1, 100),
+        ];
+        let labels = [write.clone(), kernel("twice"), read()];
+        let mut ran = Vec::new();
+        let mut t = 100;
+        for (id, after, wait, queue, took) in plan {
+            ran.push((id, after, wait, queue, (t, t + took)));
+            t += took;
+        }
+        // Read-backs and kernels complete before the uploads they hold, or after.
+        for order in [
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+            [11, 9, 3, 6, 0, 10, 4, 1, 8, 7, 2, 5],
+        ] {
+            let mut g = Graph::default();
+            for i in order {
+                let (id, after, wait, queue, r) = ran[i];
+                let label = &labels[(id as usize - 1) % 3];
+                g.command(
+                    &link(id, 1, (id, id + 1), after, &[wait]),
+                    (1, queue),
+                    r,
+                    of(label),
+                    Durations {
+                        base: (r.1 - r.0) as u32,
+                        ..Durations::default()
+                    },
+                );
+            }
+            g.sync(Sync {
+                tid: 1,
+                begin: 13,
+                end: t,
+                on: On::Commands([12].into_iter().collect()),
+            });
+            let _ = g.bounds(t).unwrap();
+            let held: Vec<&OrderHeld> = g.held_by_order_on(1).collect();
+            assert_eq!(held.len(), 1, "{order:?}: {held:?}");
+            assert_eq!(held[0].queue, (1, 1));
+            assert_eq!(held[0].commands, 3, "{order:?}");
+            assert_eq!(
+                held[0].first,
+                [
+                    write.describe(),
+                    read().describe(),
+                    kernel("twice").describe()
+                ]
+            );
+            assert_eq!(held[0].behind, (1, 2));
+            assert_eq!(g.saved(1, Fix::Reordered), Some(600), "{order:?}");
+        }
     }
 
     #[test]

@@ -50,6 +50,7 @@ kinds! {
     MapWriteCopied = "map-write-copied", misuse: false, time: true;
     SmallTransfers = "small-transfers", misuse: false, time: true;
     Misaligned = "misaligned", misuse: false, time: true;
+    QueueOrder = "queue-order", misuse: false, time: true;
     AllocHostPtrDeviceMemory = "alloc-host-ptr-device-memory", misuse: false, time: false;
     SvmDeviceMemory = "svm-device-memory", misuse: false, time: false;
     DeviceTimeUnavailable = "device-time-unavailable", misuse: false, time: false;

@@ -15,7 +15,9 @@
  *        [light]
  * (a region larger than the transfers stands for the port's 10 GB: only the transfers' part is
  * touched, and locked; 0: the default). "light": the kernel works on one word in 1,024 (the
- * results start as a fill), so that the transfers' time is the run's, not PoCL's kernels'. */
+ * results start as a fill), so that the transfers' time is the run's, not PoCL's kernels'.
+ * PIPELINE_READ_QUEUE=1: the read-backs go on a third queue of their own, so that an upload does
+ * not wait in the first queue's order behind a read-back that waits for its kernel. */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include <sys/mman.h>
@@ -39,6 +41,8 @@ int main(int argc, char **argv) {
     setup();
     cl_int err;
     cl_command_queue copy = make_queue(0), compute = make_queue(0);
+    const char *own = getenv("PIPELINE_READ_QUEUE");
+    cl_command_queue readq = own && !strcmp(own, "1") ? make_queue(0) : copy;
     cl_program prog = clCreateProgramWithSource(g_ctx, 1, &SRC, NULL, &err);
     CHECK_ERR(err);
     CHECK(clBuildProgram(prog, 1, &g_device, NULL, NULL, NULL));
@@ -102,7 +106,7 @@ int main(int argc, char **argv) {
         CHECK(clSetKernelArg(k, 0, sizeof din[s], &din[s]));
         CHECK(clSetKernelArg(k, 1, sizeof dout[s], &dout[s]));
         CHECK(clEnqueueNDRangeKernel(compute, k, 1, NULL, &n, NULL, 1, &up, &ran));
-        CHECK(clEnqueueReadBuffer(copy, dout[s], CL_FALSE, 0, CHUNK, host + total + (size_t)c * CHUNK,
+        CHECK(clEnqueueReadBuffer(readq, dout[s], CL_FALSE, 0, CHUNK, host + total + (size_t)c * CHUNK,
                                   1, &ran, &back[s]));
         CHECK(clReleaseEvent(up));
         CHECK(clReleaseEvent(ran));
@@ -112,6 +116,7 @@ int main(int argc, char **argv) {
             CHECK(clWaitForEvents(1, &back[s]));
             CHECK(clReleaseEvent(back[s]));
         }
+    CHECK(clFinish(readq));
     CHECK(clFinish(copy));
     CHECK(clFinish(compute));
     mix(host + total, total);
@@ -135,6 +140,7 @@ int main(int argc, char **argv) {
     }
     CHECK(clReleaseKernel(k));
     CHECK(clReleaseProgram(prog));
+    if (readq != copy) CHECK(clReleaseCommandQueue(readq));
     CHECK(clReleaseCommandQueue(copy));
     CHECK(clReleaseCommandQueue(compute));
     CHECK(clReleaseContext(g_ctx));

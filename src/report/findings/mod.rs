@@ -11,6 +11,7 @@ mod fixes;
 mod judge;
 mod memory;
 mod migrations;
+mod queues;
 mod transfers;
 
 pub(super) use judge::{finding, rules_of};
@@ -48,6 +49,7 @@ fn device(j: &mut Judge) {
     migrations::migrations(j);
     transfers::small(j);
     transfers::misaligned(j);
+    queues::held_by_order(j);
     implausible(j);
     unavailable(j);
 }
