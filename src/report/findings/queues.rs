@@ -28,16 +28,16 @@ pub fn held_by_order(j: &mut Judge) {
     );
     let evidence = vec![
         format!(
-            "the first: a {command} followed a {after} on queue #{}, which waited for a \
-             {awaited} on queue #{}; it did not wait for that {awaited} itself",
+            "the first held: {command}, after {after} on queue #{}, which waited for {awaited} \
+             on queue #{} (the {command} itself did not wait for it)",
             first.queue.1, first.behind.1
         ),
         "a queue made without CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE runs each command only \
          after the one before it has completed, whatever their wait lists say"
             .into(),
     ];
-    let fix = "Enqueue the commands that wait for the other queue (here the ones like the \
-               {after}) on a queue of their own, keeping their wait lists, as CUDA code puts \
+    let fix = "Enqueue the commands that wait for the other queue (here the {after} ones) on \
+               a queue of their own, keeping their wait lists, as CUDA code puts \
                each copy direction on its own stream; then the others overlap what those wait \
                for. Where one of the others overwrites a buffer a command it overtakes still \
                reads, give it that command's event in its wait list (clxfer's race check names \
