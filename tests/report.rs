@@ -1538,7 +1538,7 @@ fn a_pipeline_held_by_its_queue_order_is_told_why_it_does_not_overlap() {
     );
     let evidence = f["evidence"].to_string();
     assert!(
-        evidence.contains("the first held: Write H2D pinned, after Read D2H pinned on queue #1, which waited for kernel twice on queue #2"),
+        evidence.contains("the first held: Write H2D pinned, queued after Read D2H pinned on queue #1, which waited for kernel twice on queue #2"),
         "{evidence}"
     );
     assert!(f["saving_ns"].as_u64() > Some(0), "{f}");

@@ -28,8 +28,8 @@ pub fn held_by_order(j: &mut Judge) {
     );
     let evidence = vec![
         format!(
-            "the first held: {command}, after {after} on queue #{}, which waited for {awaited} \
-             on queue #{} (the {command} itself did not wait for it)",
+            "the first held: {command}, queued after {after} on queue #{}, which waited for \
+             {awaited} on queue #{}; nothing in its own wait list waits for that",
             first.queue.1, first.behind.1
         ),
         "a queue made without CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE runs each command only \
@@ -37,15 +37,15 @@ pub fn held_by_order(j: &mut Judge) {
             .into(),
     ];
     let fix = "Enqueue the commands that wait for the other queue (here the {after} ones) on \
-               a queue of their own, keeping their wait lists, as CUDA code puts \
-               each copy direction on its own stream; then the others overlap what those wait \
-               for. Where one of the others overwrites a buffer a command it overtakes still \
-               reads, give it that command's event in its wait list (clxfer's race check names \
-               any that lacks one)."
+               a queue of their own (in CUDA terms, a stream of their own), keeping their wait \
+               lists; then the held transfers run while what those wait for runs. Where a held \
+               one overwrites a buffer that a command it would overtake still reads, give it \
+               that command's event in its wait list (clxfer's race check names any that lacks \
+               one)."
         .replace("{after}", after);
     let how = format!(
-        "replayed: the run's command graph with each of them following the command before the \
-         one it waited behind ends {} sooner",
+        "replayed: the run's command graph, with each of them following the command before the \
+         one it waited behind, ends {} sooner",
         duration(saved)
     );
     j.push(FindingKind::QueueOrder, title, evidence, fix, (saved, how));
