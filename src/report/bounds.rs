@@ -420,14 +420,26 @@ impl Graph {
     /// its commands are covered by (`replay.rs`).
     fn replay(&mut self, at: At, t: u64) {
         let stop = self.walked_to;
-        self.mark_held(stop, t);
-        if self.saved.is_empty() {
-            return;
+        let due = |n: &Node| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t;
+        // One pass marks what the queues' order held and takes the stretch's commands, unless
+        // no fix covers any yet: then a pass that only marks, and the items only if it covered
+        // some.
+        let collect = !self.saved.is_empty();
+        let mut items: Vec<Item> = Vec::new();
+        for i in 0..self.nodes.len() {
+            if due(&self.nodes[i]) {
+                self.mark_held(i);
+                if collect {
+                    items.push(self.nodes[i].item());
+                }
+            }
         }
-        let mut items: Vec<Item> = (self.nodes.iter())
-            .filter(|n| n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t)
-            .map(Node::item)
-            .collect();
+        if !collect {
+            if self.saved.is_empty() {
+                return;
+            }
+            items.extend(self.nodes.iter().filter(|n| due(n)).map(Node::item));
+        }
         for (&tid, syncs) in &self.threads {
             let held = syncs
                 .iter()

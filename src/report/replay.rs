@@ -183,27 +183,38 @@ fn run(
                     *now = moved(*begin, shift[at + k]);
                 }
                 // Under `Reordered` on its device, a covered command follows `reorder` in place
-                // of its queue's previous command.
-                let reordered = |k: usize| {
-                    dur.covered & MASKS[Fix::Reordered as usize] != 0
-                        && scenarios[k] == Some((*device, Fix::Reordered as usize))
-                };
-                // The end of `p` as it was, and in replay `k`.
-                let end_of = |p: u64, k: Option<usize>| match slot(p).filter(|&s| ends[s] != 0) {
-                    Some(s) => Some(ends[s + k.map_or(0, |k| 1 + k)]),
-                    None => older(p),
+                // of its queue's previous command (`before[0]`): its end in replay `k`.
+                let held = dur.covered & MASKS[Fix::Reordered as usize] != 0;
+                let reordered = |k: usize| scenarios[k] == Some((*device, Fix::Reordered as usize));
+                let instead = |k: usize| match slot(*reorder).filter(|&s| ends[s] != 0) {
+                    _ if *reorder == 0 => 0,
+                    Some(s) => ends[s + 1 + k],
+                    None => older(*reorder).unwrap_or(0),
                 };
                 for (i, &p) in before.iter().enumerate().filter(|(_, p)| **p != 0) {
-                    if let Some(e) = end_of(p, None) {
-                        was = was.max(e);
-                    }
-                    for (k, now) in was_now.iter_mut().enumerate() {
-                        let q = match i == 0 && reordered(k) {
-                            true => *reorder,
-                            false => p,
-                        };
-                        if let Some(e) = (q != 0).then(|| end_of(q, Some(k))).flatten() {
-                            *now = (*now).max(e);
+                    let held = held && i == 0;
+                    match slot(p).filter(|&s| ends[s] != 0) {
+                        Some(s) => {
+                            was = was.max(ends[s]);
+                            for (k, now) in was_now.iter_mut().enumerate() {
+                                let e = match held && reordered(k) {
+                                    true => instead(k),
+                                    false => ends[s + 1 + k],
+                                };
+                                *now = (*now).max(e);
+                            }
+                        }
+                        None => {
+                            if let Some(e) = older(p) {
+                                was = was.max(e);
+                                for (k, now) in was_now.iter_mut().enumerate() {
+                                    let e = match held && reordered(k) {
+                                        true => instead(k),
+                                        false => e,
+                                    };
+                                    *now = (*now).max(e);
+                                }
+                            }
                         }
                     }
                 }

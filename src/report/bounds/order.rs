@@ -26,28 +26,26 @@ pub struct OrderHeld {
 }
 
 impl Graph {
-    /// Marks the commands of the stretch from `stop` to `t` that their queue's order alone held
-    /// ([`Graph::held_by_order`]) for the replay of [`Fix::Reordered`]. At the walk, not as each
-    /// command comes: completions reach the report in no fixed order, and the commands before
-    /// one must be in the window to judge it.
-    pub(super) fn mark_held(&mut self, stop: u64, t: u64) {
+    /// Marks the window's command at `i`, one of the stretch being replayed, if its queue's
+    /// order alone held it ([`Graph::held_by_order`]), for the replay of [`Fix::Reordered`]. At
+    /// the walk, not as each command comes: completions reach the report in no fixed order, and
+    /// the commands before one must be in the window to judge it.
+    pub(super) fn mark_held(&mut self, i: usize) {
         let mask = Fix::Reordered.mask();
-        for i in 0..self.nodes.len() {
-            let n = self.nodes[i];
-            let due = n.id != 0 && !n.fresh && n.begin >= stop && n.begin <= t;
-            if !due || n.before[0] == 0 || n.dur.covered & mask != 0 {
-                continue;
-            }
-            let Some(alternative) = self.held_by_order(&n) else {
-                continue;
-            };
-            let m = &mut self.nodes[i];
-            m.dur.covered |= mask;
-            m.reorder = alternative;
-            match self.saved.iter_mut().find(|s| s.0 == n.device) {
-                Some(s) => s.2 |= mask,
-                None => self.saved.push((n.device, [0; FIXES], mask)),
-            }
+        let n = &self.nodes[i];
+        if n.before[0] == 0 || n.dur.covered & mask != 0 {
+            return;
+        }
+        let n = *n;
+        let Some(alternative) = self.held_by_order(&n) else {
+            return;
+        };
+        let m = &mut self.nodes[i];
+        m.dur.covered |= mask;
+        m.reorder = alternative;
+        match self.saved.iter_mut().find(|s| s.0 == n.device) {
+            Some(s) => s.2 |= mask,
+            None => self.saved.push((n.device, [0; FIXES], mask)),
         }
     }
 
@@ -69,9 +67,14 @@ impl Graph {
             )
         };
         let [after, own @ ..] = c.before;
-        // One that had ended before this one was enqueued held nothing back.
+        // One that had ended before this one was enqueued held nothing back; one that waits
+        // for nothing holds nothing back but by its own time (the first test: most commands).
         let p = (self.node(after)).filter(|p| {
-            (p.device, p.queue) == queue && p.ran.1 > c.begin && !kernel(p.label) && !kernel(label)
+            p.before[1..] != [0, 0]
+                && (p.device, p.queue) == queue
+                && p.ran.1 > c.begin
+                && !kernel(p.label)
+                && !kernel(label)
         })?;
         let [alternative, waits @ ..] = p.before;
         let w = (waits.into_iter())
