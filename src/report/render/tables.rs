@@ -162,13 +162,21 @@ pub fn wrapped(head: &str, text: &str, out: &mut String) {
     let indent = " ".repeat(head.chars().count());
     let mut line = head.to_string();
     let mut empty = true;
-    // A number and its unit stay on one line.
+    // A number and its unit stay on one line, and "finding" and its number.
     const UNITS: [&str; 9] = ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "GB/s"];
     let mut words: Vec<String> = Vec::new();
     for w in text.split_whitespace() {
         let bare = w.trim_end_matches([',', ';', ':', ')', '.']);
+        let numbered = |last: &str| {
+            last.ends_with("finding")
+                && bare.chars().all(|c| c.is_ascii_digit())
+                && !bare.is_empty()
+        };
         match words.last_mut() {
-            Some(last) if UNITS.contains(&bare) && last.ends_with(|c: char| c.is_ascii_digit()) => {
+            Some(last)
+                if (UNITS.contains(&bare) && last.ends_with(|c: char| c.is_ascii_digit()))
+                    || numbered(last) =>
+            {
                 last.push(' ');
                 last.push_str(w);
             }
@@ -190,4 +198,35 @@ pub fn wrapped(head: &str, text: &str, out: &mut String) {
     }
     out.push_str(&line);
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number stays with its unit, and a finding's number with "finding", wherever the line
+    /// breaks.
+    #[test]
+    fn a_line_never_breaks_inside_a_figure_or_a_finding_reference() {
+        for pad in 0..WIDTH - 10 {
+            let text = format!("{} saves ~74.9 ms projected (finding 12)", "x".repeat(pad));
+            let mut out = String::new();
+            wrapped("verdict: ", &text, &mut out);
+            let joined = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                joined.ends_with("saves ~74.9 ms projected (finding 12)"),
+                "{out}"
+            );
+            for line in out.lines() {
+                assert!(
+                    !line.ends_with("(finding") && !line.ends_with("~74.9"),
+                    "{out}"
+                );
+                assert!(
+                    line.chars().count() <= WIDTH || !line.contains(' '),
+                    "{out}"
+                );
+            }
+        }
+    }
 }
