@@ -795,6 +795,48 @@ mod tests {
         }
     }
 
+    /// Two read-backs in a row on queue 1, each waiting for a kernel of queue 2, then an upload
+    /// that waits for nothing: moved to a queue of their own, both leave, and the upload follows
+    /// the upload before them (100..200), not the first read-back (which waits for the first
+    /// kernel): it ends at 300 instead of 2,400, and the program's wait for it with it.
+    #[test]
+    fn a_held_command_follows_the_first_before_it_that_stays_on_its_queue() {
+        let write = Label::Transfer(Kind::Write, Direction::H2D, Path::Pinned);
+        // (id, its queue's previous command, its wait, queue, ran, label)
+        let plan = [
+            (1, 0, 0, 1, (100, 200), write.clone()),
+            (2, 0, 1, 2, (200, 1_200), kernel("k")),
+            (3, 1, 2, 1, (1_200, 1_300), read()),
+            (4, 2, 1, 2, (1_200, 2_200), kernel("k")),
+            (5, 3, 4, 1, (2_200, 2_300), read()),
+            (6, 5, 0, 1, (2_300, 2_400), write),
+        ];
+        let mut g = Graph::default();
+        for (id, after, wait, queue, ran, label) in &plan {
+            g.command(
+                &link(*id, 1, (*id, id + 1), *after, &[*wait]),
+                (1, *queue),
+                *ran,
+                of(label),
+                Durations {
+                    base: (ran.1 - ran.0) as u32,
+                    ..Durations::default()
+                },
+            );
+        }
+        g.sync(Sync {
+            tid: 1,
+            begin: 7,
+            end: 2_400,
+            on: On::Commands([6].into_iter().collect()),
+        });
+        let _ = g.bounds(2_400).unwrap();
+        let held: Vec<&OrderHeld> = g.held_by_order_on(1).collect();
+        assert_eq!(held.len(), 1, "{held:?}");
+        assert_eq!(held[0].commands, 1, "only the upload: {held:?}");
+        assert_eq!(g.saved(1, Fix::Reordered), Some(2_100));
+    }
+
     #[test]
     fn each_kind_of_step_is_charged_as_the_walk_goes() {
         // (what, commands (id, tid, call, after, waits, queue, ran, label), syncs, wall, want)

@@ -24,8 +24,9 @@ pub enum Fix {
     /// held the host in return at once (one fix: one saving, issue #57).
     Pinned = 4,
     /// A command that an in-order queue held behind one waiting for another queue: that one
-    /// moved to a queue of its own, so the command follows the one before it instead
-    /// ([`Item::Command::reorder`]). Its duration does not change.
+    /// (and any just before it that wait for another queue too) moved to a queue of its own, so
+    /// the command follows the one before them instead ([`Item::Command::reorder`]). Its
+    /// duration does not change.
     Reordered = 5,
 }
 

@@ -9,6 +9,8 @@ use smallvec::SmallVec;
 
 /// Commands [`Graph::reaches`] looks through at most.
 const REACH: usize = 64;
+/// Waiting commands in a row a held one is moved past at most.
+const HOPS: usize = 16;
 
 /// Commands an in-order queue held behind one that waits for another queue's command, which
 /// they do not wait for themselves: a pipeline's uploads behind its read-backs, each read-back
@@ -52,8 +54,8 @@ impl Graph {
     /// Whether command `c`, not a kernel, follows a command of its queue, not a kernel, that
     /// ended after `c` was enqueued and waits for a command of another queue, which `c` does
     /// not wait for itself: then the
-    /// command it would follow were that one on a queue of its own (that one's own
-    /// predecessor; 0: none), and the queue's count goes up. Only a command in the window counts
+    /// command it would follow were that one, and those just before it that wait for another
+    /// queue too, on a queue of their own (0: none), and the queue's count goes up. Only a command in the window counts
     /// (a sampled-out one is in no graph); a command an out-of-order queue orders after a
     /// barrier follows no command here (barriers are not in the graph).
     fn held_by_order(&mut self, c: &Node) -> Option<u64> {
@@ -76,10 +78,27 @@ impl Graph {
                 && !kernel(p.label)
                 && !kernel(label)
         })?;
-        let [alternative, waits @ ..] = p.before;
+        let [mut alternative, waits @ ..] = p.before;
         let w = (waits.into_iter())
             .filter_map(|w| self.node(w))
             .find(|w| (w.device, w.queue) != queue && !self.reaches(own, w.id))?;
+        // The commands just before `p` that wait for another queue too would move with it (a
+        // run of read-backs): `c` follows the first before them that stays.
+        let waits_elsewhere = |n: &Node| {
+            n.before[1..]
+                .iter()
+                .any(|&w| w != 0 && self.node(w).is_some_and(|w| (w.device, w.queue) != queue))
+        };
+        for _ in 0..HOPS {
+            match self.node(alternative) {
+                Some(q)
+                    if (q.device, q.queue) == queue && !kernel(q.label) && waits_elsewhere(q) =>
+                {
+                    alternative = q.before[0]
+                }
+                _ => break,
+            }
+        }
         let (first, behind) = ([label, p.label, w.label], (w.device, w.queue));
         let room = self.held.len() < QUEUES;
         match self.held.iter_mut().find(|h| h.queue == queue) {

@@ -44,8 +44,8 @@ pub fn held_by_order(j: &mut Judge) {
                one)."
         .replace("{after}", after);
     let how = format!(
-        "replayed: the run's command graph, with each of them following the command before the \
-         one it waited behind, ends {} sooner",
+        "replayed: the run's command graph, with each of them following the last command \
+         before it on its queue that waits for no other queue, ends {} sooner",
         duration(saved)
     );
     j.push(FindingKind::QueueOrder, title, evidence, fix, (saved, how));
