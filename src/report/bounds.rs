@@ -237,12 +237,7 @@ impl Graph {
             self.newest_node = Some((ran.1, id));
         }
         let label = self.labels.of(label);
-        if dur.covered != 0 {
-            match self.saved.iter_mut().find(|s| s.0 == queue.0) {
-                Some(s) => s.2 |= dur.covered,
-                None => self.saved.push((queue.0, [0; FIXES], dur.covered)),
-            }
-        }
+        self.covers(queue.0, dur.covered);
         self.nodes[id as usize % WINDOW] = Node {
             id,
             begin,
@@ -406,6 +401,18 @@ impl Graph {
         if to > from {
             // Sized to the labels when the walk began: every label charged is older.
             self.charged[label as usize] += to - from;
+        }
+    }
+
+    /// Some command of `device` is covered by the fixes of `bits` ([`Durations::covered`]): the
+    /// replays run them.
+    fn covers(&mut self, device: u32, bits: u8) {
+        if bits == 0 {
+            return;
+        }
+        match self.saved.iter_mut().find(|s| s.0 == device) {
+            Some(s) => s.2 |= bits,
+            None => self.saved.push((device, [0; FIXES], bits)),
         }
     }
 
@@ -722,33 +729,38 @@ mod tests {
         );
     }
 
-    /// The ported pipeline (`replay.rs`'s test of it): uploads and read-backs on queue 1, kernels
-    /// on queue 2, the facts coming in any order. The uploads after the first followed a
-    /// read-back that waited for a kernel: marked, and replayed following the upload before,
-    /// which saves 600; no kernel and no read-back is marked.
+    /// Command `id` on queue `queue` of device 1, its call at `id`, after `after` in its queue
+    /// and waiting for `wait`, as it `ran`.
+    fn add(
+        g: &mut Graph,
+        (id, after, wait, queue): (u64, u64, u64, u32),
+        ran: (u64, u64),
+        l: &Label,
+    ) {
+        g.command(
+            &link(id, 1, (id, id + 1), after, &[wait]),
+            (1, queue),
+            ran,
+            of(l),
+            Durations {
+                base: (ran.1 - ran.0) as u32,
+                ..Durations::default()
+            },
+        );
+    }
+
+    /// The ported pipeline (`replay::PIPELINE`), the facts coming in any order. The uploads
+    /// after the first followed a read-back that waited for a kernel: marked, and replayed
+    /// following the upload before, which saves 600 (as `replay.rs` has them); no kernel and no
+    /// read-back is marked.
     #[test]
     fn commands_held_only_by_their_queue_order_are_found_in_any_order() {
         let write = Label::Transfer(Kind::Write, Direction::H2D, Path::Pinned);
-        // (id, its queue's previous command, its wait, queue, time)
-        let plan: [(u64, u64, u64, u32, u64); 12] = [
-            (1, 0, 0, 1, 100),
-            (2, 0, 1, 2, 1_000),
-            (3, 1, 2, 1, 100),
-            (4, 3, 0, 1, 100),
-            (5, 2, 4, 2, 1_000),
-            (6, 4, 5, 1, 100),
-            (7, 6, 3, 1, 100),
-            (8, 5, 7, 2, 1_000),
-            (9, 7, 8, 1, 100),
-            (10, 9, 6, 1, 100),
-            (11, 8, 10, 2, 1_000),
-            (12, 10, 11, 1, 100),
-        ];
         let labels = [write.clone(), kernel("twice"), read()];
         let mut ran = Vec::new();
         let mut t = 100;
-        for (id, after, wait, queue, took) in plan {
-            ran.push((id, after, wait, queue, (t, t + took)));
+        for (id, after, wait, queue, took, _) in replay::PIPELINE {
+            ran.push(((id, after, wait, queue), (t, t + took)));
             t += took;
         }
         // Read-backs and kernels complete before the uploads they hold, or after.
@@ -758,18 +770,8 @@ mod tests {
         ] {
             let mut g = Graph::default();
             for i in order {
-                let (id, after, wait, queue, r) = ran[i];
-                let label = &labels[(id as usize - 1) % 3];
-                g.command(
-                    &link(id, 1, (id, id + 1), after, &[wait]),
-                    (1, queue),
-                    r,
-                    of(label),
-                    Durations {
-                        base: (r.1 - r.0) as u32,
-                        ..Durations::default()
-                    },
-                );
+                let (command, r) = ran[i];
+                add(&mut g, command, r, &labels[(command.0 as usize - 1) % 3]);
             }
             g.sync(Sync {
                 tid: 1,
@@ -813,16 +815,7 @@ mod tests {
         ];
         let mut g = Graph::default();
         for (id, after, wait, queue, ran, label) in &plan {
-            g.command(
-                &link(*id, 1, (*id, id + 1), *after, &[*wait]),
-                (1, *queue),
-                *ran,
-                of(label),
-                Durations {
-                    base: (ran.1 - ran.0) as u32,
-                    ..Durations::default()
-                },
-            );
+            add(&mut g, (*id, *after, *wait, *queue), *ran, label);
         }
         g.sync(Sync {
             tid: 1,

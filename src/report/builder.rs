@@ -750,33 +750,41 @@ mod tests {
     /// Issue #56: every total is whole. A run whose commands each take 1 µs, every one timed,
     /// against the same run with sampling leaving 9 of 10 untimed: the tables, the busy line
     /// and the verdict's time agree (the estimate is exact here: every command is alike).
+    /// 100 commands alike, 10 µs apart on one queue, each 1 µs on the device, one in `every`
+    /// (and the last) timed: `work(sampled)` says what each is.
+    fn hundred_alike(every: u64, work: impl Fn(bool) -> Work) -> Report {
+        let mut b = builder();
+        for i in 0..100u64 {
+            let timed = i % every == 0 || i == 99;
+            let f = Fact {
+                work: work(!timed),
+                link: Link {
+                    id: i + 1,
+                    tid: 7,
+                    begin: i * 10_000,
+                    end: i * 10_000 + 500,
+                    before: [i, 0, 0],
+                },
+            };
+            let ran = timed.then_some(Ran {
+                ns: 1_000,
+                after_call_ns: 0,
+                start_ns: i * 10_000 + 600,
+            });
+            b.add_fact(&f, ran);
+        }
+        b.report()
+    }
+
     #[test]
     fn a_sampled_run_totals_what_the_run_timed_whole_totals() {
         let report = |every: u64| {
-            let mut b = builder();
-            for i in 0..100u64 {
-                let timed = i % every == 0 || i == 99;
-                let f = Fact {
-                    work: Work::Transfer(Enqueue {
-                        sampled: !timed,
-                        ..write(4096, Path::Pinned, false)
-                    }),
-                    link: Link {
-                        id: i + 1,
-                        tid: 7,
-                        begin: i * 10_000,
-                        end: i * 10_000 + 500,
-                        before: [i, 0, 0],
-                    },
-                };
-                let ran = timed.then_some(Ran {
-                    ns: 1_000,
-                    after_call_ns: 0,
-                    start_ns: i * 10_000 + 600,
-                });
-                b.add_fact(&f, ran);
-            }
-            b.report()
+            hundred_alike(every, |sampled| {
+                Work::Transfer(Enqueue {
+                    sampled,
+                    ..write(4096, Path::Pinned, false)
+                })
+            })
         };
         let (all, sampled) = (report(1), report(10));
         let (a, s) = (&all.devices[0], &sampled.devices[0]);
@@ -804,32 +812,14 @@ mod tests {
     #[test]
     fn an_untimed_launch_that_moves_its_arguments_is_estimated_once() {
         let report = |every: u64| {
-            let mut b = builder();
-            for i in 0..100u64 {
-                let timed = i % every == 0 || i == 99;
+            hundred_alike(every, |sampled| {
                 let moved = Enqueue {
                     kind: Kind::Kernel,
-                    sampled: !timed,
+                    sampled,
                     ..write(4096, Path::Pinned, false)
                 };
-                let f = Fact {
-                    work: Work::Launch(Box::new((moved, "k".into()))),
-                    link: Link {
-                        id: i + 1,
-                        tid: 7,
-                        begin: i * 10_000,
-                        end: i * 10_000 + 500,
-                        before: [i, 0, 0],
-                    },
-                };
-                let ran = timed.then_some(Ran {
-                    ns: 1_000,
-                    after_call_ns: 0,
-                    start_ns: i * 10_000 + 600,
-                });
-                b.add_fact(&f, ran);
-            }
-            b.report()
+                Work::Launch(Box::new((moved, "k".into())))
+            })
         };
         let (all, sampled) = (report(1), report(10));
         let (ab, sb) = (

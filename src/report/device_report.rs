@@ -50,8 +50,18 @@ pub(super) fn device_report(
         r.total_ns = r.time_ns(projected);
         r
     };
+    // A launch whose arguments moved is its kernel's time on the device (the timeline's), so its
+    // kernel's row estimates it when sampling left it untimed: the transfers' part of the
+    // estimate leaves launches out (`moves`), or the busy line would count them twice. A
+    // projection replays the move apart from the kernel (`bounds::project`): its move stays a
+    // transfer's.
+    let replaces = d.projecting.is_some_and(|p| p.replaces);
+    let mut moves: BTreeMap<(Direction, Path), super::sampled::Moments> = BTreeMap::new();
     let mut by_class: BTreeMap<(Direction, Path), Acc> = BTreeMap::new();
-    for ((_, dir, path), acc) in d.rows.iter() {
+    for ((kind, dir, path), acc) in d.rows.iter() {
+        if kind != Kind::Kernel || replaces {
+            moves.entry((dir, path)).or_default().merge(&acc.sample);
+        }
         let sum = by_class.entry((dir, path)).or_default();
         sum.calls += acc.calls;
         sum.bytes = sum.bytes.saturating_add(acc.bytes);
@@ -75,17 +85,6 @@ pub(super) fn device_report(
         Some((busy, queues)) => (Some(busy), queues),
         None => (d.timeline.busy(), d.timeline.queues()),
     };
-    // A launch whose arguments moved is its kernel's time on the device (the timeline's), so its
-    // kernel's row estimates it when sampling left it untimed: the transfers' part of the
-    // estimate leaves launches out, or the busy line would count them twice. A projection
-    // replays the move apart from the kernel (`bounds::project`): its move stays a transfer's.
-    let replaces = d.projecting.is_some_and(|p| p.replaces);
-    let mut moves: BTreeMap<(Direction, Path), super::sampled::Moments> = BTreeMap::new();
-    for ((kind, dir, path), acc) in d.rows.iter() {
-        if kind != Kind::Kernel || replaces {
-            moves.entry((dir, path)).or_default().merge(&acc.sample);
-        }
-    }
     let moved = |dir: &Direction, path: &Path| moves.get(&(*dir, *path)).and_then(|m| m.result());
     let totals: (u64, u64) = (
         moves.values().map(|m| estimated(m.result())).sum(),

@@ -32,6 +32,28 @@ pub enum Fix {
 
 pub const FIXES: usize = 6;
 
+/// The ported pipeline's command graph (tests/programs/pipeline.c, four chunks), for the tests
+/// of the replay and of the graph that marks what its queue's order held: (number, its queue's
+/// previous command, its wait, its queue, its time, the command it follows under
+/// [`Fix::Reordered`], 0 where its queue held it behind nothing). Uploads (100) and read-backs
+/// (100) on queue 1, kernels (1,000) on queue 2; each kernel waits for its upload, each
+/// read-back for its kernel, and an upload reusing a slot for the slot's read-back.
+#[cfg(test)]
+pub const PIPELINE: [(u64, u64, u64, u32, u64, u64); 12] = [
+    (1, 0, 0, 1, 100, 0),
+    (2, 0, 1, 2, 1_000, 0),
+    (3, 1, 2, 1, 100, 0),
+    (4, 3, 0, 1, 100, 1),
+    (5, 2, 4, 2, 1_000, 0),
+    (6, 4, 5, 1, 100, 0),
+    (7, 6, 3, 1, 100, 4),
+    (8, 5, 7, 2, 1_000, 0),
+    (9, 7, 8, 1, 100, 0),
+    (10, 9, 6, 1, 100, 7),
+    (11, 8, 10, 2, 1_000, 0),
+    (12, 10, 11, 1, 100, 0),
+];
+
 /// What each fix covers, in [`Durations::covered`]'s bits.
 const MASKS: [u8; FIXES] = [1, 2, 4, 8, 3, 32];
 
@@ -194,29 +216,18 @@ fn run(
                 };
                 for (i, &p) in before.iter().enumerate().filter(|(_, p)| **p != 0) {
                     let held = held && i == 0;
-                    match slot(p).filter(|&s| ends[s] != 0) {
-                        Some(s) => {
-                            was = was.max(ends[s]);
-                            for (k, now) in was_now.iter_mut().enumerate() {
-                                let e = match held && reordered(k) {
-                                    true => instead(k),
-                                    false => ends[s + 1 + k],
-                                };
-                                *now = (*now).max(e);
-                            }
-                        }
-                        None => {
-                            if let Some(e) = older(p) {
-                                was = was.max(e);
-                                for (k, now) in was_now.iter_mut().enumerate() {
-                                    let e = match held && reordered(k) {
-                                        true => instead(k),
-                                        false => e,
-                                    };
-                                    *now = (*now).max(e);
-                                }
-                            }
-                        }
+                    // Replayed in this stretch (its end in each replay), or older (one end).
+                    let at = slot(p).filter(|&s| ends[s] != 0);
+                    let Some(e) = at.map(|s| ends[s]).or_else(|| older(p)) else {
+                        continue;
+                    };
+                    was = was.max(e);
+                    for (k, now) in was_now.iter_mut().enumerate() {
+                        let e = match held && reordered(k) {
+                            true => instead(k),
+                            false => at.map_or(e, |s| ends[s + 1 + k]),
+                        };
+                        *now = (*now).max(e);
                     }
                 }
                 // Its slack after what allowed it to start (the launch), as it was.
@@ -440,35 +451,16 @@ mod tests {
         }
     }
 
-    /// The ported pipeline (tests/programs/pipeline.c): uploads (100) and read-backs (100) on
-    /// one in-order queue, kernels (1,000) on another, each kernel waiting for its upload and
-    /// each read-back for its kernel; an upload reusing a slot waits for the slot's read-back.
-    /// Every upload after the first follows a read-back that waits for a kernel: with the
-    /// read-backs on a queue of their own, it follows the upload before it, and the uploads
-    /// overlap the kernels: 4,800 becomes 4,200.
+    /// The ported pipeline ([`PIPELINE`]): every upload after the first follows a read-back
+    /// that waits for a kernel; with the read-backs on a queue of their own, it follows the
+    /// upload before it, and the uploads overlap the kernels: 4,800 becomes 4,200.
     #[test]
     fn uploads_held_behind_read_backs_are_replayed_following_the_upload_before() {
         let reordered = 1 << Fix::Reordered as u8;
-        // (id, its queue's previous command, its wait, its time, the command it follows
-        // under the fix: 0 where it is not held)
-        let plan: [(u64, u64, u64, u64, u64); 12] = [
-            (1, 0, 0, 100, 0),
-            (2, 0, 1, 1_000, 0),
-            (3, 1, 2, 100, 0),
-            (4, 3, 0, 100, 1),
-            (5, 2, 4, 1_000, 0),
-            (6, 4, 5, 100, 0),
-            (7, 6, 3, 100, 4),
-            (8, 5, 7, 1_000, 0),
-            (9, 7, 8, 100, 0),
-            (10, 9, 6, 100, 7),
-            (11, 8, 10, 1_000, 0),
-            (12, 10, 11, 100, 0),
-        ];
         // As it ran: one after another.
         let mut items = Vec::new();
         let mut t = 0;
-        for (id, after, wait, took, follows) in plan {
+        for (id, after, wait, _, took, follows) in PIPELINE {
             items.push(Item::Command {
                 id,
                 device: 1,

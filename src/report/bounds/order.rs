@@ -4,7 +4,7 @@
 use super::labels::Label;
 use super::{Graph, Node, QUEUES};
 use crate::report::facts::Kind;
-use crate::report::replay::{FIXES, Fix};
+use crate::report::replay::Fix;
 use smallvec::SmallVec;
 
 /// Commands [`Graph::reaches`] looks through at most.
@@ -45,10 +45,7 @@ impl Graph {
         let m = &mut self.nodes[i];
         m.dur.covered |= mask;
         m.reorder = alternative;
-        match self.saved.iter_mut().find(|s| s.0 == n.device) {
-            Some(s) => s.2 |= mask,
-            None => self.saved.push((n.device, [0; FIXES], mask)),
-        }
+        self.covers(n.device, mask);
     }
 
     /// Whether command `c`, not a kernel, follows a command of its queue, not a kernel, that
