@@ -17,7 +17,6 @@ use super::writer;
 use crate::report::Folds;
 use crate::sync::Mutex;
 use crossbeam_channel::bounded;
-use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
@@ -69,21 +68,11 @@ pub fn quiet_thread() {
     QUIET.set(true);
 }
 
-/// Recycled boxes for enqueue details (see [`Record`]): they are filled on the calling threads
-/// and emptied by the writer, and a malloc lock contended between threads costs more than the
-/// record itself. A box comes back empty (its contents dropped on the writer's thread), so the
-/// calling thread only writes it: reading the old contents would stall on cache lines the writer's
-/// core holds. A queue rather than a channel: nothing waits on it, and a channel's receive also
-/// wakes any waiting sender (~75 instructions a box on the PoCL storm, against ~25).
-type Spare = Box<MaybeUninit<Enqueued>>;
-static BOXES: std::sync::LazyLock<ArrayQueue<Spare>> =
-    std::sync::LazyLock::new(|| ArrayQueue::new(4096));
-
 /// A new enqueue's details on `queue`, in a recycled box when there is one; the caller fills in
 /// the rest in place (an `Enqueued` is ~700 bytes: built on the stack and then boxed, it was
 /// copied twice per enqueue).
 pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
-    let spare = BOXES.pop().unwrap_or_else(Box::new_uninit);
+    let spare = super::spare::take();
     Box::write(
         spare,
         Enqueued {
@@ -111,7 +100,7 @@ pub fn unbox(b: Box<Enqueued>) {
         std::ptr::drop_in_place(raw);
         Box::from_raw(raw as *mut MaybeUninit<Enqueued>)
     };
-    let _ = BOXES.push(spare);
+    super::spare::give(spare);
 }
 
 /// The OS thread id.

@@ -12,6 +12,7 @@ pub mod host_calls;
 pub mod own;
 pub mod record;
 pub mod ring;
+pub mod spare;
 pub mod summary;
 pub mod trace_file;
 pub mod transfers;
