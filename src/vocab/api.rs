@@ -29,11 +29,11 @@ core {
     fn clCreateContext(properties: *const cl_context_properties, num_devices: cl_uint, devices: *const cl_device_id, pfn_notify: Option<unsafe extern "C" fn(errinfo: *const c_char, private_info: *const c_void, cb: usize, user_data: *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context [errcode_ret] => intercept::ContextCreated;
     fn clCreateContextFromType(properties: *const cl_context_properties, device_type: cl_device_type, pfn_notify: Option<unsafe extern "C" fn(errinfo: *const c_char, private_info: *const c_void, cb: usize, user_data: *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context [errcode_ret] => intercept::ContextCreated;
     fn clRetainContext(context: cl_context) -> cl_int;
-    fn clReleaseContext(context: cl_context) -> cl_int;
+    fn clReleaseContext(context: cl_context) -> cl_int => intercept::Released;
     fn clGetContextInfo(context: cl_context, param_name: cl_context_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::ContextQueried;
     fn clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue [errcode_ret] => intercept::QueueCreated;
     fn clRetainCommandQueue(command_queue: cl_command_queue) -> cl_int;
-    fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int;
+    fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int => intercept::Released;
     fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: usize, param_value: *mut c_void, param_value_size_ret: *mut usize) -> cl_int => intercept::QueueQueried;
     fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int => intercept::QueuePropertySet;
     fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem [errcode_ret] => intercept::CopyHostPtr;

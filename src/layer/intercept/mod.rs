@@ -38,6 +38,6 @@ pub use map::*;
 pub use objects::*;
 pub use programs::{ProgramBuilt, ProgramLinked, ProgramSource};
 pub use queues::QueueCreated;
-pub use waits::{Finished, Ordered, WaitedFor};
+pub use waits::{Finished, Ordered, Released, WaitedFor};
 
 pub use exit::{end, report_memory};
