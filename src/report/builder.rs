@@ -971,7 +971,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{auto}: no staged finding"));
             assert!(
                 f.title
-                    .ends_with("4 of them non-blocking calls that held the host"),
+                    .ends_with("all of them non-blocking calls that held the host"),
                 "{}",
                 f.title
             );

@@ -155,10 +155,7 @@ pub(super) fn staged(j: &mut Judge) {
         ),
     };
     if let Some(h) = &held {
-        title += &format!(
-            ", {} of them non-blocking calls that held the host",
-            h.count
-        );
+        title += &held_part(h.count, count);
     }
     j.push(
         FindingKind::StagedPageable,
@@ -167,6 +164,17 @@ pub(super) fn staged(j: &mut Judge) {
         fix,
         (saved, how),
     );
+}
+
+/// The title's part for `held` of `count` transfers that were non-blocking calls holding the
+/// host: "8 of them" of 8 read as a part, so all, or one, are said as such.
+fn held_part(held: u64, count: u64) -> String {
+    match (held, count) {
+        (1, 1) => ", a non-blocking call that held the host".into(),
+        (n, all) if n == all => ", all of them non-blocking calls that held the host".into(),
+        (1, _) => ", 1 of them a non-blocking call that held the host".into(),
+        (n, _) => format!(", {n} of them non-blocking calls that held the host"),
+    }
 }
 
 /// What non-blocking calls from pageable memory that held the host anyway say and would save.
@@ -442,6 +450,29 @@ pub(super) fn misaligned(j: &mut Judge) {
             ),
             saved,
             how,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_held_calls_are_all_one_or_a_part() {
+        assert_eq!(
+            super::held_part(1, 1),
+            ", a non-blocking call that held the host"
+        );
+        assert_eq!(
+            super::held_part(8, 8),
+            ", all of them non-blocking calls that held the host"
+        );
+        assert_eq!(
+            super::held_part(1, 3),
+            ", 1 of them a non-blocking call that held the host"
+        );
+        assert_eq!(
+            super::held_part(2, 3),
+            ", 2 of them non-blocking calls that held the host"
         );
     }
 }
