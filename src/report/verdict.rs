@@ -53,7 +53,7 @@ impl Verdict {
         let (mut headline, finding) = headline(r);
         // A call that returned an error is said first (the rest covers only what ran; the
         // program may have handled it, so what else there is follows it).
-        if let Some(failed) = failed(r) {
+        if let Some(failed) = failed(&r.host_calls) {
             headline = match finding {
                 Some(_) => format!("{failed}; and {headline}"),
                 None => format!("{failed}; otherwise {headline}"),
@@ -195,11 +195,17 @@ fn shown_number(r: &Report, index: usize) -> usize {
 
 /// The program's calls that returned an error, queries aside (a program asking what a device
 /// lacks): `1 OpenCL call returned an error: clCreateBuffer returned CL_INVALID_BUFFER_SIZE (-61)`.
-fn failed(r: &Report) -> Option<String> {
-    let failed: Vec<(&str, &super::Failed)> = (r.host_calls.iter())
+fn failed(host_calls: &[super::HostCall]) -> Option<String> {
+    let mut failed: Vec<(&str, &super::Failed)> = (host_calls.iter())
         .filter(|c| !c.is_query())
         .flat_map(|c| c.failed.iter().map(|f| (c.api.as_str(), f)))
         .collect();
+    // A wait that failed because a command it waited for had failed says a consequence: the
+    // causes first. The rest keep the host calls' order (their time), which varies from run to
+    // run: a wait on failed commands sometimes took longer than the failed creation before it.
+    failed.sort_by_key(|(_, f)| {
+        f.code == Some(opencl_sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    });
     let calls: u64 = failed.iter().map(|(_, f)| f.calls).sum();
     let said = |(api, f): &(&str, &super::Failed)| match f.calls {
         1 => format!("{api} returned {}", f.error()),
@@ -460,4 +466,30 @@ fn time(r: &Report) -> String {
         overlapped(r, kernel_ns),
         path.unwrap_or_default()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Failed, HostCall};
+
+    #[test]
+    fn a_failed_wait_comes_after_the_failure_it_reports() {
+        let call = |api: &str, code, total_ns| HostCall {
+            api: api.into(),
+            calls: 1,
+            total_ns,
+            failed: vec![Failed { code, calls: 1 }],
+            ..Default::default()
+        };
+        // The host calls' order is their time: here the wait took longer.
+        let calls = [
+            call("clWaitForEvents", Some(-14), 2_000),
+            call("clCreateBuffer", Some(-61), 1_000),
+        ];
+        assert_eq!(
+            super::failed(&calls).unwrap(),
+            "2 OpenCL calls returned errors: clCreateBuffer returned CL_INVALID_BUFFER_SIZE \
+             (-61), clWaitForEvents returned CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)"
+        );
+    }
 }
