@@ -69,7 +69,7 @@ pub fn quiet_thread() {
 }
 
 /// A new enqueue's details on `queue`, in a recycled box when there is one; the caller fills in
-/// the rest in place (an `Enqueued` is ~700 bytes: built on the stack and then boxed, it was
+/// the rest in place (an `Enqueued` is ~900 bytes: built on the stack and then boxed, it was
 /// copied twice per enqueue).
 pub fn boxed(queue: QueueRef, kernel: Option<Arc<str>>) -> Box<Enqueued> {
     let spare = super::spare::take();

@@ -265,6 +265,22 @@ pub unsafe fn quiesce(queue: &Arc<QueueInfo>) {
     }
 }
 
+/// The program is about to release `queue` (or its context): what completed is collected, as at
+/// exit. Nothing when clxfer holds nothing of it: the C++ bindings release a handle's every copy,
+/// and most releases find the list empty.
+///
+/// # Safety
+/// As [`collect`].
+pub unsafe fn releasing(queue: &Arc<QueueInfo>) {
+    {
+        let w = queue.waiting.lock();
+        if w.list.is_empty() && !w.collecting {
+            return;
+        }
+    }
+    unsafe { synced(queue, 0) };
+}
+
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the
 /// completed ones are collected now (or by the collector at work), so their records do not wait
 /// for a callback that a program about to exit may never see. One a callback is armed on is

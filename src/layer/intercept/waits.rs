@@ -121,7 +121,8 @@ impl Hook<args::clWaitForEvents, cl_int> for WaitedFor {
 /// it released, as the program's exit would. Held to the end, they would be released after
 /// the program had released the queue, the context and the devices: PoCL then read the freed
 /// sub-device's state in `clReleaseEvent` and crashed the program at its exit
-/// (tests/verdict.rs, `sub_devices`).
+/// (tests/verdict.rs, `sub_devices`). What is still running then, or completed with a callback
+/// armed on it, stays held until its callback or the exit.
 pub struct Released;
 
 impl Hook<args::clReleaseCommandQueue, cl_int> for Released {
@@ -129,7 +130,7 @@ impl Hook<args::clReleaseCommandQueue, cl_int> for Released {
     unsafe fn before(_: Call, args: &mut args::clReleaseCommandQueue) {
         if let Some(q) = queues::known(args.command_queue as usize) {
             // SAFETY: the queue's waiting events are live (clxfer holds a reference to each).
-            unsafe { completion::synced(&q, 0) };
+            unsafe { completion::releasing(&q) };
         }
     }
     unsafe fn after(_: (), _: &args::clReleaseCommandQueue, ret: cl_int, _: &mut Span) -> cl_int {
@@ -142,7 +143,7 @@ impl Hook<args::clReleaseContext, cl_int> for Released {
     unsafe fn before(_: Call, _: &mut args::clReleaseContext) {
         for q in queues::all() {
             // SAFETY: as above.
-            unsafe { completion::synced(&q, 0) };
+            unsafe { completion::releasing(&q) };
         }
     }
     unsafe fn after(_: (), _: &args::clReleaseContext, ret: cl_int, _: &mut Span) -> cl_int {
