@@ -747,9 +747,6 @@ mod tests {
         }
     }
 
-    /// Issue #56: every total is whole. A run whose commands each take 1 µs, every one timed,
-    /// against the same run with sampling leaving 9 of 10 untimed: the tables, the busy line
-    /// and the verdict's time agree (the estimate is exact here: every command is alike).
     /// 100 commands alike, 10 µs apart on one queue, each 1 µs on the device, one in `every`
     /// (and the last) timed: `work(sampled)` says what each is.
     fn hundred_alike(every: u64, work: impl Fn(bool) -> Work) -> Report {
@@ -776,6 +773,9 @@ mod tests {
         b.report()
     }
 
+    /// Issue #56: every total is whole. A run whose commands each take 1 µs, every one timed,
+    /// against the same run with sampling leaving 9 of 10 untimed: the tables, the busy line
+    /// and the verdict's time agree (the estimate is exact here: every command is alike).
     #[test]
     fn a_sampled_run_totals_what_the_run_timed_whole_totals() {
         let report = |every: u64| {

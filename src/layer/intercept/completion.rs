@@ -247,13 +247,9 @@ const QUIESCE: std::time::Duration = std::time::Duration::from_millis(100);
 /// As [`collect`].
 pub unsafe fn quiesce(queue: &Arc<QueueInfo>) {
     let idle = |w: &Waiting| !w.collecting && !w.list.iter().any(|p| p.reported && p.armed);
-    {
-        let w = queue.waiting.lock();
-        if w.list.is_empty() && !w.collecting {
-            return;
-        }
+    if !unsafe { collect_held(queue) } {
+        return;
     }
-    unsafe { synced(queue, 0) };
     let until = std::time::Instant::now() + QUIESCE;
     while !idle(&queue.waiting.lock()) {
         if std::time::Instant::now() >= until {
@@ -265,20 +261,20 @@ pub unsafe fn quiesce(queue: &Arc<QueueInfo>) {
     }
 }
 
-/// The program is about to release `queue` (or its context): what completed is collected, as at
-/// exit. Nothing when clxfer holds nothing of it: the C++ bindings release a handle's every copy,
-/// and most releases find the list empty.
+/// Collects what completed on `queue`, as a program's wait would, if clxfer holds any of its
+/// commands; `false` where it holds none (nothing asked).
 ///
 /// # Safety
 /// As [`collect`].
-pub unsafe fn releasing(queue: &Arc<QueueInfo>) {
+pub unsafe fn collect_held(queue: &Arc<QueueInfo>) -> bool {
     {
         let w = queue.waiting.lock();
         if w.list.is_empty() && !w.collecting {
-            return;
+            return false;
         }
     }
     unsafe { synced(queue, 0) };
+    true
 }
 
 /// The program waited for `queue`'s commands (clFinish, clWaitForEvents, a blocking enqueue): the

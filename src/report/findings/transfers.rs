@@ -458,21 +458,13 @@ pub(super) fn misaligned(j: &mut Judge) {
 mod tests {
     #[test]
     fn the_held_calls_are_all_one_or_a_part() {
-        assert_eq!(
-            super::held_part(1, 1),
-            ", a non-blocking call that held the host"
-        );
-        assert_eq!(
-            super::held_part(8, 8),
-            ", all of them non-blocking calls that held the host"
-        );
-        assert_eq!(
-            super::held_part(1, 3),
-            ", 1 of them a non-blocking call that held the host"
-        );
-        assert_eq!(
-            super::held_part(2, 3),
-            ", 2 of them non-blocking calls that held the host"
-        );
+        for (held, count, want) in [
+            (1, 1, ", a non-blocking call that held the host"),
+            (8, 8, ", all of them non-blocking calls that held the host"),
+            (1, 3, ", 1 of them a non-blocking call that held the host"),
+            (2, 3, ", 2 of them non-blocking calls that held the host"),
+        ] {
+            assert_eq!(super::held_part(held, count), want);
+        }
     }
 }
